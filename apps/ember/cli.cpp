@@ -1,0 +1,197 @@
+#include "cli.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace cli {
+
+const OptionSpec kModelOption{"--model", "-m", "MODEL",
+                              "GGUF model file (default: SmolLM2-135M-Instruct Q4_1 in the cache)"};
+const OptionSpec kPromptOption{"--prompt", "-p", "TEXT", "prompt text"};
+const OptionSpec kFileOption{"--file", "-f", "FILE", "read the prompt from FILE"};
+
+bool Args::Parse(const std::string& command, const std::string& synopsis,
+                 const std::vector<OptionSpec>& specs, int argc, char** argv) {
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::printf("usage: ember %s %s\n\noptions:\n", command.c_str(), synopsis.c_str());
+      for (const OptionSpec& s : specs) {
+        std::string left = (s.alias.empty() ? "    " : s.alias + ", ") + s.name;
+        if (!s.value.empty()) left += " " + s.value;
+        std::printf("  %-28s %s\n", left.c_str(), s.help.c_str());
+      }
+      std::printf("  %-28s %s\n", "-h, --help", "show this help");
+      return false;
+    }
+    const OptionSpec* spec = nullptr;
+    std::string inline_value;
+    bool has_inline = false;
+    if (size_t eq = a.find('='); a.rfind("--", 0) == 0 && eq != std::string::npos) {
+      inline_value = a.substr(eq + 1);
+      a = a.substr(0, eq);
+      has_inline = true;
+    }
+    for (const OptionSpec& s : specs) {
+      if (a == s.name || (!s.alias.empty() && a == s.alias)) spec = &s;
+    }
+    if (spec == nullptr) {
+      throw UsageError{"unknown option '" + a + "' for 'ember " + command +
+                       "' (see 'ember " + command + " --help')"};
+    }
+    if (spec->value.empty()) {
+      if (has_inline) throw UsageError{"option " + spec->name + " takes no value"};
+      values_[spec->name] = "1";
+    } else if (has_inline) {
+      values_[spec->name] = inline_value;
+    } else {
+      if (i + 1 >= argc) throw UsageError{"option " + spec->name + " needs a value"};
+      values_[spec->name] = argv[++i];
+    }
+  }
+  return true;
+}
+
+std::string Args::Get(const std::string& name, const std::string& fallback) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? fallback : it->second;
+}
+
+int64_t Args::GetInt(const std::string& name, int64_t fallback, int64_t min, int64_t max) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  const std::string& s = it->second;
+  char* end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || errno != 0) {
+    throw UsageError{name + " expects an integer, got '" + s + "'"};
+  }
+  if (v < min || v > max) {
+    throw UsageError{name + " must be between " + std::to_string(min) + " and " +
+                     std::to_string(max) + ", got " + s};
+  }
+  return v;
+}
+
+double Args::GetDouble(const std::string& name, double fallback, double min, double max) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  const std::string& s = it->second;
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || *end != '\0' || errno != 0 || !std::isfinite(v)) {
+    throw UsageError{name + " expects a number, got '" + s + "'"};
+  }
+  if (v < min || v > max) {
+    std::ostringstream m;
+    m << name << " must be between " << min << " and " << max << ", got " << s;
+    throw UsageError{m.str()};
+  }
+  return v;
+}
+
+uint64_t Args::GetUint64(const std::string& name, uint64_t fallback) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  const std::string& s = it->second;
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+  if (s.empty() || s[0] == '-' || *end != '\0' || errno != 0) {
+    throw UsageError{name + " expects a non-negative integer, got '" + s + "'"};
+  }
+  return v;
+}
+
+std::string ReadTextFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw UsageError{"cannot read '" + path + "'"};
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string ResolveModelPath(const Args& args) {
+  if (args.Has("--model")) return args.Get("--model");
+  std::string dir;
+  if (const char* e = std::getenv("EMBER_MODELS")) {
+    dir = e;
+  } else {
+    const char* home = std::getenv("HOME");
+    dir = std::string(home ? home : ".") + "/.cache/ember/models";
+  }
+  std::string path = dir + "/SmolLM2-135M-Instruct.Q4_1.gguf";
+  std::ifstream f(path);
+  if (!f) {
+    throw UsageError{"no -m MODEL given and the default model is not at " + path +
+                     "; fetch it with 'bash scripts/fetch-models.sh' (or set EMBER_MODELS)"};
+  }
+  return path;
+}
+
+void Check(ember_status s, const std::string& what) {
+  if (s != EMBER_OK) throw UsageError{what + ": " + ember_last_error()};
+}
+
+ember_model* LoadModel(const std::string& path) {
+  ember_model* model = nullptr;
+  ember_status s = ember_model_load(path.c_str(), nullptr, &model);
+  if (s != EMBER_OK) throw UsageError{ember_last_error()};
+  return model;
+}
+
+std::vector<int32_t> Tokenize(ember_model* model, const std::string& text, bool add_special,
+                              bool parse_special) {
+  size_t n = 0;
+  std::vector<int32_t> ids(text.size() + 4);
+  ember_status s = ember_tokenize(model, text.data(), text.size(), add_special, parse_special,
+                                  ids.data(), ids.size(), &n);
+  if (s == EMBER_ERR_BUFFER_TOO_SMALL) {
+    ids.resize(n);
+    s = ember_tokenize(model, text.data(), text.size(), add_special, parse_special, ids.data(),
+                       ids.size(), &n);
+  }
+  Check(s, "tokenize");
+  ids.resize(n);
+  return ids;
+}
+
+std::string JsonEscape(const std::string& s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out;
+}
+
+}  // namespace cli
+
+namespace cli {
+std::string ReadPrompt(const Args& args) {
+  if (args.Has("--prompt") && args.Has("--file")) throw UsageError{"give -p or -f, not both"};
+  if (args.Has("--prompt")) return args.Get("--prompt");
+  if (args.Has("--file")) return ReadTextFile(args.Get("--file"));
+  throw UsageError{"a prompt is needed: -p TEXT or -f FILE"};
+}
+}  // namespace cli

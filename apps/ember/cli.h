@@ -1,0 +1,88 @@
+// Shared pieces of the `ember` command line: a small option parser, error
+// reporting (one line "ember: error: ..." on stderr, non-zero exit), model
+// loading with the default model, and JSON string escaping.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ember.h"
+
+namespace cli {
+
+// Thrown inside a subcommand to end it with "ember: error: <message>".
+struct UsageError {
+  std::string message;
+};
+
+struct OptionSpec {
+  std::string name;   // "--model"
+  std::string alias;  // "-m" or ""
+  std::string value;  // value name for help, "" for a flag
+  std::string help;
+};
+
+class Args {
+ public:
+  // Parses argv (after the subcommand). Throws UsageError on unknown options
+  // or missing values. Returns false if --help was given (help printed).
+  bool Parse(const std::string& command, const std::string& synopsis,
+             const std::vector<OptionSpec>& specs, int argc, char** argv);
+
+  bool Has(const std::string& name) const { return values_.count(name) != 0; }
+  std::string Get(const std::string& name, const std::string& fallback = "") const;
+  int64_t GetInt(const std::string& name, int64_t fallback, int64_t min, int64_t max) const;
+  double GetDouble(const std::string& name, double fallback, double min, double max) const;
+  uint64_t GetUint64(const std::string& name, uint64_t fallback) const;
+
+ private:
+  std::map<std::string, std::string> values_;
+};
+
+// Reads a file whole; throws UsageError naming it when it cannot be read.
+std::string ReadTextFile(const std::string& path);
+
+// -m MODEL, or the default model in the cache (with fetch instructions when missing).
+std::string ResolveModelPath(const Args& args);
+
+// Loads a model or throws UsageError with ember's message.
+ember_model* LoadModel(const std::string& path);
+
+// Throws UsageError("<what>: <last error>") when s != EMBER_OK.
+void Check(ember_status s, const std::string& what);
+
+std::vector<int32_t> Tokenize(ember_model* model, const std::string& text, bool add_special,
+                              bool parse_special);
+
+std::string JsonEscape(const std::string& s);
+
+// The options every model-using command shares.
+extern const OptionSpec kModelOption;
+extern const OptionSpec kPromptOption;
+extern const OptionSpec kFileOption;
+
+// Subcommands: return the process exit code.
+int RunCommand(int argc, char** argv);
+int TokenizeCommand(int argc, char** argv);
+int EvalCommand(int argc, char** argv);
+int InfoCommand(int argc, char** argv);
+
+}  // namespace cli
+
+#include <memory>
+
+namespace cli {
+struct ModelDeleter {
+  void operator()(ember_model* m) const { ember_model_free(m); }
+};
+struct SessionDeleter {
+  void operator()(ember_session* s) const { ember_session_free(s); }
+};
+using ModelPtr = std::unique_ptr<ember_model, ModelDeleter>;
+using SessionPtr = std::unique_ptr<ember_session, SessionDeleter>;
+
+// The prompt from -p or -f (exactly one); throws UsageError otherwise.
+std::string ReadPrompt(const Args& args);
+}  // namespace cli

@@ -1,0 +1,51 @@
+// ember eval: the last position's logits of a prompt, as little-endian f32.
+#include <cstdio>
+#include <string>
+
+#include "cli.h"
+
+namespace cli {
+
+int EvalCommand(int argc, char** argv) {
+  const std::vector<OptionSpec> specs = {
+      kModelOption,
+      kPromptOption,
+      kFileOption,
+      {"--logits-out", "", "FILE", "where to write n_vocab little-endian float32 logits"},
+      {"--ctx-size", "-c", "N", "context size in tokens"},
+      {"--threads", "-t", "N", "threads (default: all cores)"},
+  };
+  Args args;
+  if (!args.Parse("eval", "-m MODEL (-p PROMPT | -f FILE) --logits-out FILE", specs, argc, argv)) {
+    return 0;
+  }
+  const std::string prompt = ReadPrompt(args);
+  if (!args.Has("--logits-out")) throw UsageError{"--logits-out FILE is required"};
+  const int64_t n_ctx = args.GetInt("--ctx-size", 0, 0, 1 << 24);
+  const int64_t n_threads = args.GetInt("--threads", 0, 0, 1024);
+  ModelPtr model(LoadModel(ResolveModelPath(args)));
+  std::vector<int32_t> ids = Tokenize(model.get(), prompt, true, true);
+  if (ids.empty()) throw UsageError{"the prompt has no tokens"};
+  ember_session_params sp = ember_session_default_params();
+  sp.n_ctx = static_cast<int32_t>(n_ctx);
+  sp.n_threads = static_cast<int32_t>(n_threads);
+  ember_session* raw = nullptr;
+  Check(ember_session_create(model.get(), &sp, &raw), "session");
+  SessionPtr session(raw);
+  Check(ember_session_eval(session.get(), ids.data(), ids.size()), "eval");
+  ember_model_info info;
+  Check(ember_model_get_info(model.get(), &info), "model info");
+  const std::string out = args.Get("--logits-out");
+  FILE* f = std::fopen(out.c_str(), "wb");
+  if (f == nullptr) throw UsageError{"cannot create '" + out + "'"};
+  size_t n = std::fwrite(ember_session_logits(session.get()), sizeof(float),
+                         static_cast<size_t>(info.n_vocab), f);
+  if (std::fclose(f) != 0 || n != static_cast<size_t>(info.n_vocab)) {
+    throw UsageError{"cannot write '" + out + "'"};
+  }
+  std::fprintf(stderr, "ember: wrote %d logits of position %zu to %s\n", info.n_vocab,
+               ids.size() - 1, out.c_str());
+  return 0;
+}
+
+}  // namespace cli

@@ -1,0 +1,47 @@
+// ember: run GGUF language models on the CPU.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "cli.h"
+
+namespace {
+
+void PrintUsage(FILE* to) {
+  std::fprintf(to,
+               "usage: ember COMMAND [options]\n\n"
+               "commands:\n"
+               "  run        generate text from a prompt, streaming it to stdout\n"
+               "  tokenize   print the token ids of a text\n"
+               "  eval       write the last position's logits of a prompt to a file\n"
+               "  info       describe a model: architecture, dimensions, vocab, tensors\n\n"
+               "'ember COMMAND --help' shows a command's options.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    PrintUsage(stderr);
+    return 2;
+  }
+  const std::string cmd = argv[1];
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    PrintUsage(stdout);
+    return 0;
+  }
+  if (cmd == "--version") {
+    std::printf("ember 0.1.0 (C API version %d)\n", EMBER_API_VERSION);
+    return 0;
+  }
+  try {
+    if (cmd == "run") return cli::RunCommand(argc - 2, argv + 2);
+    if (cmd == "tokenize") return cli::TokenizeCommand(argc - 2, argv + 2);
+    if (cmd == "eval") return cli::EvalCommand(argc - 2, argv + 2);
+    if (cmd == "info") return cli::InfoCommand(argc - 2, argv + 2);
+    throw cli::UsageError{"unknown command '" + cmd + "' (see 'ember --help')"};
+  } catch (const cli::UsageError& e) {
+    std::fprintf(stderr, "ember: error: %s\n", e.message.c_str());
+    return 1;
+  }
+}

@@ -1,0 +1,56 @@
+# Warnings, sanitizers and per-file ISA flags.
+
+function(ember_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra)
+  # GCC 12 reports -Wrestrict / -Wstringop-overflow inside libstdc++'s own
+  # std::string and std::vector code when they are inlined (GCC bugs 105329,
+  # 105651): false positives that -Werror would turn into build failures.
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
+    target_compile_options(${target} PRIVATE -Wno-restrict -Wno-stringop-overflow)
+  endif()
+  if(EMBER_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()
+
+if(EMBER_SANITIZE)
+  add_compile_options(-fsanitize=${EMBER_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=${EMBER_SANITIZE})
+endif()
+
+# ISA flags go on single source files, chosen by the file name's suffix, so
+# the default build runs on any CPU of its architecture and the kernel table
+# picks variants at run time (../shared/DESIGN.md §5).
+set(EMBER_X86 OFF)
+set(EMBER_ARM64 OFF)
+set(EMBER_ARM32 OFF)
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64|amd64")
+  set(EMBER_X86 ON)
+elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "aarch64|arm64")
+  set(EMBER_ARM64 ON)
+elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "arm")
+  set(EMBER_ARM32 ON)
+endif()
+
+function(ember_set_isa_flags)
+  foreach(src ${ARGN})
+    get_filename_component(name ${src} NAME_WE)
+    if(EMBER_X86)
+      if(name MATCHES "_avx512vnni$")
+        set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS
+          "-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512vnni;-mfma;-mf16c;-mbmi2")
+      elseif(name MATCHES "_avx512$")
+        set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS
+          "-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mfma;-mf16c;-mbmi2")
+      elseif(name MATCHES "_avx2$")
+        set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;-mbmi2")
+      endif()
+    elseif(EMBER_ARM64)
+      if(name MATCHES "_neon_i8mm$")
+        set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "-march=armv8.2-a+dotprod+i8mm")
+      elseif(name MATCHES "_neon_dot$")
+        set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "-march=armv8.2-a+dotprod")
+      endif()
+    endif()
+  endforeach()
+endfunction()

@@ -1,0 +1,193 @@
+/*
+ * ember.h: the public C API of ember, a CPU inference engine for GGUF LLMs.
+ *
+ * C99, no C++ types, no exceptions cross it. Every function that can fail
+ * returns an ember_status; ember_last_error() then gives a message naming what
+ * was wrong and where (file offset, tensor name, parameter), for the calling
+ * thread. Handles are opaque. Ownership is stated per function.
+ *
+ * Typical use:
+ *   ember_model* m;  ember_model_load("model.gguf", NULL, &m);
+ *   ember_session* s; ember_session_create(m, NULL, &s);
+ *   ember_generate_text(s, "Once upon a time", NULL, on_piece, user, &stats);
+ *   ember_session_free(s); ember_model_free(m);
+ */
+#ifndef EMBER_H_
+#define EMBER_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define EMBER_API_VERSION 0
+
+typedef enum ember_status {
+  EMBER_OK = 0,
+  EMBER_ERR_INVALID_ARGUMENT = 1, /* a parameter is out of range or NULL */
+  EMBER_ERR_IO = 2,               /* a file could not be opened, read or written */
+  EMBER_ERR_BAD_FORMAT = 3,       /* a file is malformed, truncated or inconsistent */
+  EMBER_ERR_UNSUPPORTED = 4,      /* valid input that ember does not implement */
+  EMBER_ERR_OUT_OF_MEMORY = 5,
+  EMBER_ERR_CONTEXT_OVERFLOW = 6, /* more tokens than the context holds */
+  EMBER_ERR_CANCELLED = 7,        /* a callback asked to stop */
+  EMBER_ERR_BUFFER_TOO_SMALL = 8, /* the needed size was stored; call again */
+  EMBER_ERR_INTERNAL = 9
+} ember_status;
+
+/* A constant name for a status, e.g. "EMBER_ERR_BAD_FORMAT". */
+const char* ember_status_str(ember_status status);
+/* The message of the last failed call on this thread ("" if none). Valid until
+ * the next ember call on this thread. */
+const char* ember_last_error(void);
+
+typedef struct ember_model ember_model;
+typedef struct ember_session ember_session;
+
+/* ---- Models ------------------------------------------------------------ */
+
+/* Called during loading with progress in [0, 1]; return false to cancel. */
+typedef bool (*ember_progress_fn)(float progress, void* user_data);
+
+typedef struct ember_model_params {
+  ember_progress_fn progress; /* may be NULL */
+  void* progress_user_data;
+} ember_model_params;
+
+ember_model_params ember_model_default_params(void);
+
+/* Loads a GGUF model. params may be NULL (defaults). On success *out owns the
+ * model: free it with ember_model_free after every session using it. */
+ember_status ember_model_load(const char* path, const ember_model_params* params,
+                              ember_model** out);
+void ember_model_free(ember_model* model); /* NULL is fine */
+
+typedef struct ember_model_info {
+  const char* architecture; /* valid while the model lives */
+  const char* name;
+  int32_t n_vocab;
+  int32_t n_embd;
+  int32_t n_layer;
+  int32_t n_head;
+  int32_t n_head_kv;
+  int32_t head_dim;
+  int32_t n_ff;
+  int32_t n_ctx_train;
+  float rope_freq_base;
+  float rms_eps;
+  bool tied_output;
+  uint64_t n_params;     /* weight elements */
+  uint64_t weight_bytes; /* bytes of all tensors in the file */
+  int32_t bos_token;     /* -1 if none */
+  int32_t eos_token;     /* -1 if none */
+  bool add_bos;          /* the tokenizer prepends BOS to prompts */
+} ember_model_info;
+
+ember_status ember_model_get_info(const ember_model* model, ember_model_info* out);
+
+/* One line per tensor ("name type [dims] bytes\n") into buf. If buf_size is too
+ * small, returns EMBER_ERR_BUFFER_TOO_SMALL; *needed (if not NULL) always gets
+ * the size needed including the terminating NUL. */
+ember_status ember_model_describe_tensors(const ember_model* model, char* buf, size_t buf_size,
+                                          size_t* needed);
+
+/* ---- Tokens ------------------------------------------------------------ */
+
+/* Tokenizes text_len bytes of UTF-8. add_special: add BOS/EOS as the model's
+ * metadata says. parse_special: text spelling a special token ("<|im_start|>")
+ * becomes that token. Writes up to capacity ids; *n_tokens gets the count
+ * needed. Returns EMBER_ERR_BUFFER_TOO_SMALL when capacity < *n_tokens. */
+ember_status ember_tokenize(const ember_model* model, const char* text, size_t text_len,
+                            bool add_special, bool parse_special, int32_t* tokens,
+                            size_t capacity, size_t* n_tokens);
+
+/* The bytes of one token (may be part of a UTF-8 character; not NUL-terminated).
+ * *n_bytes gets the length needed; EMBER_ERR_BUFFER_TOO_SMALL if buf_size is less. */
+ember_status ember_token_to_piece(const ember_model* model, int32_t token, bool render_special,
+                                  char* buf, size_t buf_size, size_t* n_bytes);
+
+/* ---- Sessions ---------------------------------------------------------- */
+
+typedef struct ember_session_params {
+  int32_t n_ctx;     /* 0: min(training context, 4096) */
+  int32_t n_threads; /* 0: all cores */
+  int32_t n_batch;   /* prompt tokens per forward chunk; 0: 512 */
+} ember_session_params;
+
+ember_session_params ember_session_default_params(void);
+
+/* A session keeps one conversation's KV cache. It borrows the model, which must
+ * outlive it. Sessions of one model may run on different threads at once. */
+ember_status ember_session_create(const ember_model* model, const ember_session_params* params,
+                                  ember_session** out);
+void ember_session_free(ember_session* session); /* NULL is fine */
+
+/* Appends tokens to the context and computes the next-token logits. On error
+ * the session is unchanged. */
+ember_status ember_session_eval(ember_session* session, const int32_t* tokens, size_t n_tokens);
+
+/* The n_vocab logits after the last eval; valid until the next call on the
+ * session. NULL before any eval. */
+const float* ember_session_logits(const ember_session* session);
+
+/* Tokens in the context. */
+int32_t ember_session_n_past(const ember_session* session);
+
+/* Forgets the context (the cache is reused). */
+void ember_session_reset(ember_session* session);
+
+/* ---- Generation -------------------------------------------------------- */
+
+/* Called with each piece of generated text as soon as it is complete UTF-8
+ * (bytes of an unfinished character are held back); len excludes any NUL.
+ * token is the id that completed the piece. Return false to stop. */
+typedef bool (*ember_piece_fn)(const char* piece, size_t len, int32_t token, void* user_data);
+
+typedef enum ember_finish_reason {
+  EMBER_FINISH_LENGTH = 0,   /* n_predict tokens or the context is full */
+  EMBER_FINISH_EOS = 1,      /* the model produced an end-of-generation token */
+  EMBER_FINISH_CANCELLED = 2 /* the callback returned false */
+} ember_finish_reason;
+
+const char* ember_finish_reason_str(ember_finish_reason reason); /* "length", "eos", ... */
+
+typedef struct ember_generate_params {
+  int32_t n_predict; /* tokens to generate at most, >= 0 (default 128) */
+  float temperature; /* 0: greedy (ties to the lowest id); > 0: softmax(logits / T) draw */
+  uint64_t seed;     /* for temperature > 0 */
+  bool ignore_eos;   /* keep going past end-of-generation tokens */
+  /* Optional: called with each generated token id, in order, before its text. */
+  bool (*on_token)(int32_t token, void* user_data);
+} ember_generate_params;
+
+ember_generate_params ember_generate_default_params(void);
+
+typedef struct ember_generate_stats {
+  int32_t n_prompt;
+  int32_t n_gen;
+  ember_finish_reason finish_reason;
+  double prefill_seconds;
+  double decode_seconds;
+  double prefill_tokens_per_second;
+  double decode_tokens_per_second;
+} ember_generate_stats;
+
+/* Runs the prompt tokens, then generates, appending to the session's context.
+ * params and stats may be NULL. */
+ember_status ember_generate(ember_session* session, const int32_t* prompt, size_t n_prompt,
+                            const ember_generate_params* params, ember_piece_fn on_piece,
+                            void* user_data, ember_generate_stats* stats);
+
+/* Same, tokenizing the prompt first (add_special, no special-token parsing). */
+ember_status ember_generate_text(ember_session* session, const char* prompt,
+                                 const ember_generate_params* params, ember_piece_fn on_piece,
+                                 void* user_data, ember_generate_stats* stats);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EMBER_H_ */

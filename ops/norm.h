@@ -1,0 +1,12 @@
+// RMSNorm: y = x / sqrt(mean(x^2) + eps) * weight, over one row of n floats.
+#pragma once
+
+#include <cstdint>
+
+namespace ember {
+
+// The sum of squares is accumulated in double (as ggml does) so the result
+// does not drift with the row length. `weight` may be nullptr (no scaling).
+void RmsNorm_ref(const float* x, const float* weight, float* y, int64_t n, float eps);
+
+}  // namespace ember

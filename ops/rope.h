@@ -1,0 +1,24 @@
+// Rotary position embedding, applied in place to one head vector.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace ember {
+
+enum class RopeMode {
+  kNormal,  // rotate adjacent pairs (x[2i], x[2i+1]): llama-style GGUFs
+  kNeox,    // rotate (x[i], x[i + n_dims/2]): GPT-NeoX, Qwen, Gemma
+};
+
+// cos/sin of pos * base^(-2i/n_dims) [/ freq_factors[i]] for i < n_dims/2,
+// for one position: cache[2i] = cos, cache[2i+1] = sin. The angle is advanced
+// by repeated multiplication in float, as ggml does, so angles match it bit
+// for bit. freq_factors may be nullptr (llama 3.x models ship rope_freqs).
+void RopeCache(float* cache, int64_t pos, int n_dims, float freq_base, float freq_scale,
+               const float* freq_factors);
+
+// Rotates the first n_dims elements of x with a cache from RopeCache.
+void RopeApply_ref(float* x, const float* cache, int n_dims, RopeMode mode);
+
+}  // namespace ember

@@ -1,0 +1,60 @@
+// GGML tensor types as they appear in GGUF files: the numeric ids and, per
+// type, how many elements one block holds and how many bytes it takes.
+// Formats are data: one row per type in kGgmlTypeTraits (ggml_type.cpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ember {
+
+enum class GgmlType : uint32_t {
+  kF32 = 0,
+  kF16 = 1,
+  kQ4_0 = 2,
+  kQ4_1 = 3,
+  kQ5_0 = 6,
+  kQ5_1 = 7,
+  kQ8_0 = 8,
+  kQ8_1 = 9,
+  kQ2_K = 10,
+  kQ3_K = 11,
+  kQ4_K = 12,
+  kQ5_K = 13,
+  kQ6_K = 14,
+  kQ8_K = 15,
+  kIQ2_XXS = 16,
+  kIQ2_XS = 17,
+  kIQ3_XXS = 18,
+  kIQ1_S = 19,
+  kIQ4_NL = 20,
+  kIQ3_S = 21,
+  kIQ2_S = 22,
+  kIQ4_XS = 23,
+  kI8 = 24,
+  kI16 = 25,
+  kI32 = 26,
+  kI64 = 27,
+  kF64 = 28,
+  kIQ1_M = 29,
+  kBF16 = 30,
+  kTQ1_0 = 34,
+  kTQ2_0 = 35,
+  kMXFP4 = 39,
+};
+
+struct GgmlTypeTraits {
+  GgmlType type;
+  const char* name;
+  uint32_t block_elems;  // elements per block (1 for plain types)
+  uint32_t block_bytes;  // bytes per block
+};
+
+// Returns the traits of `id`, or nullptr for an id we do not know.
+const GgmlTypeTraits* FindGgmlType(uint32_t id);
+const char* GgmlTypeName(GgmlType type);
+
+// Bytes of a row of `n` elements; requires n % block_elems == 0.
+size_t GgmlRowBytes(GgmlType type, uint64_t n);
+
+}  // namespace ember

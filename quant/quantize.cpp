@@ -1,0 +1,182 @@
+#include "quant/quantize.h"
+
+#include <cmath>
+#include <algorithm>
+#include <cstring>
+
+#include "quant/fp16.h"
+
+namespace ember {
+
+void QuantizeRowQ8_0(const float* x, BlockQ8_0* y, int64_t n) {
+  for (int64_t b = 0; b < n / kQK; ++b, x += kQK) {
+    float amax = 0.0f;
+    for (int j = 0; j < kQK; ++j) amax = std::fmax(amax, std::fabs(x[j]));
+    const float d = amax / 127.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    y[b].d = Fp32ToFp16(d);
+    for (int j = 0; j < kQK; ++j) y[b].qs[j] = static_cast<int8_t>(std::nearbyint(x[j] * id));
+  }
+}
+
+void QuantizeRowQ8_1(const float* x, BlockQ8_1* y, int64_t n) {
+  for (int64_t b = 0; b < n / kQK; ++b, x += kQK) {
+    float amax = 0.0f;
+    for (int j = 0; j < kQK; ++j) amax = std::fmax(amax, std::fabs(x[j]));
+    const float d = amax / 127.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    int sum = 0;
+    for (int j = 0; j < kQK; ++j) {
+      const int q = static_cast<int>(std::nearbyint(x[j] * id));
+      y[b].qs[j] = static_cast<int8_t>(q);
+      sum += q;
+    }
+    y[b].d = Fp32ToFp16(d);
+    y[b].s = Fp32ToFp16(static_cast<float>(sum) * d);
+  }
+}
+
+void QuantizeRowQ4_0(const float* x, BlockQ4_0* y, int64_t n) {
+  for (int64_t b = 0; b < n / kQK; ++b, x += kQK) {
+    // The value of largest magnitude maps to -8, keeping its sign in d.
+    float amax = 0.0f, max = 0.0f;
+    for (int j = 0; j < kQK; ++j) {
+      if (std::fabs(x[j]) > amax) {
+        amax = std::fabs(x[j]);
+        max = x[j];
+      }
+    }
+    const float d = max / -8.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    y[b].d = Fp32ToFp16(d);
+    for (int j = 0; j < kQK / 2; ++j) {
+      const int q0 = std::min(15, static_cast<int>(x[j] * id + 8.5f));
+      const int q1 = std::min(15, static_cast<int>(x[j + kQK / 2] * id + 8.5f));
+      y[b].qs[j] = static_cast<uint8_t>(q0 | (q1 << 4));
+    }
+  }
+}
+
+void QuantizeRowQ4_1(const float* x, BlockQ4_1* y, int64_t n) {
+  for (int64_t b = 0; b < n / kQK; ++b, x += kQK) {
+    float min = x[0], max = x[0];
+    for (int j = 1; j < kQK; ++j) {
+      min = std::fmin(min, x[j]);
+      max = std::fmax(max, x[j]);
+    }
+    const float d = (max - min) / 15.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    y[b].d = Fp32ToFp16(d);
+    y[b].m = Fp32ToFp16(min);
+    for (int j = 0; j < kQK / 2; ++j) {
+      const int q0 = std::min(15, static_cast<int>((x[j] - min) * id + 0.5f));
+      const int q1 = std::min(15, static_cast<int>((x[j + kQK / 2] - min) * id + 0.5f));
+      y[b].qs[j] = static_cast<uint8_t>(q0 | (q1 << 4));
+    }
+  }
+}
+
+bool CanQuantize(GgmlType type) {
+  switch (type) {
+    case GgmlType::kF32:
+    case GgmlType::kF16:
+    case GgmlType::kBF16:
+    case GgmlType::kQ4_0:
+    case GgmlType::kQ4_1:
+    case GgmlType::kQ8_0:
+    case GgmlType::kQ8_1:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void QuantizeRow(GgmlType type, const float* x, void* dst, int64_t n) {
+  switch (type) {
+    case GgmlType::kF32:
+      std::memcpy(dst, x, static_cast<size_t>(n) * sizeof(float));
+      return;
+    case GgmlType::kF16: {
+      auto* d = static_cast<uint16_t*>(dst);
+      for (int64_t i = 0; i < n; ++i) d[i] = Fp32ToFp16(x[i]);
+      return;
+    }
+    case GgmlType::kBF16: {
+      auto* d = static_cast<uint16_t*>(dst);
+      for (int64_t i = 0; i < n; ++i) d[i] = Fp32ToBf16(x[i]);
+      return;
+    }
+    case GgmlType::kQ4_0: return QuantizeRowQ4_0(x, static_cast<BlockQ4_0*>(dst), n);
+    case GgmlType::kQ4_1: return QuantizeRowQ4_1(x, static_cast<BlockQ4_1*>(dst), n);
+    case GgmlType::kQ8_0: return QuantizeRowQ8_0(x, static_cast<BlockQ8_0*>(dst), n);
+    case GgmlType::kQ8_1: return QuantizeRowQ8_1(x, static_cast<BlockQ8_1*>(dst), n);
+    default: return;
+  }
+}
+
+bool CanDequantize(GgmlType type) {
+  switch (type) {
+    case GgmlType::kF32:
+    case GgmlType::kF16:
+    case GgmlType::kBF16:
+    case GgmlType::kQ4_0:
+    case GgmlType::kQ4_1:
+    case GgmlType::kQ8_0:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void DequantizeRow(GgmlType type, const void* src, float* dst, int64_t n) {
+  switch (type) {
+    case GgmlType::kF32:
+      std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+      return;
+    case GgmlType::kF16: {
+      const auto* s = static_cast<const uint16_t*>(src);
+      for (int64_t i = 0; i < n; ++i) dst[i] = Fp16ToFp32(s[i]);
+      return;
+    }
+    case GgmlType::kBF16: {
+      const auto* s = static_cast<const uint16_t*>(src);
+      for (int64_t i = 0; i < n; ++i) dst[i] = Bf16ToFp32(s[i]);
+      return;
+    }
+    case GgmlType::kQ4_0: {
+      const auto* b = static_cast<const BlockQ4_0*>(src);
+      for (int64_t k = 0; k < n / kQK; ++k, dst += kQK) {
+        const float d = Fp16ToFp32(b[k].d);
+        for (int j = 0; j < kQK / 2; ++j) {
+          dst[j] = static_cast<float>((b[k].qs[j] & 0x0F) - 8) * d;
+          dst[j + kQK / 2] = static_cast<float>((b[k].qs[j] >> 4) - 8) * d;
+        }
+      }
+      return;
+    }
+    case GgmlType::kQ4_1: {
+      const auto* b = static_cast<const BlockQ4_1*>(src);
+      for (int64_t k = 0; k < n / kQK; ++k, dst += kQK) {
+        const float d = Fp16ToFp32(b[k].d);
+        const float m = Fp16ToFp32(b[k].m);
+        for (int j = 0; j < kQK / 2; ++j) {
+          dst[j] = static_cast<float>(b[k].qs[j] & 0x0F) * d + m;
+          dst[j + kQK / 2] = static_cast<float>(b[k].qs[j] >> 4) * d + m;
+        }
+      }
+      return;
+    }
+    case GgmlType::kQ8_0: {
+      const auto* b = static_cast<const BlockQ8_0*>(src);
+      for (int64_t k = 0; k < n / kQK; ++k, dst += kQK) {
+        const float d = Fp16ToFp32(b[k].d);
+        for (int j = 0; j < kQK; ++j) dst[j] = static_cast<float>(b[k].qs[j]) * d;
+      }
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+}  // namespace ember

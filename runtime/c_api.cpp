@@ -1,0 +1,330 @@
+// The C API: handles wrap the C++ objects; every entry point catches
+// everything, so no exception crosses the boundary.
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "ember.h"
+#include "runtime/generate.h"
+#include "runtime/model.h"
+#include "runtime/session.h"
+
+struct ember_model {
+  std::unique_ptr<ember::Model> model;
+};
+
+struct ember_session {
+  std::unique_ptr<ember::Session> session;
+  bool has_logits = false;
+};
+
+namespace {
+
+thread_local std::string g_last_error;
+
+ember_status ToC(ember::Code code) {
+  switch (code) {
+    case ember::Code::kOk: return EMBER_OK;
+    case ember::Code::kInvalidArgument: return EMBER_ERR_INVALID_ARGUMENT;
+    case ember::Code::kIoError: return EMBER_ERR_IO;
+    case ember::Code::kBadFormat: return EMBER_ERR_BAD_FORMAT;
+    case ember::Code::kUnsupported: return EMBER_ERR_UNSUPPORTED;
+    case ember::Code::kOutOfMemory: return EMBER_ERR_OUT_OF_MEMORY;
+    case ember::Code::kContextOverflow: return EMBER_ERR_CONTEXT_OVERFLOW;
+    case ember::Code::kCancelled: return EMBER_ERR_CANCELLED;
+    case ember::Code::kInternal: return EMBER_ERR_INTERNAL;
+  }
+  return EMBER_ERR_INTERNAL;
+}
+
+ember_status Fail(ember_status s, std::string message) {
+  g_last_error = std::move(message);
+  return s;
+}
+
+ember_status Report(const ember::Status& s) {
+  if (s.ok()) return EMBER_OK;
+  return Fail(ToC(s.code()), s.message());
+}
+
+// Runs f, turning exceptions into statuses.
+template <typename F>
+ember_status Guard(F&& f) {
+  try {
+    g_last_error.clear();
+    return f();
+  } catch (const std::bad_alloc&) {
+    return Fail(EMBER_ERR_OUT_OF_MEMORY, "out of memory");
+  } catch (const std::exception& e) {
+    return Fail(EMBER_ERR_INTERNAL, std::string("internal error: ") + e.what());
+  } catch (...) {
+    return Fail(EMBER_ERR_INTERNAL, "internal error");
+  }
+}
+
+#define EMBER_REQUIRE_ARG(cond, what) \
+  if (!(cond)) return Fail(EMBER_ERR_INVALID_ARGUMENT, what)
+
+}  // namespace
+
+extern "C" {
+
+const char* ember_status_str(ember_status status) {
+  switch (status) {
+    case EMBER_OK: return "EMBER_OK";
+    case EMBER_ERR_INVALID_ARGUMENT: return "EMBER_ERR_INVALID_ARGUMENT";
+    case EMBER_ERR_IO: return "EMBER_ERR_IO";
+    case EMBER_ERR_BAD_FORMAT: return "EMBER_ERR_BAD_FORMAT";
+    case EMBER_ERR_UNSUPPORTED: return "EMBER_ERR_UNSUPPORTED";
+    case EMBER_ERR_OUT_OF_MEMORY: return "EMBER_ERR_OUT_OF_MEMORY";
+    case EMBER_ERR_CONTEXT_OVERFLOW: return "EMBER_ERR_CONTEXT_OVERFLOW";
+    case EMBER_ERR_CANCELLED: return "EMBER_ERR_CANCELLED";
+    case EMBER_ERR_BUFFER_TOO_SMALL: return "EMBER_ERR_BUFFER_TOO_SMALL";
+    case EMBER_ERR_INTERNAL: return "EMBER_ERR_INTERNAL";
+  }
+  return "EMBER_ERR_UNKNOWN";
+}
+
+const char* ember_last_error(void) { return g_last_error.c_str(); }
+
+ember_model_params ember_model_default_params(void) {
+  ember_model_params p;
+  p.progress = nullptr;
+  p.progress_user_data = nullptr;
+  return p;
+}
+
+ember_status ember_model_load(const char* path, const ember_model_params* params,
+                              ember_model** out) {
+  return Guard([&]() -> ember_status {
+    EMBER_REQUIRE_ARG(out != nullptr, "ember_model_load: out is NULL");
+    *out = nullptr;
+    EMBER_REQUIRE_ARG(path != nullptr, "ember_model_load: path is NULL");
+    ember_model_params p = params ? *params : ember_model_default_params();
+    ember::LoadProgressFn progress;
+    if (p.progress) {
+      progress = [p](float f) { return p.progress(f, p.progress_user_data); };
+    }
+    auto m = std::make_unique<ember_model>();
+    ember_status s = Report(ember::Model::Load(path, progress, &m->model));
+    if (s != EMBER_OK) return s;
+    *out = m.release();
+    return EMBER_OK;
+  });
+}
+
+void ember_model_free(ember_model* model) { delete model; }
+
+ember_status ember_model_get_info(const ember_model* model, ember_model_info* out) {
+  return Guard([&]() -> ember_status {
+    EMBER_REQUIRE_ARG(model != nullptr && out != nullptr, "ember_model_get_info: NULL argument");
+    const ember::Hparams& hp = model->model->hparams();
+    const ember::VocabData& v = model->model->tokenizer().vocab();
+    out->architecture = hp.arch.c_str();
+    out->name = hp.name.c_str();
+    out->n_vocab = static_cast<int32_t>(hp.n_vocab);
+    out->n_embd = static_cast<int32_t>(hp.n_embd);
+    out->n_layer = static_cast<int32_t>(hp.n_layer);
+    out->n_head = static_cast<int32_t>(hp.n_head);
+    out->n_head_kv = static_cast<int32_t>(hp.n_head_kv);
+    out->head_dim = static_cast<int32_t>(hp.head_dim);
+    out->n_ff = static_cast<int32_t>(hp.n_ff);
+    out->n_ctx_train = static_cast<int32_t>(hp.n_ctx_train);
+    out->rope_freq_base = hp.rope_freq_base;
+    out->rms_eps = hp.rms_eps;
+    out->tied_output = hp.tied_output;
+    uint64_t n_params = 0;
+    for (const auto& t : model->model->gguf().tensors()) n_params += t.n_elements();
+    out->n_params = n_params;
+    out->weight_bytes = model->model->weight_bytes();
+    out->bos_token = v.bos_id;
+    out->eos_token = v.eos_id;
+    out->add_bos = v.add_bos;
+    return EMBER_OK;
+  });
+}
+
+ember_status ember_model_describe_tensors(const ember_model* model, char* buf, size_t buf_size,
+                                          size_t* needed) {
+  return Guard([&]() -> ember_status {
+    EMBER_REQUIRE_ARG(model != nullptr, "ember_model_describe_tensors: model is NULL");
+    std::string text;
+    for (const auto& t : model->model->gguf().tensors()) {
+      text += t.name + " " + ember::GgmlTypeName(t.type) + " [";
+      for (uint32_t d = 0; d < t.n_dims; ++d) text += (d ? ", " : "") + std::to_string(t.ne[d]);
+      text += "] " + std::to_string(t.n_bytes) + "\n";
+    }
+    if (needed) *needed = text.size() + 1;
+    if (buf == nullptr || buf_size < text.size() + 1) {
+      return Fail(EMBER_ERR_BUFFER_TOO_SMALL, "ember_model_describe_tensors: buffer too small");
+    }
+    std::memcpy(buf, text.c_str(), text.size() + 1);
+    return EMBER_OK;
+  });
+}
+
+ember_status ember_tokenize(const ember_model* model, const char* text, size_t text_len,
+                            bool add_special, bool parse_special, int32_t* tokens,
+                            size_t capacity, size_t* n_tokens) {
+  return Guard([&]() -> ember_status {
+    EMBER_REQUIRE_ARG(model != nullptr, "ember_tokenize: model is NULL");
+    EMBER_REQUIRE_ARG(text != nullptr || text_len == 0, "ember_tokenize: text is NULL");
+    EMBER_REQUIRE_ARG(n_tokens != nullptr, "ember_tokenize: n_tokens is NULL");
+    std::vector<int32_t> ids = model->model->tokenizer().Encode(
+        std::string_view(text ? text : "", text_len), add_special, parse_special);
+    *n_tokens = ids.size();
+    if (ids.size() > capacity || (tokens == nullptr && !ids.empty())) {
+      return Fail(EMBER_ERR_BUFFER_TOO_SMALL,
+                  "ember_tokenize: " + std::to_string(ids.size()) + " tokens need a larger buffer");
+    }
+    if (!ids.empty()) std::memcpy(tokens, ids.data(), ids.size() * sizeof(int32_t));
+    return EMBER_OK;
+  });
+}
+
+ember_status ember_token_to_piece(const ember_model* model, int32_t token, bool render_special,
+                                  char* buf, size_t buf_size, size_t* n_bytes) {
+  return Guard([&]() -> ember_status {
+    EMBER_REQUIRE_ARG(model != nullptr, "ember_token_to_piece: model is NULL");
+    EMBER_REQUIRE_ARG(n_bytes != nullptr, "ember_token_to_piece: n_bytes is NULL");
+    const ember::Tokenizer& tok = model->model->tokenizer();
+    if (token < 0 || token >= tok.n_vocab()) {
+      return Fail(EMBER_ERR_INVALID_ARGUMENT,
+                  "token id " + std::to_string(token) + " is outside the vocabulary");
+    }
+    std::string piece = tok.TokenToPiece(token, render_special);
+    *n_bytes = piece.size();
+    if (piece.size() > buf_size || (buf == nullptr && !piece.empty())) {
+      return Fail(EMBER_ERR_BUFFER_TOO_SMALL, "ember_token_to_piece: buffer too small");
+    }
+    if (!piece.empty()) std::memcpy(buf, piece.data(), piece.size());
+    return EMBER_OK;
+  });
+}
+
+ember_session_params ember_session_default_params(void) {
+  ember_session_params p;
+  p.n_ctx = 0;
+  p.n_threads = 0;
+  p.n_batch = 512;
+  return p;
+}
+
+ember_status ember_session_create(const ember_model* model, const ember_session_params* params,
+                                  ember_session** out) {
+  return Guard([&]() -> ember_status {
+    EMBER_REQUIRE_ARG(out != nullptr, "ember_session_create: out is NULL");
+    *out = nullptr;
+    EMBER_REQUIRE_ARG(model != nullptr, "ember_session_create: model is NULL");
+    ember_session_params p = params ? *params : ember_session_default_params();
+    ember::SessionParams sp;
+    sp.n_ctx = p.n_ctx;
+    sp.n_threads = p.n_threads;
+    sp.n_batch = p.n_batch == 0 ? 512 : p.n_batch;
+    auto s = std::make_unique<ember_session>();
+    ember_status st = Report(ember::Session::Create(*model->model, sp, &s->session));
+    if (st != EMBER_OK) return st;
+    *out = s.release();
+    return EMBER_OK;
+  });
+}
+
+void ember_session_free(ember_session* session) { delete session; }
+
+ember_status ember_session_eval(ember_session* session, const int32_t* tokens, size_t n_tokens) {
+  return Guard([&]() -> ember_status {
+    EMBER_REQUIRE_ARG(session != nullptr, "ember_session_eval: session is NULL");
+    EMBER_REQUIRE_ARG(tokens != nullptr && n_tokens > 0, "ember_session_eval: no tokens");
+    ember_status s = Report(session->session->Decode(std::vector<int32_t>(tokens, tokens + n_tokens)));
+    if (s == EMBER_OK) session->has_logits = true;
+    return s;
+  });
+}
+
+const float* ember_session_logits(const ember_session* session) {
+  if (session == nullptr || !session->has_logits) return nullptr;
+  return session->session->logits().data();
+}
+
+int32_t ember_session_n_past(const ember_session* session) {
+  return session ? static_cast<int32_t>(session->session->n_past()) : 0;
+}
+
+void ember_session_reset(ember_session* session) {
+  if (session == nullptr) return;
+  session->session->Reset();
+  session->has_logits = false;
+}
+
+const char* ember_finish_reason_str(ember_finish_reason reason) {
+  switch (reason) {
+    case EMBER_FINISH_LENGTH: return "length";
+    case EMBER_FINISH_EOS: return "eos";
+    case EMBER_FINISH_CANCELLED: return "cancelled";
+  }
+  return "unknown";
+}
+
+ember_generate_params ember_generate_default_params(void) {
+  ember_generate_params p;
+  p.n_predict = 128;
+  p.temperature = 0.8f;
+  p.seed = 0;
+  p.ignore_eos = false;
+  p.on_token = nullptr;
+  return p;
+}
+
+ember_status ember_generate(ember_session* session, const int32_t* prompt, size_t n_prompt,
+                            const ember_generate_params* params, ember_piece_fn on_piece,
+                            void* user_data, ember_generate_stats* stats) {
+  return Guard([&]() -> ember_status {
+    EMBER_REQUIRE_ARG(session != nullptr, "ember_generate: session is NULL");
+    EMBER_REQUIRE_ARG(prompt != nullptr && n_prompt > 0, "ember_generate: the prompt is empty");
+    ember_generate_params p = params ? *params : ember_generate_default_params();
+    ember::GenerateParams gp;
+    gp.n_predict = p.n_predict;
+    gp.temperature = p.temperature;
+    gp.seed = p.seed;
+    gp.ignore_eos = p.ignore_eos;
+    ember::PieceFn fn = [&](std::string_view piece, int32_t token) {
+      return on_piece == nullptr || on_piece(piece.data(), piece.size(), token, user_data);
+    };
+    ember::TokenFn token_fn;
+    if (p.on_token) token_fn = [&](int32_t token) { return p.on_token(token, user_data); };
+    ember::GenerateResult r;
+    ember_status s = Report(ember::Generate(*session->session,
+                                            std::vector<int32_t>(prompt, prompt + n_prompt), gp,
+                                            fn, token_fn, &r));
+    if (s != EMBER_OK) return s;
+    session->has_logits = true;
+    if (stats) {
+      stats->n_prompt = static_cast<int32_t>(r.n_prompt);
+      stats->n_gen = static_cast<int32_t>(r.tokens.size());
+      stats->finish_reason = static_cast<ember_finish_reason>(r.finish);
+      stats->prefill_seconds = r.prefill_seconds;
+      stats->decode_seconds = r.decode_seconds;
+      stats->prefill_tokens_per_second =
+          r.prefill_seconds > 0 ? static_cast<double>(r.n_prompt) / r.prefill_seconds : 0.0;
+      stats->decode_tokens_per_second =
+          r.decode_seconds > 0 ? static_cast<double>(r.n_decode_evals) / r.decode_seconds : 0.0;
+    }
+    return EMBER_OK;
+  });
+}
+
+ember_status ember_generate_text(ember_session* session, const char* prompt,
+                                 const ember_generate_params* params, ember_piece_fn on_piece,
+                                 void* user_data, ember_generate_stats* stats) {
+  return Guard([&]() -> ember_status {
+    EMBER_REQUIRE_ARG(session != nullptr, "ember_generate_text: session is NULL");
+    EMBER_REQUIRE_ARG(prompt != nullptr, "ember_generate_text: prompt is NULL");
+    std::vector<int32_t> ids =
+        session->session->model().tokenizer().Encode(prompt, /*add_special=*/true, false);
+    if (ids.empty()) return Fail(EMBER_ERR_INVALID_ARGUMENT, "the prompt has no tokens");
+    return ember_generate(session, ids.data(), ids.size(), params, on_piece, user_data, stats);
+  });
+}
+
+}  // extern "C"

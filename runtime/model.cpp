@@ -1,0 +1,223 @@
+#include "runtime/model.h"
+
+#include <string>
+
+#include "ops/vec_dot.h"
+#include "quant/quantize.h"
+
+namespace ember {
+namespace {
+
+std::string Dims(const GgufTensorInfo& t) {
+  std::string s = "[";
+  for (uint32_t d = 0; d < t.n_dims; ++d) s += (d ? ", " : "") + std::to_string(t.ne[d]);
+  return s + "]";
+}
+
+std::string Dims(std::initializer_list<int64_t> ne) {
+  std::string s = "[";
+  bool first = true;
+  for (int64_t d : ne) {
+    s += (first ? "" : ", ") + std::to_string(d);
+    first = false;
+  }
+  return s + "]";
+}
+
+class WeightLoader {
+ public:
+  explicit WeightLoader(const GgufFile& f) : f_(f) {}
+
+  Status Find(const std::string& name, const GgufTensorInfo** out) const {
+    *out = f_.FindTensor(name);
+    if (*out == nullptr) return BadFormat("tensor '" + name + "' is missing");
+    return Status::Ok();
+  }
+
+  Status CheckShape(const GgufTensorInfo& t, std::initializer_list<int64_t> ne) const {
+    bool ok = t.n_dims == ne.size();
+    size_t d = 0;
+    for (int64_t x : ne) ok = ok && t.ne[d++] == static_cast<uint64_t>(x);
+    if (!ok) {
+      return BadFormat("tensor '" + t.name + "' has shape " + Dims(t) + ", expected " + Dims(ne) +
+                       " for this architecture");
+    }
+    return Status::Ok();
+  }
+
+  // A matrix [rows, cols] in GGUF order ne = {cols, rows}.
+  Status Matrix(const std::string& name, int64_t rows, int64_t cols, WeightView* out) const {
+    const GgufTensorInfo* t;
+    EMBER_RETURN_IF_ERROR(Find(name, &t));
+    return MatrixFrom(*t, rows, cols, out);
+  }
+
+  Status MatrixFrom(const GgufTensorInfo& t, int64_t rows, int64_t cols, WeightView* out) const {
+    EMBER_RETURN_IF_ERROR(CheckShape(t, {cols, rows}));
+    if (FindVecDot(t.type) == nullptr) {
+      return Unsupported("tensor '" + t.name + "' has type " + GgmlTypeName(t.type) +
+                         ", which ember cannot multiply yet (supported: F32, F16, BF16, Q8_0, "
+                         "Q4_0, Q4_1)");
+    }
+    out->type = t.type;
+    out->data = t.data;
+    out->n_rows = rows;
+    out->n_cols = cols;
+    out->row_bytes = GgmlRowBytes(t.type, static_cast<uint64_t>(cols));
+    return Status::Ok();
+  }
+
+  // A vector of n floats (F32, or any type we can dequantize).
+  Status Vector(const std::string& name, int64_t n, std::vector<float>* out) const {
+    const GgufTensorInfo* t;
+    EMBER_RETURN_IF_ERROR(Find(name, &t));
+    EMBER_RETURN_IF_ERROR(CheckShape(*t, {n}));
+    if (!CanDequantize(t->type)) {
+      return Unsupported("tensor '" + name + "' has type " + GgmlTypeName(t->type) +
+                         ", which ember cannot read yet");
+    }
+    out->resize(static_cast<size_t>(n));
+    DequantizeRow(t->type, t->data, out->data(), n);
+    return Status::Ok();
+  }
+
+ private:
+  const GgufFile& f_;
+};
+
+Status ReadInt(const GgufFile& f, const std::string& key, int64_t* out) {
+  uint64_t v = 0;
+  EMBER_RETURN_IF_ERROR(f.GetUint(key, &v));
+  if (v > (uint64_t{1} << 31)) return BadFormat("GGUF key '" + key + "' is out of range");
+  *out = static_cast<int64_t>(v);
+  return Status::Ok();
+}
+
+Status ReadHparams(const GgufFile& f, Hparams* hp) {
+  EMBER_RETURN_IF_ERROR(f.GetString("general.architecture", &hp->arch));
+  // Architectures that share the llama graph: pre-norm, RoPE on adjacent pairs,
+  // GQA, SwiGLU, no biases.
+  if (hp->arch != "llama") {
+    return Unsupported("unsupported architecture '" + hp->arch + "' (supported: llama)");
+  }
+  hp->name = f.GetStringOr("general.name", "");
+  const std::string a = hp->arch + ".";
+  EMBER_RETURN_IF_ERROR(ReadInt(f, a + "embedding_length", &hp->n_embd));
+  EMBER_RETURN_IF_ERROR(ReadInt(f, a + "block_count", &hp->n_layer));
+  EMBER_RETURN_IF_ERROR(ReadInt(f, a + "feed_forward_length", &hp->n_ff));
+  EMBER_RETURN_IF_ERROR(ReadInt(f, a + "attention.head_count", &hp->n_head));
+  hp->n_head_kv = hp->n_head;
+  if (f.Find(a + "attention.head_count_kv")) {
+    EMBER_RETURN_IF_ERROR(ReadInt(f, a + "attention.head_count_kv", &hp->n_head_kv));
+  }
+  hp->n_ctx_train = static_cast<int64_t>(f.GetUintOr(a + "context_length", 2048));
+  if (hp->n_embd <= 0 || hp->n_layer <= 0 || hp->n_ff <= 0 || hp->n_head <= 0 ||
+      hp->n_head_kv <= 0 || hp->n_head % hp->n_head_kv != 0 || hp->n_embd % hp->n_head != 0) {
+    return BadFormat("inconsistent hyper-parameters: n_embd " + std::to_string(hp->n_embd) +
+                     ", n_layer " + std::to_string(hp->n_layer) + ", n_head " +
+                     std::to_string(hp->n_head) + ", n_head_kv " + std::to_string(hp->n_head_kv) +
+                     ", n_ff " + std::to_string(hp->n_ff));
+  }
+  hp->head_dim = hp->n_embd / hp->n_head;
+  if (f.Find(a + "attention.key_length")) {
+    EMBER_RETURN_IF_ERROR(ReadInt(f, a + "attention.key_length", &hp->head_dim));
+  }
+  if (hp->head_dim <= 0 || hp->head_dim > 512 || hp->head_dim % 2 != 0) {
+    return Unsupported("head dimension " + std::to_string(hp->head_dim) +
+                       " is not supported (even, at most 512)");
+  }
+  int64_t n_rot = hp->head_dim;
+  if (f.Find(a + "rope.dimension_count")) {
+    EMBER_RETURN_IF_ERROR(ReadInt(f, a + "rope.dimension_count", &n_rot));
+  }
+  if (n_rot <= 0 || n_rot > hp->head_dim || n_rot % 2 != 0) {
+    return BadFormat("GGUF key '" + a + "rope.dimension_count' = " + std::to_string(n_rot) +
+                     " does not fit the head dimension " + std::to_string(hp->head_dim));
+  }
+  hp->n_rot = static_cast<int>(n_rot);
+  hp->rope_freq_base = static_cast<float>(f.GetFloatOr(a + "rope.freq_base", 10000.0));
+  const std::string scaling = f.GetStringOr(a + "rope.scaling.type", "none");
+  if (scaling == "linear") {
+    const double factor = f.GetFloatOr(a + "rope.scaling.factor", 1.0);
+    if (factor <= 0) return BadFormat("GGUF key '" + a + "rope.scaling.factor' must be > 0");
+    hp->rope_freq_scale = static_cast<float>(1.0 / factor);
+  } else if (scaling != "none" && scaling != "") {
+    return Unsupported("RoPE scaling '" + scaling + "' is not supported yet");
+  }
+  hp->rms_eps = static_cast<float>(f.GetFloatOr(a + "attention.layer_norm_rms_epsilon", 1e-5));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status Model::Load(const std::string& path, const LoadProgressFn& progress,
+                   std::unique_ptr<Model>* out) {
+  auto m = std::unique_ptr<Model>(new Model());
+  m->path_ = path;
+  EMBER_RETURN_IF_ERROR(GgufFile::Open(path, &m->gguf_));
+  const GgufFile& f = *m->gguf_;
+  auto with_path = [&path](const Status& s) { return Status(s.code(), path + ": " + s.message()); };
+
+  Hparams& hp = m->hparams_;
+  if (Status s = ReadHparams(f, &hp); !s.ok()) return with_path(s);
+
+  VocabData vocab;
+  if (Status s = LoadVocab(f, &vocab); !s.ok()) return with_path(s);
+  if (Status s = Tokenizer::Create(std::move(vocab), &m->tokenizer_); !s.ok()) return with_path(s);
+  hp.n_vocab = m->tokenizer_->n_vocab();
+
+  WeightLoader w(f);
+  ModelWeights& mw = m->weights_;
+  auto load = [&]() -> Status {
+    const GgufTensorInfo* embd;
+    EMBER_RETURN_IF_ERROR(w.Find("token_embd.weight", &embd));
+    EMBER_RETURN_IF_ERROR(w.CheckShape(*embd, {hp.n_embd, hp.n_vocab}));
+    if (!CanDequantize(embd->type)) {
+      return Unsupported("tensor 'token_embd.weight' has type " +
+                         std::string(GgmlTypeName(embd->type)) + ", which ember cannot read yet");
+    }
+    mw.token_embd = {embd->type, embd->data, hp.n_vocab, hp.n_embd,
+                     GgmlRowBytes(embd->type, static_cast<uint64_t>(hp.n_embd))};
+    EMBER_RETURN_IF_ERROR(w.Vector("output_norm.weight", hp.n_embd, &mw.output_norm));
+    if (const GgufTensorInfo* out_t = f.FindTensor("output.weight")) {
+      EMBER_RETURN_IF_ERROR(w.MatrixFrom(*out_t, hp.n_vocab, hp.n_embd, &mw.output));
+    } else {
+      hp.tied_output = true;
+      EMBER_RETURN_IF_ERROR(w.MatrixFrom(*embd, hp.n_vocab, hp.n_embd, &mw.output));
+    }
+    if (f.FindTensor("rope_freqs.weight")) {
+      EMBER_RETURN_IF_ERROR(w.Vector("rope_freqs.weight", hp.n_rot / 2, &mw.rope_freqs));
+    }
+    mw.layers.resize(static_cast<size_t>(hp.n_layer));
+    for (int64_t l = 0; l < hp.n_layer; ++l) {
+      LayerWeights& L = mw.layers[static_cast<size_t>(l)];
+      const std::string p = "blk." + std::to_string(l) + ".";
+      EMBER_RETURN_IF_ERROR(w.Vector(p + "attn_norm.weight", hp.n_embd, &L.attn_norm));
+      EMBER_RETURN_IF_ERROR(w.Matrix(p + "attn_q.weight", hp.q_dim(), hp.n_embd, &L.wq));
+      EMBER_RETURN_IF_ERROR(w.Matrix(p + "attn_k.weight", hp.kv_dim(), hp.n_embd, &L.wk));
+      EMBER_RETURN_IF_ERROR(w.Matrix(p + "attn_v.weight", hp.kv_dim(), hp.n_embd, &L.wv));
+      EMBER_RETURN_IF_ERROR(w.Matrix(p + "attn_output.weight", hp.n_embd, hp.q_dim(), &L.wo));
+      EMBER_RETURN_IF_ERROR(w.Vector(p + "ffn_norm.weight", hp.n_embd, &L.ffn_norm));
+      EMBER_RETURN_IF_ERROR(w.Matrix(p + "ffn_gate.weight", hp.n_ff, hp.n_embd, &L.w_gate));
+      EMBER_RETURN_IF_ERROR(w.Matrix(p + "ffn_up.weight", hp.n_ff, hp.n_embd, &L.w_up));
+      EMBER_RETURN_IF_ERROR(w.Matrix(p + "ffn_down.weight", hp.n_embd, hp.n_ff, &L.w_down));
+      if (progress && !progress(static_cast<float>(l + 1) / static_cast<float>(hp.n_layer))) {
+        return Status(Code::kCancelled, "model loading was cancelled");
+      }
+    }
+    return Status::Ok();
+  };
+  if (Status s = load(); !s.ok()) {
+    return s.code() == Code::kCancelled ? s : with_path(s);
+  }
+  *out = std::move(m);
+  return Status::Ok();
+}
+
+uint64_t Model::weight_bytes() const {
+  uint64_t n = 0;
+  for (const GgufTensorInfo& t : gguf_->tensors()) n += t.n_bytes;
+  return n;
+}
+
+}  // namespace ember

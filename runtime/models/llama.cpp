@@ -1,0 +1,108 @@
+#include "runtime/models/llama.h"
+
+#include <cmath>
+
+#include <omp.h>
+
+#include "ops/activation.h"
+#include "ops/attention.h"
+#include "ops/norm.h"
+#include "quant/fp16.h"
+#include "quant/quantize.h"
+
+namespace ember {
+namespace {
+
+void Resize(std::vector<float>& v, int64_t n) {
+  if (v.size() < static_cast<size_t>(n)) v.resize(static_cast<size_t>(n));
+}
+
+}  // namespace
+
+void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_t* tokens,
+                  int64_t n, int64_t pos0, int n_threads, float* logits) {
+  const Hparams& hp = model.hparams();
+  const ModelWeights& w = model.weights();
+  const int64_t E = hp.n_embd, Q = hp.q_dim(), KV = hp.kv_dim(), F = hp.n_ff;
+  const int64_t hd = hp.head_dim;
+  const int64_t group = hp.n_head / hp.n_head_kv;
+  Resize(s.x, n * E);
+  Resize(s.xn, n * E);
+  Resize(s.q, n * Q);
+  Resize(s.k, n * KV);
+  Resize(s.v, n * KV);
+  Resize(s.att, n * Q);
+  Resize(s.proj, n * E);
+  Resize(s.gate, n * F);
+  Resize(s.up, n * F);
+  Resize(s.scores, static_cast<int64_t>(n_threads) * kv.n_ctx());
+  Resize(s.rope, n * hp.n_rot);
+
+  // Embedding rows, dequantized.
+  for (int64_t t = 0; t < n; ++t) {
+    const WeightView& e = w.token_embd;
+    DequantizeRow(e.type, e.data + static_cast<size_t>(tokens[t]) * e.row_bytes, &s.x[t * E], E);
+  }
+  const float* freq_factors = w.rope_freqs.empty() ? nullptr : w.rope_freqs.data();
+  for (int64_t t = 0; t < n; ++t) {
+    RopeCache(&s.rope[t * hp.n_rot], pos0 + t, hp.n_rot, hp.rope_freq_base, hp.rope_freq_scale,
+              freq_factors);
+  }
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+
+  for (int64_t l = 0; l < hp.n_layer; ++l) {
+    const LayerWeights& L = w.layers[static_cast<size_t>(l)];
+    // Attention block.
+    for (int64_t t = 0; t < n; ++t) {
+      RmsNorm_ref(&s.x[t * E], L.attn_norm.data(), &s.xn[t * E], E, hp.rms_eps);
+    }
+    MatMul(L.wq, s.xn.data(), n, s.q.data(), Q, n_threads, &s.mm);
+    MatMul(L.wk, s.xn.data(), n, s.k.data(), KV, n_threads, &s.mm);
+    MatMul(L.wv, s.xn.data(), n, s.v.data(), KV, n_threads, &s.mm);
+    for (int64_t t = 0; t < n; ++t) {
+      const float* rc = &s.rope[t * hp.n_rot];
+      for (int64_t h = 0; h < hp.n_head; ++h) {
+        RopeApply_ref(&s.q[t * Q + h * hd], rc, hp.n_rot, hp.rope_mode);
+      }
+      for (int64_t h = 0; h < hp.n_head_kv; ++h) {
+        RopeApply_ref(&s.k[t * KV + h * hd], rc, hp.n_rot, hp.rope_mode);
+      }
+      uint16_t* kc = kv.k(l, pos0 + t);
+      uint16_t* vc = kv.v(l, pos0 + t);
+      QuantizeRow(GgmlType::kF16, &s.k[t * KV], kc, KV);
+      QuantizeRow(GgmlType::kF16, &s.v[t * KV], vc, KV);
+    }
+    // Causal attention: token t sees positions 0 .. pos0 + t.
+    const int64_t n_work = n * hp.n_head;
+#pragma omp parallel for num_threads(n_threads) schedule(static) if (n_threads > 1)
+    for (int64_t job = 0; job < n_work; ++job) {
+      const int64_t t = job / hp.n_head, h = job % hp.n_head;
+      const int64_t kvh = h / group;
+      float* scores = &s.scores[static_cast<size_t>(omp_get_thread_num()) *
+                                static_cast<size_t>(kv.n_ctx())];
+      AttendHead_ref(&s.q[t * Q + h * hd], kv.k(l, 0) + kvh * hd, kv.v(l, 0) + kvh * hd,
+                     static_cast<size_t>(KV), pos0 + t + 1, static_cast<int>(hd), scale, scores,
+                     &s.att[t * Q + h * hd]);
+    }
+    MatMul(L.wo, s.att.data(), n, s.proj.data(), E, n_threads, &s.mm);
+    for (int64_t i = 0; i < n * E; ++i) s.x[i] += s.proj[i];
+
+    // Feed-forward block (SwiGLU).
+    for (int64_t t = 0; t < n; ++t) {
+      RmsNorm_ref(&s.x[t * E], L.ffn_norm.data(), &s.xn[t * E], E, hp.rms_eps);
+    }
+    MatMul(L.w_gate, s.xn.data(), n, s.gate.data(), F, n_threads, &s.mm);
+    MatMul(L.w_up, s.xn.data(), n, s.up.data(), F, n_threads, &s.mm);
+    SwiGlu_ref(s.gate.data(), s.up.data(), n * F);
+    MatMul(L.w_down, s.gate.data(), n, s.proj.data(), E, n_threads, &s.mm);
+    for (int64_t i = 0; i < n * E; ++i) s.x[i] += s.proj[i];
+  }
+
+  if (logits != nullptr) {
+    // The LM head runs for the last position only.
+    RmsNorm_ref(&s.x[(n - 1) * E], w.output_norm.data(), s.xn.data(), E, hp.rms_eps);
+    MatMul(w.output, s.xn.data(), 1, logits, hp.n_vocab, n_threads, &s.mm);
+  }
+}
+
+}  // namespace ember

@@ -1,0 +1,102 @@
+// Tokenizers built from GGUF metadata (tokenizer.ggml.*).
+//
+//  - "llama": SentencePiece-style vocabularies, run through libsentencepiece
+//    with a model built from the GGUF arrays (tokenizer_spm.cpp).
+//  - "gpt2":  byte-level BPE with the pre-tokenizer named by
+//    tokenizer.ggml.pre (tokenizer_bpe.cpp).
+//
+// Both agree with llama.cpp's tokenizer on the same GGUF (tests/runtime).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "platform/status.h"
+
+namespace ember {
+
+class GgufFile;
+
+// SentencePiece token types; GGUF's tokenizer.ggml.token_type uses the same values.
+enum class TokenType : int32_t {
+  kUndefined = 0,
+  kNormal = 1,
+  kUnknown = 2,
+  kControl = 3,
+  kUserDefined = 4,
+  kUnused = 5,
+  kByte = 6,
+};
+
+// Everything a tokenizer needs, read from the GGUF's tokenizer.ggml.* keys.
+struct VocabData {
+  std::string model;  // tokenizer.ggml.model: "llama" | "gpt2"
+  std::string pre;    // tokenizer.ggml.pre (BPE pre-tokenizer name), may be empty
+  std::vector<std::string> tokens;
+  std::vector<float> scores;          // may be empty (BPE)
+  std::vector<TokenType> token_types; // same length as tokens (kNormal if absent)
+  std::vector<std::string> merges;    // BPE only: "a b" pairs, in rank order
+  int32_t bos_id = -1;
+  int32_t eos_id = -1;
+  int32_t eot_id = -1;
+  int32_t eom_id = -1;
+  int32_t unk_id = -1;
+  int32_t pad_id = -1;
+  bool add_bos = false;  // tokenizer.ggml.add_bos_token (default per model type)
+  bool add_eos = false;  // tokenizer.ggml.add_eos_token
+  bool add_space_prefix = true;  // tokenizer.ggml.add_space_prefix (SPM)
+};
+
+// Reads and validates the tokenizer.ggml.* keys. Errors name the key.
+Status LoadVocab(const GgufFile& gguf, VocabData* out);
+
+class Tokenizer {
+ public:
+  virtual ~Tokenizer() = default;
+
+  // Builds the tokenizer for vocab.model; unknown models give kUnsupported.
+  static Status Create(VocabData vocab, std::unique_ptr<Tokenizer>* out);
+
+  // Encodes UTF-8 text (invalid UTF-8 is handled without crashing).
+  // add_special: prepend BOS / append EOS when the vocab's flags say so.
+  // parse_special: text that spells a control or user-defined token (e.g.
+  // "<|im_start|>") becomes that token instead of being split into pieces.
+  virtual std::vector<int32_t> Encode(std::string_view text, bool add_special,
+                                      bool parse_special) const = 0;
+
+  // The bytes a token stands for (byte tokens give their single byte, which
+  // may be part of a UTF-8 sequence). Control tokens give "" unless
+  // render_special, which gives their text.
+  virtual std::string TokenToPiece(int32_t id, bool render_special) const = 0;
+
+  // Concatenated pieces (no special tokens rendered unless asked).
+  std::string Decode(const std::vector<int32_t>& ids, bool render_special = false) const;
+
+  const VocabData& vocab() const { return vocab_; }
+  int32_t n_vocab() const { return static_cast<int32_t>(vocab_.tokens.size()); }
+  // End of generation: EOS, EOT, EOM and the like.
+  bool IsEndOfGeneration(int32_t id) const;
+
+ protected:
+  explicit Tokenizer(VocabData vocab) : vocab_(std::move(vocab)) {}
+  VocabData vocab_;
+};
+
+// Streams detokenized text: holds back the bytes of an unfinished UTF-8
+// character until the character completes, so every emitted piece is valid
+// UTF-8 (an invalid sequence is emitted as U+FFFD).
+class Utf8Stream {
+ public:
+  // Appends bytes; returns the text that is complete so far.
+  std::string Push(std::string_view bytes);
+  // Returns whatever is held back (as U+FFFD for an incomplete sequence).
+  std::string Flush();
+
+ private:
+  std::string pending_;
+};
+
+}  // namespace ember

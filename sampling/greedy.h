@@ -1,0 +1,10 @@
+// Greedy selection: the id of the largest logit; ties go to the lowest id.
+#pragma once
+
+#include <cstdint>
+
+namespace ember {
+
+int32_t SelectGreedy(const float* logits, int64_t n);
+
+}  // namespace ember

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs the Debian packages ember's build and tests need. Idempotent: a
+# package already installed is not fetched again. Works as root or via sudo.
+set -euo pipefail
+
+packages=(
+  g++ cmake ninja-build pkg-config catch2 libgomp1
+  libsentencepiece-dev sentencepiece
+  libdnnl-dev ocl-icd-opencl-dev libxnnpack-dev
+  g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user-static
+  clang-format python3 python3-pip
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages are installed"
+  exit 0
+fi
+
+if [ "$(id -u)" -eq 0 ]; then
+  SUDO=()
+elif command -v sudo >/dev/null 2>&1; then
+  SUDO=(sudo)
+else
+  echo "setup: error: need root or sudo to install: ${missing[*]}" >&2
+  exit 1
+fi
+
+echo "setup: installing ${missing[*]}"
+"${SUDO[@]}" apt-get update -q
+DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"

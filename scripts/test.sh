@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# ember's test command (the one README.md names and .ci/run calls).
+#
+#   scripts/test.sh          native Release build (warnings are errors) + all tests
+#   scripts/test.sh --full   also: an ASan/UBSan build running the tests, and the
+#                            aarch64 / armhf cross builds running the kernel tests
+#                            under qemu (CI runs this)
+#
+# Tests that need the real models (scripts/fetch-models.sh) run when the models
+# are in the cache and are reported as skipped (with the reason) otherwise.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+full=0
+for a in "$@"; do
+  case "$a" in
+    --full) full=1 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    *) echo "test.sh: error: unknown option '$a'" >&2; exit 2 ;;
+  esac
+done
+
+jobs="${EMBER_JOBS:-$(nproc)}"
+status=0
+
+run_suite() {  # name build-dir [cmake args...]
+  local name="$1" dir="$2"
+  shift 2
+  echo "=== $name: configure + build ($dir)"
+  cmake -S . -B "$dir" -G Ninja -DEMBER_WERROR=ON "$@" >"$dir.configure.log" 2>&1 ||
+    { cat "$dir.configure.log"; return 1; }
+  cmake --build "$dir" -j "$jobs"
+  echo "=== $name: tests"
+  (cd "$dir" && ctest --output-on-failure -j "$jobs" --timeout 900)
+}
+
+mkdir -p build
+run_suite native build -DCMAKE_BUILD_TYPE=Release || status=1
+
+if [ "$full" = 1 ]; then
+  run_suite sanitizers build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DEMBER_SANITIZE=address,undefined || status=1
+  for arch in aarch64-linux-gnu arm-linux-gnueabihf; do
+    if command -v "${arch}-g++" >/dev/null && command -v qemu-aarch64-static >/dev/null; then
+      run_suite "cross $arch (qemu)" "build-$arch" -DCMAKE_BUILD_TYPE=Release \
+        -DCMAKE_TOOLCHAIN_FILE="cmake/toolchains/$arch.cmake" -DEMBER_KERNELS_ONLY=ON || status=1
+    else
+      echo "=== cross $arch: skipped (${arch}-g++ or qemu-user-static missing; run scripts/setup.sh)"
+    fi
+  done
+fi
+exit $status

@@ -1,0 +1,153 @@
+// The `ember` binary on bad input: one line "ember: error: ..." on stderr, a
+// non-zero exit, no crash. And the happy paths of each subcommand.
+#include <catch2/catch.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <sys/wait.h>
+
+#include "runtime/gguf_writer.h"
+#include "support/model_builder.h"
+#include "support/test_paths.h"
+
+namespace {
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string Quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+Result Ember(const std::string& args) {
+  std::string out = ember::test::TempPath("out.txt"), err = ember::test::TempPath("err.txt");
+  std::string cmd = std::string(EMBER_CLI_PATH) + " " + args + " >" + out + " 2>" + err;
+  int rc = std::system(cmd.c_str());
+  Result r;
+  r.exit_code = WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
+  r.out = ember::test::ReadFile(out);
+  r.err = ember::test::ReadFile(err);
+  return r;
+}
+
+std::string WriteBytes(const std::string& name, const std::string& bytes) {
+  std::string p = ember::test::TempPath(name);
+  std::ofstream(p, std::ios::binary) << bytes;
+  return p;
+}
+
+// Checks the error contract: non-zero exit, exactly one line on stderr.
+void RequireCleanError(const Result& r, const std::string& needle) {
+  INFO("stderr: " << r.err);
+  CHECK(r.exit_code != 0);
+  CHECK(r.exit_code < 128);  // not a signal
+  CHECK(r.err.rfind("ember: error: ", 0) == 0);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK_THAT(r.err, Catch::Contains(needle));
+}
+
+}  // namespace
+
+TEST_CASE("cli: bad input gives one clear error line", "[cli][bad-input]") {
+  const std::string tiny = ember::test::DefaultTinyModel();
+  REQUIRE(!tiny.empty());
+  const std::string model_bytes = ember::test::ReadFile(tiny);
+
+  SECTION("missing file") {
+    RequireCleanError(Ember("run -m /nonexistent.gguf -p hi"), "cannot open '/nonexistent.gguf'");
+  }
+  SECTION("not a GGUF") {
+    std::string p = WriteBytes("text.gguf", "hello, this is not a model\n");
+    RequireCleanError(Ember("run -m " + p + " -p hi"), "not a GGUF file");
+  }
+  SECTION("bad version") {
+    std::string b = model_bytes;
+    b[4] = 9;
+    RequireCleanError(Ember("info -m " + WriteBytes("v9.gguf", b)), "unsupported GGUF version 9");
+  }
+  SECTION("truncated header") {
+    RequireCleanError(Ember("info -m " + WriteBytes("trunc.gguf", model_bytes.substr(0, 30))),
+                      "truncated GGUF");
+  }
+  SECTION("tensor data past the end") {
+    std::string p = WriteBytes("short.gguf", model_bytes.substr(0, model_bytes.size() - 100));
+    RequireCleanError(Ember("run -m " + p + " -p hi"), "past the end of the file");
+  }
+  SECTION("unknown tensor type") {
+    ember::test::TinyModelSpec spec;
+    spec.type_override["blk.0.attn_v.weight"] = 77;
+    std::string p = ember::test::TempPath("type77.gguf");
+    REQUIRE(ember::test::BuildTinyModel(spec, p).ok());
+    RequireCleanError(Ember("run -m " + p + " -p hi"), "unknown tensor type 77");
+  }
+  SECTION("wrong tensor shape") {
+    ember::test::TinyModelSpec spec;
+    spec.dims_override["blk.0.ffn_down.weight"] = {96, 32};
+    std::string p = ember::test::TempPath("shape.gguf");
+    REQUIRE(ember::test::BuildTinyModel(spec, p).ok());
+    RequireCleanError(Ember("run -m " + p + " -p hi"), "'blk.0.ffn_down.weight' has shape");
+  }
+  SECTION("unsupported architecture") {
+    ember::test::TinyModelSpec spec;
+    spec.arch = "mamba";
+    std::string p = ember::test::TempPath("mamba.gguf");
+    REQUIRE(ember::test::BuildTinyModel(spec, p).ok());
+    RequireCleanError(Ember("info -m " + p), "unsupported architecture 'mamba'");
+  }
+  SECTION("prompt longer than the context") {
+    std::string prompt;
+    for (int i = 0; i < 100; ++i) prompt += "word ";
+    RequireCleanError(Ember("run -m " + tiny + " -c 16 -p " + Quote(prompt)),
+                      "does not fit in the context of 16 tokens");
+  }
+  SECTION("negative -n") {
+    RequireCleanError(Ember("run -m " + tiny + " -p hi -n -3"), "--n-predict must be between 0");
+  }
+  SECTION("bad numbers and options") {
+    RequireCleanError(Ember("run -m " + tiny + " -p hi --temp abc"), "--temp expects a number");
+    RequireCleanError(Ember("run -m " + tiny + " -p hi --temp -1"), "--temp must be between 0");
+    RequireCleanError(Ember("run -m " + tiny + " -p hi --frobnicate"), "unknown option");
+    RequireCleanError(Ember("run -m " + tiny), "a prompt is needed");
+    RequireCleanError(Ember("eval -m " + tiny + " -p hi"), "--logits-out FILE is required");
+    RequireCleanError(Ember("explode"), "unknown command 'explode'");
+  }
+}
+
+TEST_CASE("cli: every subcommand has --help", "[cli]") {
+  for (const char* cmd : {"run", "tokenize", "eval", "info"}) {
+    Result r = Ember(std::string(cmd) + " --help");
+    INFO(cmd);
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::StartsWith(std::string("usage: ember ") + cmd));
+  }
+}
+
+TEST_CASE("cli: run, tokenize, eval and info on a tiny model", "[cli]") {
+  const std::string tiny = ember::test::DefaultTinyModel();
+  Result run = Ember("run -m " + tiny + " -p 'Hello world' -n 5 --temp 0 --ignore-eos --json");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out, Catch::StartsWith("{\"text\":"));
+  CHECK_THAT(run.out, Catch::Contains("\"n_prompt\":2,\"n_gen\":5,\"finish_reason\":\"length\""));
+
+  Result tok = Ember("tokenize -m " + tiny + " -p 'Hello world'");
+  CHECK(tok.exit_code == 0);
+  CHECK(tok.out == "15496 995\n");  // GPT-2 ids of "Hello" " world"
+
+  std::string logits = ember::test::TempPath("logits.f32");
+  Result ev = Ember("eval -m " + tiny + " -p 'Hello world' --logits-out " + logits);
+  CHECK(ev.exit_code == 0);
+  CHECK(ember::test::ReadFile(logits).size() == 50257 * 4);
+
+  Result info = Ember("info -m " + tiny);
+  CHECK(info.exit_code == 0);
+  CHECK_THAT(info.out, Catch::Contains("architecture:  llama"));
+  CHECK_THAT(info.out, Catch::Contains("Q8_0"));
+}

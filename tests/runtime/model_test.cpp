@@ -1,0 +1,233 @@
+#include "runtime/model.h"
+
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <fstream>
+
+#include "runtime/generate.h"
+#include "runtime/gguf_writer.h"
+#include "runtime/session.h"
+#include "support/model_builder.h"
+#include "support/test_paths.h"
+
+using namespace ember;
+using ember::test::BuildTinyModel;
+using ember::test::TinyModelSpec;
+
+namespace {
+
+Status LoadSpec(const TinyModelSpec& spec, std::unique_ptr<Model>* out) {
+  std::string path = test::TempPath("spec.gguf");
+  Status s = BuildTinyModel(spec, path);
+  REQUIRE(s.ok());
+  return Model::Load(path, nullptr, out);
+}
+
+std::unique_ptr<Model> LoadTiny() {
+  std::unique_ptr<Model> m;
+  Status s = Model::Load(test::DefaultTinyModel(), nullptr, &m);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  return m;
+}
+
+std::vector<float> Logits(const Model& m, const std::vector<int32_t>& ids, int threads,
+                          bool one_by_one) {
+  SessionParams p;
+  p.n_ctx = 64;
+  p.n_threads = threads;
+  std::unique_ptr<Session> s;
+  REQUIRE(Session::Create(m, p, &s).ok());
+  if (one_by_one) {
+    for (int32_t id : ids) REQUIRE(s->Decode({id}).ok());
+  } else {
+    REQUIRE(s->Decode(ids).ok());
+  }
+  return s->logits();
+}
+
+}  // namespace
+
+TEST_CASE("model: loads a tiny llama with its hyper-parameters", "[model]") {
+  auto m = LoadTiny();
+  const Hparams& hp = m->hparams();
+  CHECK(hp.arch == "llama");
+  CHECK(hp.n_embd == 64);
+  CHECK(hp.n_layer == 2);
+  CHECK(hp.n_head == 4);
+  CHECK(hp.n_head_kv == 2);
+  CHECK(hp.head_dim == 16);
+  CHECK(hp.n_vocab == 50257);
+  CHECK(hp.tied_output);
+}
+
+TEST_CASE("model: logits are finite, deterministic and thread-count independent", "[model]") {
+  auto m = LoadTiny();
+  std::vector<int32_t> ids = {464, 2068, 7586, 21831, 18045, 625, 262, 16931, 3290, 13};
+  auto a = Logits(*m, ids, 1, false);
+  auto b = Logits(*m, ids, 2, false);
+  auto c = Logits(*m, ids, 2, true);
+  REQUIRE(a.size() == 50257);
+  for (float x : a) REQUIRE(std::isfinite(x));
+  // Fixed reduction order: bit-identical across thread counts and between a
+  // batched prefill and token-by-token decoding.
+  CHECK(std::memcmp(a.data(), b.data(), a.size() * 4) == 0);
+  CHECK(std::memcmp(a.data(), c.data(), a.size() * 4) == 0);
+  // Different context -> different logits (the model is not ignoring its input).
+  auto d = Logits(*m, {464, 2068, 7586}, 1, false);
+  CHECK(std::memcmp(a.data(), d.data(), a.size() * 4) != 0);
+}
+
+TEST_CASE("model: every supported weight type loads and runs", "[model]") {
+  for (GgmlType t : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0,
+                     GgmlType::kQ4_0, GgmlType::kQ4_1}) {
+    TinyModelSpec spec;
+    spec.weight_type = t;
+    spec.tied_output = t == GgmlType::kQ4_1;  // separate output for the others
+    std::unique_ptr<Model> m;
+    Status s = LoadSpec(spec, &m);
+    INFO(GgmlTypeName(t) << ": " << s.message());
+    REQUIRE(s.ok());
+    auto l = Logits(*m, {1, 2, 3}, 2, false);
+    for (float x : l) REQUIRE(std::isfinite(x));
+  }
+}
+
+TEST_CASE("model: bad models give clear errors", "[model][bad-input]") {
+  std::unique_ptr<Model> m;
+  SECTION("wrong tensor shape") {
+    TinyModelSpec spec;
+    spec.dims_override["blk.1.attn_k.weight"] = {64, 48};
+    Status s = LoadSpec(spec, &m);
+    CHECK(s.code() == Code::kBadFormat);
+    CHECK_THAT(s.message(), Catch::Contains("tensor 'blk.1.attn_k.weight' has shape [64, 48], "
+                                            "expected [64, 32]"));
+  }
+  SECTION("missing tensor") {
+    TinyModelSpec spec;
+    spec.n_layer = 1;
+    std::string path = test::TempPath("missing.gguf");
+    REQUIRE(BuildTinyModel(spec, path).ok());
+    // Claim two layers in a file that has one: rebuild with a lying block count.
+    std::unique_ptr<GgufFile> f;
+    REQUIRE(GgufFile::Open(path, &f).ok());
+    GgufWriter w;
+    for (const GgufKv& kv : f->kvs()) {
+      if (kv.key == "llama.block_count") {
+        w.SetUint32("llama.block_count", 2);
+      } else {
+        w.CopyKv(kv);
+      }
+    }
+    for (const GgufTensorInfo& t : f->tensors()) {
+      std::vector<uint64_t> dims(t.ne, t.ne + t.n_dims);
+      REQUIRE(w.AddTensor(t.name, t.type, dims, t.data, t.n_bytes).ok());
+    }
+    std::string path2 = test::TempPath("missing2.gguf");
+    REQUIRE(w.WriteFile(path2).ok());
+    Status s = Model::Load(path2, nullptr, &m);
+    CHECK_THAT(s.message(), Catch::Contains("tensor 'blk.1.attn_norm.weight' is missing"));
+  }
+  SECTION("unknown tensor type") {
+    TinyModelSpec spec;
+    spec.type_override["blk.0.ffn_up.weight"] = 99;
+    Status s = LoadSpec(spec, &m);
+    CHECK(s.code() == Code::kUnsupported);
+    CHECK_THAT(s.message(), Catch::Contains("unknown tensor type 99"));
+  }
+  SECTION("a type ember cannot multiply") {
+    TinyModelSpec spec;
+    spec.n_embd = 256;
+    spec.n_head = 4;
+    spec.type_override["blk.0.attn_q.weight"] = 14;  // Q6_K
+    Status s = LoadSpec(spec, &m);
+    CHECK(s.code() == Code::kUnsupported);
+    CHECK_THAT(s.message(), Catch::Contains("'blk.0.attn_q.weight' has type Q6_K"));
+  }
+  SECTION("unsupported architecture") {
+    TinyModelSpec spec;
+    spec.arch = "gptneox";
+    Status s = LoadSpec(spec, &m);
+    CHECK(s.code() == Code::kUnsupported);
+    CHECK_THAT(s.message(), Catch::Contains("unsupported architecture 'gptneox'"));
+  }
+  SECTION("truncated file") {
+    std::string bytes = test::ReadFile(test::DefaultTinyModel());
+    std::string path = test::TempPath("truncated.gguf");
+    std::ofstream(path, std::ios::binary).write(bytes.data(), bytes.size() / 2);
+    Status s = Model::Load(path, nullptr, &m);
+    CHECK(s.code() == Code::kBadFormat);
+    CHECK_THAT(s.message(), Catch::Contains("past the end of the file"));
+  }
+  CHECK(m == nullptr);
+}
+
+TEST_CASE("session: bad tokens and overflow leave the session unchanged", "[session][bad-input]") {
+  auto m = LoadTiny();
+  SessionParams p;
+  p.n_ctx = 8;
+  p.n_threads = 1;
+  std::unique_ptr<Session> s;
+  REQUIRE(Session::Create(*m, p, &s).ok());
+  REQUIRE(s->Decode({1, 2, 3}).ok());
+  auto before = s->logits();
+
+  Status bad = s->Decode({5, 50257});
+  CHECK(bad.code() == Code::kInvalidArgument);
+  CHECK_THAT(bad.message(), Catch::Contains("token id 50257 at index 1"));
+  Status over = s->Decode({1, 2, 3, 4, 5, 6});
+  CHECK(over.code() == Code::kContextOverflow);
+  CHECK(s->n_past() == 3);
+  CHECK(s->logits() == before);
+  CHECK(s->Decode({4, 5, 6, 7, 8}).ok());
+  CHECK(s->n_past() == 8);
+
+  SessionParams bad_params;
+  bad_params.n_ctx = -1;
+  std::unique_ptr<Session> s2;
+  CHECK(Session::Create(*m, bad_params, &s2).code() == Code::kInvalidArgument);
+}
+
+TEST_CASE("generate: greedy is deterministic; n_predict and cancellation hold", "[generate]") {
+  auto m = LoadTiny();
+  auto run = [&](const GenerateParams& gp, const PieceFn& fn) {
+    SessionParams p;
+    p.n_ctx = 64;
+    p.n_threads = 2;
+    std::unique_ptr<Session> s;
+    REQUIRE(Session::Create(*m, p, &s).ok());
+    GenerateResult r;
+    REQUIRE(Generate(*s, {464, 2068}, gp, fn, nullptr, &r).ok());
+    return r;
+  };
+  GenerateParams gp;
+  gp.n_predict = 12;
+  gp.ignore_eos = true;
+  GenerateResult a = run(gp, nullptr);
+  GenerateResult b = run(gp, nullptr);
+  CHECK(a.tokens.size() == 12);
+  CHECK(a.tokens == b.tokens);
+  CHECK(a.finish == FinishReason::kLength);
+
+  gp.temperature = 1.0f;
+  gp.seed = 42;
+  GenerateResult c = run(gp, nullptr);
+  GenerateResult d = run(gp, nullptr);
+  CHECK(c.tokens == d.tokens);  // same seed, same draw
+
+  int calls = 0;
+  gp.temperature = 0.0f;
+  GenerateResult e = run(gp, [&](std::string_view, int32_t) { return ++calls < 3; });
+  CHECK(e.finish == FinishReason::kCancelled);
+  CHECK(calls == 3);
+
+  SessionParams p;
+  p.n_ctx = 4;
+  std::unique_ptr<Session> s;
+  REQUIRE(Session::Create(*m, p, &s).ok());
+  GenerateResult r;
+  Status over = Generate(*s, {1, 2, 3, 4, 5}, gp, nullptr, nullptr, &r);
+  CHECK(over.code() == Code::kContextOverflow);
+  gp.n_predict = -1;
+  CHECK(Generate(*s, {1}, gp, nullptr, nullptr, &r).code() == Code::kInvalidArgument);
+}

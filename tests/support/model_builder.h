@@ -1,0 +1,38 @@
+// Builds small llama-architecture GGUF models with random weights and a real
+// vocabulary (from ../shared/vocab), using ember's own GGUF writer.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "platform/status.h"
+#include "quant/ggml_type.h"
+
+namespace ember::test {
+
+struct TinyModelSpec {
+  std::string arch = "llama";
+  std::string vocab_file = "ggml-vocab-gpt-2.gguf";  // in SharedDir()/vocab
+  int64_t n_embd = 64;
+  int64_t n_layer = 2;
+  int64_t n_head = 4;
+  int64_t n_head_kv = 2;
+  int64_t n_ff = 96;
+  int64_t n_ctx_train = 256;
+  GgmlType weight_type = GgmlType::kQ8_0;  // matrices; norms stay F32
+  bool tied_output = true;
+  uint64_t seed = 1;
+  // Test hooks: replace a tensor's dims or type ("blk.0.attn_q.weight" -> ...).
+  std::map<std::string, std::vector<uint64_t>> dims_override;
+  std::map<std::string, uint32_t> type_override;  // raw GGML type ids
+};
+
+// Writes the model to `path`.
+Status BuildTinyModel(const TinyModelSpec& spec, const std::string& path);
+
+// A path to a cached tiny model built from the default spec (built once per run).
+std::string DefaultTinyModel();
+
+}  // namespace ember::test
