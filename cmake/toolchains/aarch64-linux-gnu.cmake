@@ -1,0 +1,16 @@
+# Cross-compiling for 64-bit ARM Linux (Raspberry Pi 3/4/5, other Cortex-A boards).
+# Tests run under qemu-user (../shared/DEPS.md §6): -L points the loader at the
+# cross sysroot and LD_LIBRARY_PATH keeps it off the host's ld.so.cache (which
+# would mix two glibc builds and hang any program that starts a thread).
+set(CMAKE_SYSTEM_NAME Linux)
+set(CMAKE_SYSTEM_PROCESSOR aarch64)
+set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)
+set(CMAKE_CXX_COMPILER aarch64-linux-gnu-g++)
+set(CMAKE_FIND_ROOT_PATH /usr/aarch64-linux-gnu)
+set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
+set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
+set(EMBER_QEMU_CPU "max" CACHE STRING "qemu -cpu for running tests (cortex-a53, cortex-a76, max)")
+set(CMAKE_CROSSCOMPILING_EMULATOR timeout 600 qemu-aarch64-static -cpu ${EMBER_QEMU_CPU}
+    -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH=/usr/aarch64-linux-gnu/lib)

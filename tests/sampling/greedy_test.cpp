@@ -1,0 +1,51 @@
+#include "sampling/greedy.h"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <vector>
+
+#include "sampling/rng.h"
+#include "sampling/temperature_draw.h"
+
+using namespace ember;
+
+TEST_CASE("greedy: largest logit, ties to the lowest id", "[sampling]") {
+  std::vector<float> l = {0.5f, 3.0f, -1.0f, 3.0f};
+  CHECK(SelectGreedy(l.data(), 4) == 1);
+  std::vector<float> one = {-7.0f};
+  CHECK(SelectGreedy(one.data(), 1) == 0);
+}
+
+TEST_CASE("rng: same seed, same stream; different seeds differ", "[sampling]") {
+  Rng a(42), b(42), c(43);
+  for (int i = 0; i < 100; ++i) {
+    uint64_t x = a.Next();
+    CHECK(x == b.Next());
+    (void)c;
+  }
+  Rng d(42), e(43);
+  CHECK(d.Next() != e.Next());
+  Rng f(1);
+  for (int i = 0; i < 1000; ++i) {
+    double u = f.NextDouble();
+    REQUIRE(u >= 0.0);
+    REQUIRE(u < 1.0);
+  }
+}
+
+TEST_CASE("temperature draw: frequencies follow softmax(logits / T)", "[sampling]") {
+  std::vector<float> l = {3.0f, 2.0f, 1.0f, 0.5f};
+  const float T = 0.5f;
+  std::vector<double> p(4);
+  double z = 0;
+  for (int i = 0; i < 4; ++i) z += p[i] = std::exp(l[i] / T);
+  for (double& x : p) x /= z;  // [0.8618, 0.1166, 0.0158, 0.0058]
+  Rng rng(1234);
+  const int n = 100000;
+  std::vector<int> count(4);
+  for (int i = 0; i < n; ++i) ++count[DrawWithTemperature(l.data(), 4, T, rng)];
+  double chi2 = 0;
+  for (int i = 0; i < 4; ++i) chi2 += std::pow(count[i] - n * p[i], 2) / (n * p[i]);
+  // 3 degrees of freedom: P(chi2 > 16.27) = 0.001.
+  CHECK(chi2 < 16.27);
+}
