@@ -1,0 +1,67 @@
+// Golden end-to-end test on the real SmolLM2-135M-Instruct Q4_1 file: prompt
+// tokens and 32 greedy tokens must equal what llama.cpp produced from the same
+// file (peer_tool greedy, llama.cpp 0c1e57098 from llama-cpp-python 0.3.36;
+// see docs/VALIDATION.md). Skipped when the model is not in the cache.
+#include <catch2/catch.hpp>
+
+#include "runtime/generate.h"
+#include "runtime/model.h"
+#include "runtime/session.h"
+#include "support/test_paths.h"
+
+using namespace ember;
+
+namespace {
+
+struct Golden {
+  const char* prompt;
+  std::vector<int32_t> prompt_tokens;
+  std::vector<int32_t> greedy;
+  const char* text;
+};
+
+const Golden kGolden[] = {
+    {"The capital of France is",
+     {504, 3575, 282, 4649, 314},
+     {7042, 30, 198, 198, 504, 1797, 1918, 553, 253, 2155, 282, 4723, 216, 35, 34, 33,
+      2215, 701, 30, 198, 198, 504, 1797, 1918, 553, 253, 2155, 282, 4723, 216, 35, 33},
+     " Paris.\n\nThe United States has a population of approximately 321 million people.\n\nThe "
+     "United States has a population of approximately 31"},
+    {"def fibonacci(n):",
+     {1604, 3987, 46477, 24, 94, 727},
+     {472, 585, 304, 1758, 216, 32, 42, 448, 1003, 216, 33, 472, 1003, 2822, 24, 38572,
+      46477, 24, 94, 731, 216, 33, 25, 1232, 216, 33, 28, 304, 25, 198, 198, 19},
+     "\n    if n == 0:\n        return 1\n    return max(fibonacci(n - 1) + 1, n)\n\n#"},
+    {"<|im_start|>user\nWhat is the boiling point of water?<|im_end|>\n<|im_start|>assistant\n",
+     {1, 4093, 198, 1780, 314, 260, 16891, 1225, 282, 913, 47, 2, 198, 1, 520, 9531, 198},
+     {504, 16891, 1225, 282, 913, 314, 4723, 216, 33, 32, 32, 4742, 51, 365, 34, 33,
+      34, 4742, 54, 595, 669, 314, 253, 4959, 3501, 282, 511, 2631, 28, 284, 357, 506},
+     "The boiling point of water is approximately 100°C (212°F). This is a fundamental property "
+     "of all matter, and it's"},
+};
+
+}  // namespace
+
+TEST_CASE("golden: SmolLM2 greedy continuations equal llama.cpp's", "[golden][model]") {
+  const std::string path = test::ModelPath("SmolLM2-135M-Instruct.Q4_1.gguf");
+  if (path.empty()) EMBER_SKIP("SmolLM2-135M-Instruct.Q4_1.gguf not in the model cache");
+  std::unique_ptr<Model> model;
+  Status s = Model::Load(path, nullptr, &model);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  for (const Golden& g : kGolden) {
+    INFO("prompt: " << g.prompt);
+    std::vector<int32_t> ids = model->tokenizer().Encode(g.prompt, true, true);
+    CHECK(ids == g.prompt_tokens);
+    SessionParams sp;
+    sp.n_ctx = 256;
+    std::unique_ptr<Session> session;
+    REQUIRE(Session::Create(*model, sp, &session).ok());
+    GenerateParams gp;
+    gp.n_predict = 32;
+    GenerateResult r;
+    REQUIRE(Generate(*session, g.prompt_tokens, gp, nullptr, nullptr, &r).ok());
+    CHECK(r.tokens == g.greedy);
+    CHECK(r.text == g.text);
+  }
+}
