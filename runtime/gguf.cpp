@@ -253,12 +253,14 @@ Status GgufFile::Parse(const uint8_t* bytes, size_t size, std::unique_ptr<GgufFi
   EMBER_RETURN_IF_ERROR(c.Read(&n_kv, "metadata count"));
   // Each kv takes at least 8 (key len) + 4 (type) + 1 bytes; each tensor info at least 8+4+4+8.
   if (n_kv > c.remaining() / 13) {
-    return BadFormat("GGUF metadata count " + std::to_string(n_kv) +
-                     " at byte offset 16 cannot fit in the file");
+    return BadFormat("truncated GGUF: metadata count " + std::to_string(n_kv) +
+                     " at byte offset 16 cannot fit in the file (" + std::to_string(size) +
+                     " bytes)");
   }
   if (n_tensors > c.remaining() / 24) {
-    return BadFormat("GGUF tensor count " + std::to_string(n_tensors) +
-                     " at byte offset 8 cannot fit in the file");
+    return BadFormat("truncated GGUF: tensor count " + std::to_string(n_tensors) +
+                     " at byte offset 8 cannot fit in the file (" + std::to_string(size) +
+                     " bytes)");
   }
 
   std::unordered_set<std::string_view> keys;

@@ -31,23 +31,38 @@ enum class TokenType : int32_t {
   kByte = 6,
 };
 
+// Bits of VocabData::token_attrs: llama.cpp's LSTRIP / RSTRIP token attributes, which it
+// sets by model name (e.g. for Phi-3). Splitting such a special token out of the text also
+// removes the whitespace before (lstrip) or after (rstrip) it.
+enum TokenAttr : uint8_t {
+  kTokenAttrLstrip = 1,
+  kTokenAttrRstrip = 2,
+};
+
 // Everything a tokenizer needs, read from the GGUF's tokenizer.ggml.* keys.
 struct VocabData {
   std::string model;  // tokenizer.ggml.model: "llama" | "gpt2"
   std::string pre;    // tokenizer.ggml.pre (BPE pre-tokenizer name), may be empty
   std::vector<std::string> tokens;
-  std::vector<float> scores;          // may be empty (BPE)
-  std::vector<TokenType> token_types; // same length as tokens (kNormal if absent)
-  std::vector<std::string> merges;    // BPE only: "a b" pairs, in rank order
+  std::vector<float> scores;           // may be empty (BPE)
+  std::vector<TokenType> token_types;  // same length as tokens (kNormal if absent)
+  std::vector<std::string> merges;     // BPE only: "a b" pairs, in rank order
   int32_t bos_id = -1;
   int32_t eos_id = -1;
   int32_t eot_id = -1;
   int32_t eom_id = -1;
   int32_t unk_id = -1;
   int32_t pad_id = -1;
-  bool add_bos = false;  // tokenizer.ggml.add_bos_token (default per model type)
-  bool add_eos = false;  // tokenizer.ggml.add_eos_token
+  bool add_bos = false;          // tokenizer.ggml.add_bos_token (default per model type)
+  bool add_eos = false;          // tokenizer.ggml.add_eos_token
   bool add_space_prefix = true;  // tokenizer.ggml.add_space_prefix (SPM)
+  // Decode removes the spaces llama.cpp's clean_up_tokenization_spaces removes (" ," -> ",");
+  // on for BPE vocabularies whose pre-tokenizer llama.cpp does not exempt.
+  bool clean_spaces = false;
+  // Further end-of-generation tokens, found by their text as llama.cpp does ("<|im_end|>",
+  // "<|eot_id|>", "<end_of_turn>", ...). EOS, EOT and EOM always end generation.
+  std::vector<int32_t> eog_ids;
+  std::vector<uint8_t> token_attrs;  // TokenAttr bits per token, or empty (none)
 };
 
 // Reads and validates the tokenizer.ggml.* keys. Errors name the key.
@@ -81,9 +96,46 @@ class Tokenizer {
   bool IsEndOfGeneration(int32_t id) const;
 
  protected:
-  explicit Tokenizer(VocabData vocab) : vocab_(std::move(vocab)) {}
+  // Builds the index of special tokens and the end-of-generation set.
+  explicit Tokenizer(VocabData vocab);
+
+  // A piece of the input once special tokens are split out: a token (token >= 0) or the raw
+  // text text[offset, offset + length).
+  struct Fragment {
+    int32_t token;
+    size_t offset;
+    size_t length;
+  };
+  // Splits special tokens out of `text` the way llama.cpp's tokenizer_st_partition does:
+  // user-defined tokens always, control and unknown ones only when parse_special; longer tokens
+  // first over the whole text; whitespace around lstrip/rstrip tokens dropped.
+  std::vector<Fragment> SplitSpecial(std::string_view text, bool parse_special) const;
+
   VocabData vocab_;
+
+ private:
+  struct SpecialIndex;
+  std::shared_ptr<const SpecialIndex> special_;
+  std::vector<bool> eog_;
 };
+
+namespace internal {
+
+// Per-model constructors behind Tokenizer::Create.
+Status CreateBpeTokenizer(VocabData vocab, std::unique_ptr<Tokenizer>* out);  // tokenizer_bpe.cpp
+Status CreateSpmTokenizer(VocabData vocab, std::unique_ptr<Tokenizer>* out);  // tokenizer_spm.cpp
+
+// What llama.cpp derives from tokenizer.ggml.pre besides the split regexes (tokenizer_bpe.cpp).
+struct BpePreDefaults {
+  bool add_bos = false;        // BOS on by default (llama3, tekken, chameleon)
+  bool clean_spaces = true;    // Decode cleans up spaces before punctuation
+  bool ignore_merges = false;  // a pre-token that is itself a token is not split further
+  bool no_bos = false;         // the vocabulary has no BOS token (chatglm)
+};
+// False when ember does not implement the pre-tokenizer `pre` ("" means "default").
+bool FindBpePreDefaults(std::string_view pre, BpePreDefaults* out);
+
+}  // namespace internal
 
 // Streams detokenized text: holds back the bytes of an unfinished UTF-8
 // character until the character completes, so every emitted piece is valid

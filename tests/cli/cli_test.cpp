@@ -43,14 +43,20 @@ std::string WriteBytes(const std::string& name, const std::string& bytes) {
   return p;
 }
 
-// Checks the error contract: non-zero exit, exactly one line on stderr.
+// Checks the error contract: non-zero exit, no signal, and the error is one
+// line "ember: error: ..." — the last line of stderr, after any log lines.
 void RequireCleanError(const Result& r, const std::string& needle) {
   INFO("stderr: " << r.err);
   CHECK(r.exit_code != 0);
   CHECK(r.exit_code < 128);  // not a signal
-  CHECK(r.err.rfind("ember: error: ", 0) == 0);
-  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-  CHECK_THAT(r.err, Catch::Contains(needle));
+  REQUIRE(!r.err.empty());
+  CHECK(r.err.back() == '\n');
+  const size_t start = r.err.rfind('\n', r.err.size() - 2);
+  const std::string last = r.err.substr(start == std::string::npos ? 0 : start + 1);
+  CHECK(last.rfind("ember: error: ", 0) == 0);
+  CHECK_THAT(last, Catch::Contains(needle));
+  // Nothing before it is an error line.
+  CHECK(r.err.find("ember: error: ") == r.err.size() - last.size());
 }
 
 }  // namespace
