@@ -1,0 +1,439 @@
+// peer_tool: a tiny driver over llama.cpp's public C API (llama.h), used as the
+// reference ("peer") side of ember's correctness validation (scripts/validate.sh).
+//
+// It is NOT part of ember's build: scripts/build-peer.sh compiles it with g++
+// directly against the llama.cpp it builds in ~/.cache/ember/peer.
+//
+//   peer_tool greedy   -m MODEL -p PROMPT -n N [-t THREADS] [--fa auto|on|off] [--kv f16|f32] [-v]
+//       Greedy decode (argmax of the raw logits, ties -> lowest token id) of up
+//       to N tokens; stops early at an end-of-generation token (which is not
+//       included in "tokens"). Prints one JSON object on stdout:
+//       {"prompt_tokens":[...],"tokens":[...],"text":"...","n_prompt":P,
+//        "n_gen":G,"finish_reason":"stop"|"length","stop_token":ID|null,...}
+//
+//   peer_tool logits   -m MODEL -p PROMPT -o FILE [-t THREADS] [--fa ...] [--kv ...] [-v]
+//       Evaluates the prompt and writes the logits of the last position as
+//       little-endian float32 (n_vocab floats) to FILE. Prints a small JSON
+//       summary (n_prompt, n_vocab, argmax) on stdout.
+//
+//   peer_tool tokenize -m MODEL (-p TEXT | -f FILE) [--no-bos]
+//       Prints the token ids on one line, separated by spaces.
+//       add_special = !--no-bos, parse_special = false (text is plain text).
+//
+// Prompt tokenization for greedy/logits: llama_tokenize(add_special=true,
+// parse_special=true). That is what llama.cpp's own tools do for a plain
+// prompt: examples/simple/simple.cpp calls llama_tokenize(vocab, prompt, ...,
+// true, true) and tools/completion/completion.cpp calls
+// common_tokenize(ctx, prompt, /*add_special*/ true, /*parse_special*/ true).
+// add_special only adds BOS/EOS if the model's GGUF asks for it
+// (tokenizer.ggml.add_bos_token); SmolLM2 sets add_bos_token=false, so no BOS
+// is prepended. parse_special=true turns "<|im_start|>" etc. into their
+// special-token ids instead of tokenizing them as plain text.
+//
+// Context: n_ctx = max(2048, n_prompt + N), n_batch = n_ubatch =
+// max(512, n_prompt) so the whole prompt is evaluated in one llama_decode call
+// and one micro-batch. Flash attention: the library default
+// (LLAMA_FLASH_ATTN_TYPE_AUTO, which on a CPU-only build resolves to
+// *enabled*); override with --fa. KV cache type: library default (F16);
+// override with --kv. Note: ggml's CPU flash-attention kernel works in F16
+// (Q is converted to F16; with an F16 V cache the V accumulation is F16 too),
+// so `--fa off --kv f32` is the most precise configuration llama.cpp offers.
+// On SmolLM2-135M the two configurations differ by KL ~2e-3..1e-2 in the
+// last-position logits and their greedy continuations part ways after a few
+// tokens for most prompts.
+// Threads: -t, default = number of online CPUs (results are identical for
+// -t 1 and -t 2).
+//
+// llama.cpp / ggml log output is suppressed except errors (-v shows all).
+
+#include "llama.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <clocale>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+bool g_verbose = false;
+ggml_log_level g_last_level = GGML_LOG_LEVEL_NONE;
+
+void log_cb(ggml_log_level level, const char * text, void * /*user*/) {
+    // GGML_LOG_LEVEL_CONT continues the previous message
+    if (level != GGML_LOG_LEVEL_CONT) {
+        g_last_level = level;
+    }
+    if (g_verbose || g_last_level == GGML_LOG_LEVEL_ERROR) {
+        fputs(text, stderr);
+        fflush(stderr);
+    }
+}
+
+[[noreturn]] void die(const std::string & msg) {
+    fprintf(stderr, "peer_tool: error: %s\n", msg.c_str());
+    exit(1);
+}
+
+void usage() {
+    fprintf(stderr,
+        "usage:\n"
+        "  peer_tool greedy   -m MODEL -p PROMPT -n N [-t THREADS] [--fa auto|on|off] [--kv f16|f32] [-v]\n"
+        "  peer_tool logits   -m MODEL -p PROMPT -o FILE [-t THREADS] [--fa auto|on|off] [--kv f16|f32] [-v]\n"
+        "  peer_tool tokenize -m MODEL (-p TEXT | -f FILE) [--no-bos] [-v]\n");
+    exit(2);
+}
+
+struct Args {
+    std::string mode;
+    std::string model;
+    std::string prompt;
+    bool has_prompt = false;
+    std::string file;
+    std::string out;
+    int n_predict = 64;
+    int n_threads = 0;
+    bool no_bos = false;
+    llama_flash_attn_type fa = LLAMA_FLASH_ATTN_TYPE_AUTO;
+    ggml_type kv_type = GGML_TYPE_F16;  // library default
+};
+
+int parse_int(const char * s, const char * what) {
+    char * end = nullptr;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < 0 || v > 1000000000L) {
+        die(std::string("bad value for ") + what + ": " + s);
+    }
+    return (int) v;
+}
+
+Args parse_args(int argc, char ** argv) {
+    if (argc < 2) usage();
+    Args a;
+    a.mode = argv[1];
+    if (a.mode != "greedy" && a.mode != "logits" && a.mode != "tokenize") usage();
+    for (int i = 2; i < argc; ++i) {
+        std::string k = argv[i];
+        auto val = [&]() -> const char * {
+            if (i + 1 >= argc) die("missing value for " + k);
+            return argv[++i];
+        };
+        if (k == "-m" || k == "--model") a.model = val();
+        else if (k == "-p" || k == "--prompt") { a.prompt = val(); a.has_prompt = true; }
+        else if (k == "-f" || k == "--file") a.file = val();
+        else if (k == "-o" || k == "--out") a.out = val();
+        else if (k == "-n" || k == "--n-predict") a.n_predict = parse_int(val(), "-n");
+        else if (k == "-t" || k == "--threads") a.n_threads = parse_int(val(), "-t");
+        else if (k == "--no-bos") a.no_bos = true;
+        else if (k == "-v" || k == "--verbose") g_verbose = true;
+        else if (k == "--fa") {
+            std::string v = val();
+            if (v == "auto") a.fa = LLAMA_FLASH_ATTN_TYPE_AUTO;
+            else if (v == "on") a.fa = LLAMA_FLASH_ATTN_TYPE_ENABLED;
+            else if (v == "off") a.fa = LLAMA_FLASH_ATTN_TYPE_DISABLED;
+            else die("--fa must be auto, on or off");
+        } else if (k == "--kv") {
+            std::string v = val();
+            if (v == "f16") a.kv_type = GGML_TYPE_F16;
+            else if (v == "f32") a.kv_type = GGML_TYPE_F32;
+            else die("--kv must be f16 or f32");
+        } else if (k == "-h" || k == "--help") usage();
+        else die("unknown argument: " + k);
+    }
+    if (a.model.empty()) die("-m MODEL is required");
+    if (a.mode == "tokenize") {
+        if (a.has_prompt == !a.file.empty()) die("tokenize needs exactly one of -p TEXT or -f FILE");
+    } else {
+        if (!a.has_prompt) die(a.mode + " needs -p PROMPT");
+        if (a.mode == "logits" && a.out.empty()) die("logits needs -o FILE");
+    }
+    if (a.n_threads <= 0) {
+        unsigned hc = std::thread::hardware_concurrency();
+        a.n_threads = hc ? (int) hc : 1;
+    }
+    return a;
+}
+
+std::string read_file(const std::string & path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) die("cannot open " + path);
+    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+std::vector<llama_token> tokenize(const llama_vocab * vocab, const std::string & text,
+                                  bool add_special, bool parse_special) {
+    if (text.size() > (size_t) INT32_MAX) die("text too long");
+    int32_t n = llama_tokenize(vocab, text.data(), (int32_t) text.size(), nullptr, 0,
+                               add_special, parse_special);
+    if (n == INT32_MIN) die("tokenization overflow");
+    std::vector<llama_token> toks(n < 0 ? -n : n);
+    if (!toks.empty()) {
+        int32_t m = llama_tokenize(vocab, text.data(), (int32_t) text.size(), toks.data(),
+                                   (int32_t) toks.size(), add_special, parse_special);
+        if (m < 0) die("tokenization failed");
+        toks.resize(m);
+    }
+    return toks;
+}
+
+// Detokenize a whole sequence at once (so multi-byte UTF-8 characters split
+// over tokens come out right). Special tokens are rendered (like llama-simple).
+std::string detokenize(const llama_vocab * vocab, const std::vector<llama_token> & toks) {
+    if (toks.empty()) return "";
+    std::string out(toks.size() * 16 + 64, '\0');
+    int32_t n = llama_detokenize(vocab, toks.data(), (int32_t) toks.size(), out.data(),
+                                 (int32_t) out.size(), /*remove_special*/ false,
+                                 /*unparse_special*/ true);
+    if (n < 0) {
+        out.resize(-n);
+        n = llama_detokenize(vocab, toks.data(), (int32_t) toks.size(), out.data(),
+                             (int32_t) out.size(), false, true);
+        if (n < 0) die("detokenization failed");
+    }
+    out.resize(n);
+    return out;
+}
+
+// JSON string escaping. Invalid UTF-8 (e.g. generation cut in the middle of a
+// multi-byte character) becomes U+FFFD so the output is always valid JSON.
+std::string json_escape(const std::string & s) {
+    std::string o = "\"";
+    const auto * p = (const unsigned char *) s.data();
+    size_t n = s.size(), i = 0;
+    char buf[8];
+    while (i < n) {
+        unsigned char c = p[i];
+        if (c < 0x80) {
+            switch (c) {
+                case '"': o += "\\\""; break;
+                case '\\': o += "\\\\"; break;
+                case '\n': o += "\\n"; break;
+                case '\r': o += "\\r"; break;
+                case '\t': o += "\\t"; break;
+                case '\b': o += "\\b"; break;
+                case '\f': o += "\\f"; break;
+                default:
+                    if (c < 0x20 || c == 0x7f) {
+                        snprintf(buf, sizeof(buf), "\\u%04x", c);
+                        o += buf;
+                    } else {
+                        o += (char) c;
+                    }
+            }
+            ++i;
+            continue;
+        }
+        // validate one UTF-8 sequence
+        size_t len = 0;
+        uint32_t cp = 0, min = 0;
+        if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; min = 0x80; }
+        else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; min = 0x800; }
+        else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; min = 0x10000; }
+        bool ok = len != 0 && i + len <= n;
+        for (size_t k = 1; ok && k < len; ++k) {
+            if ((p[i + k] & 0xC0) != 0x80) ok = false;
+            else cp = (cp << 6) | (p[i + k] & 0x3F);
+        }
+        if (ok && (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))) ok = false;
+        if (ok) {
+            o.append(s, i, len);
+            i += len;
+        } else {
+            o += "\\ufffd";
+            ++i;
+        }
+    }
+    o += '"';
+    return o;
+}
+
+std::string json_ids(const std::vector<llama_token> & v) {
+    std::string o = "[";
+    for (size_t i = 0; i < v.size(); ++i) {
+        if (i) o += ',';
+        o += std::to_string(v[i]);
+    }
+    return o + "]";
+}
+
+struct Session {
+    llama_model * model = nullptr;
+    llama_context * ctx = nullptr;
+    const llama_vocab * vocab = nullptr;
+    ~Session() {
+        if (ctx) llama_free(ctx);
+        if (model) llama_model_free(model);
+    }
+};
+
+void load_model(Session & s, const Args & a, bool vocab_only) {
+    llama_model_params mp = llama_model_default_params();
+    mp.vocab_only = vocab_only;
+    mp.n_gpu_layers = 0;  // CPU build anyway
+    s.model = llama_model_load_from_file(a.model.c_str(), mp);
+    if (!s.model) die("unable to load model " + a.model);
+    s.vocab = llama_model_get_vocab(s.model);
+}
+
+void make_context(Session & s, const Args & a, int n_prompt, int n_predict) {
+    llama_context_params cp = llama_context_default_params();
+    cp.n_ctx = (uint32_t) std::max(2048, n_prompt + n_predict + 1);
+    cp.n_batch = (uint32_t) std::max(512, n_prompt);
+    cp.n_ubatch = cp.n_batch;
+    cp.n_seq_max = 1;
+    cp.n_threads = a.n_threads;
+    cp.n_threads_batch = a.n_threads;
+    cp.flash_attn_type = a.fa;  // default: LLAMA_FLASH_ATTN_TYPE_AUTO
+    cp.type_k = a.kv_type;      // default: GGML_TYPE_F16
+    cp.type_v = a.kv_type;
+    cp.no_perf = true;
+    s.ctx = llama_init_from_model(s.model, cp);
+    if (!s.ctx) die("failed to create llama_context");
+}
+
+// Decode `toks` starting at position pos0; only the last token's logits are
+// requested. Returns a pointer to those logits.
+const float * decode(Session & s, const std::vector<llama_token> & toks, int pos0) {
+    llama_batch b = llama_batch_init((int32_t) toks.size(), 0, 1);
+    for (size_t i = 0; i < toks.size(); ++i) {
+        b.token[i] = toks[i];
+        b.pos[i] = pos0 + (llama_pos) i;
+        b.n_seq_id[i] = 1;
+        b.seq_id[i][0] = 0;
+        b.logits[i] = (i + 1 == toks.size());
+    }
+    b.n_tokens = (int32_t) toks.size();
+    int32_t rc = llama_decode(s.ctx, b);
+    llama_batch_free(b);
+    if (rc != 0) die("llama_decode failed with code " + std::to_string(rc));
+    const float * logits = llama_get_logits_ith(s.ctx, -1);
+    if (!logits) die("no logits");
+    return logits;
+}
+
+llama_token argmax(const float * logits, int n_vocab) {
+    // strict '>' so that ties resolve to the lowest token id
+    int best = 0;
+    for (int i = 1; i < n_vocab; ++i) {
+        if (logits[i] > logits[best]) best = i;
+    }
+    return best;
+}
+
+int cmd_greedy(const Args & a) {
+    Session s;
+    load_model(s, a, false);
+    std::vector<llama_token> prompt = tokenize(s.vocab, a.prompt, true, true);
+    if (prompt.empty()) die("prompt tokenizes to zero tokens");
+    make_context(s, a, (int) prompt.size(), a.n_predict);
+    const int n_vocab = llama_vocab_n_tokens(s.vocab);
+
+    std::vector<llama_token> gen;
+    std::string finish = "length";
+    llama_token stop_token = LLAMA_TOKEN_NULL;
+    if (a.n_predict > 0) {
+        const float * logits = decode(s, prompt, 0);
+        int pos = (int) prompt.size();
+        while (true) {
+            llama_token t = argmax(logits, n_vocab);
+            if (llama_vocab_is_eog(s.vocab, t)) {
+                finish = "stop";
+                stop_token = t;
+                break;
+            }
+            gen.push_back(t);
+            if ((int) gen.size() >= a.n_predict) break;
+            logits = decode(s, {t}, pos);
+            ++pos;
+        }
+    }
+
+    std::string out = "{";
+    out += "\"prompt_tokens\":" + json_ids(prompt);
+    out += ",\"tokens\":" + json_ids(gen);
+    out += ",\"text\":" + json_escape(detokenize(s.vocab, gen));
+    out += ",\"n_prompt\":" + std::to_string(prompt.size());
+    out += ",\"n_gen\":" + std::to_string(gen.size());
+    out += ",\"finish_reason\":\"" + finish + "\"";
+    out += ",\"stop_token\":" + (stop_token == LLAMA_TOKEN_NULL ? std::string("null")
+                                                                 : std::to_string(stop_token));
+    out += ",\"n_vocab\":" + std::to_string(n_vocab);
+    out += ",\"flash_attn_type\":\"" + std::string(llama_flash_attn_type_name(a.fa)) + "\"";
+    out += ",\"kv_type\":\"" + std::string(ggml_type_name(a.kv_type)) + "\"";
+    out += ",\"n_threads\":" + std::to_string(a.n_threads);
+    out += "}\n";
+    fputs(out.c_str(), stdout);
+    return 0;
+}
+
+int cmd_logits(const Args & a) {
+    Session s;
+    load_model(s, a, false);
+    std::vector<llama_token> prompt = tokenize(s.vocab, a.prompt, true, true);
+    if (prompt.empty()) die("prompt tokenizes to zero tokens");
+    make_context(s, a, (int) prompt.size(), 0);
+    const int n_vocab = llama_vocab_n_tokens(s.vocab);
+    const float * logits = decode(s, prompt, 0);
+
+    // write little-endian float32
+    std::vector<unsigned char> bytes((size_t) n_vocab * 4);
+    for (int i = 0; i < n_vocab; ++i) {
+        uint32_t u;
+        memcpy(&u, &logits[i], 4);
+        bytes[4 * i + 0] = (unsigned char) (u & 0xff);
+        bytes[4 * i + 1] = (unsigned char) ((u >> 8) & 0xff);
+        bytes[4 * i + 2] = (unsigned char) ((u >> 16) & 0xff);
+        bytes[4 * i + 3] = (unsigned char) ((u >> 24) & 0xff);
+    }
+    FILE * f = fopen(a.out.c_str(), "wb");
+    if (!f) die("cannot open " + a.out + " for writing");
+    if (fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size() || fclose(f) != 0) {
+        die("write to " + a.out + " failed");
+    }
+    printf("{\"prompt_tokens\":%s,\"n_prompt\":%zu,\"n_vocab\":%d,\"argmax\":%d,"
+           "\"flash_attn_type\":\"%s\",\"kv_type\":\"%s\"}\n",
+           json_ids(prompt).c_str(), prompt.size(), n_vocab, argmax(logits, n_vocab),
+           llama_flash_attn_type_name(a.fa), ggml_type_name(a.kv_type));
+    return 0;
+}
+
+int cmd_tokenize(const Args & a) {
+    Session s;
+    load_model(s, a, /*vocab_only*/ true);
+    std::string text = a.has_prompt ? a.prompt : read_file(a.file);
+    std::vector<llama_token> toks = tokenize(s.vocab, text, /*add_special*/ !a.no_bos,
+                                             /*parse_special*/ false);
+    std::string out;
+    out.reserve(toks.size() * 6 + 1);
+    for (size_t i = 0; i < toks.size(); ++i) {
+        if (i) out += ' ';
+        out += std::to_string(toks[i]);
+    }
+    out += '\n';
+    fwrite(out.data(), 1, out.size(), stdout);
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char ** argv) {
+    std::setlocale(LC_NUMERIC, "C");
+    Args a = parse_args(argc, argv);
+    llama_log_set(log_cb, nullptr);
+    llama_backend_init();
+    int rc = 0;
+    if (a.mode == "greedy") rc = cmd_greedy(a);
+    else if (a.mode == "logits") rc = cmd_logits(a);
+    else rc = cmd_tokenize(a);
+    llama_backend_free();
+    return rc;
+}
