@@ -36,12 +36,13 @@ function(ember_set_isa_flags)
   foreach(src ${ARGN})
     get_filename_component(name ${src} NAME_WE)
     if(EMBER_X86)
+      # GCC 12's _mm512_undefined_* trip -Wmaybe-uninitialized (GCC bug 105593).
       if(name MATCHES "_avx512vnni$")
         set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS
-          "-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512vnni;-mfma;-mf16c;-mbmi2")
+          "-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512vnni;-mfma;-mf16c;-mbmi2;-Wno-maybe-uninitialized")
       elseif(name MATCHES "_avx512$")
         set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS
-          "-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mfma;-mf16c;-mbmi2")
+          "-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mfma;-mf16c;-mbmi2;-Wno-maybe-uninitialized")
       elseif(name MATCHES "_avx2$")
         set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;-mbmi2")
       endif()

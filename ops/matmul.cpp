@@ -1,12 +1,51 @@
 #include "ops/matmul.h"
 
+#include <algorithm>
+
+#include "ops/kernels.h"
 #include "ops/vec_dot.h"
 #include "quant/quantize.h"
 
 namespace ember {
+namespace {
+
+const Kernels& Table() {
+  const Kernels* k = nullptr;
+  // The session validates EMBER_ISA up front (SelectIsa); here a bad value
+  // can only mean the reference kernels.
+  static const Kernels fallback = KernelsFor(Isa::kRef);
+  return ActiveKernels(&k).ok() ? *k : fallback;
+}
+
+void MatMulPacked(const WeightView& w, const float* x, int64_t m, float* y, int64_t ldy,
+                  int n_threads, MatMulScratch* scratch) {
+  const PackedMatrix& p = *w.packed;
+  QuantizeActs_ref(x, m, p.n_cols, &scratch->qacts);
+  const QuantizedActs& a = scratch->qacts;
+  const Kernels& k = Table();
+  const QGemmFn fn = p.layout == PackedLayout::kQ4x16 ? k.qgemm_q4x16 : k.qgemm_q8x16;
+  const int64_t n_tiles = p.n_tiles;
+  const int chunks = static_cast<int>(std::min<int64_t>(n_threads, n_tiles));
+  if (chunks <= 1) {
+    fn(p, 0, n_tiles, a, y, ldy);
+    return;
+  }
+  // Tiles are equal in bytes: an even split of tiles is an even split of work.
+#pragma omp parallel for num_threads(chunks) schedule(static, 1)
+  for (int c = 0; c < chunks; ++c) {
+    const int64_t begin = n_tiles * c / chunks, end = n_tiles * (c + 1) / chunks;
+    fn(p, begin, end, a, y, ldy);
+  }
+}
+
+}  // namespace
 
 void MatMul(const WeightView& w, const float* x, int64_t m, float* y, int64_t ldy,
             int n_threads, MatMulScratch* scratch) {
+  if (w.packed != nullptr) {
+    MatMulPacked(w, x, m, y, ldy, n_threads, scratch);
+    return;
+  }
   const VecDotPair* pair = FindVecDot(w.type);
   const int64_t k = w.n_cols;
   const size_t act_row_bytes = GgmlRowBytes(pair->activation_type, static_cast<uint64_t>(k));
@@ -25,6 +64,14 @@ void MatMul(const WeightView& w, const float* x, int64_t m, float* y, int64_t ld
       y[t * ldy + r] = dot(k, wr, act + t * act_row_bytes);
     }
   }
+}
+
+void WeightRow(const WeightView& w, int64_t row, float* out) {
+  if (w.packed != nullptr) {
+    for (int64_t c = 0; c < w.n_cols; ++c) out[c] = PackedWeight(*w.packed, row, c);
+    return;
+  }
+  DequantizeRow(w.type, w.data + static_cast<size_t>(row) * w.row_bytes, out, w.n_cols);
 }
 
 }  // namespace ember

@@ -1,34 +1,44 @@
-// Y = X · W^T for a weight matrix in its GGUF format (the straightforward
-// path: activations quantized once per row to the weight's partner format,
-// then one dot product per output element). Each output element is computed
-// by one thread in a fixed order, so results do not depend on the thread count.
+// Y = X · W^T for one weight matrix. Two paths:
+//  - packed (Q4_0/Q4_1/Q8_0 sources repacked into quant/packed.h layouts):
+//    activations quantized once to int8 groups, then the quantized GEMM kernel
+//    of the active ISA over tiles of 16 rows, tiles split evenly over threads;
+//  - GGUF rows as stored (F32/F16/BF16): one reference dot product per output.
+// Each output element is computed by one thread in a fixed order, so results
+// do not depend on the thread count.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "ops/qgemm.h"
 #include "quant/ggml_type.h"
+#include "quant/packed.h"
 
 namespace ember {
 
-// A weight matrix W[n_rows, n_cols] (n_cols contiguous) in a GGUF format.
+// A weight matrix W[n_rows, n_cols] (n_cols contiguous).
 struct WeightView {
-  GgmlType type = GgmlType::kF32;
-  const uint8_t* data = nullptr;
-  int64_t n_rows = 0;  // output features
-  int64_t n_cols = 0;  // input features
-  size_t row_bytes = 0;
+  GgmlType type = GgmlType::kF32;  // the GGUF type it came from
+  const uint8_t* data = nullptr;   // GGUF rows (nullptr once released after repacking)
+  int64_t n_rows = 0;              // output features
+  int64_t n_cols = 0;              // input features
+  size_t row_bytes = 0;            // of a GGUF row
+  const PackedMatrix* packed = nullptr;  // native layout, when repacked
 };
 
-// Reusable buffer for quantized activations.
+// Reusable buffers for quantized activations.
 struct MatMulScratch {
-  std::vector<uint8_t> act;
+  std::vector<uint8_t> act;  // GGUF-path activations
+  QuantizedActs qacts;       // packed-path activations
 };
 
 // x: [m, w.n_cols] floats, row stride w.n_cols; y: [m, w.n_rows], row stride ldy.
-// Uses up to n_threads OpenMP threads. The weight type must have a FindVecDot pair.
+// Uses up to n_threads OpenMP threads.
 void MatMul(const WeightView& w, const float* x, int64_t m, float* y, int64_t ldy,
             int n_threads, MatMulScratch* scratch);
+
+// Row `row` of W as floats [n_cols] (embedding lookups).
+void WeightRow(const WeightView& w, int64_t row, float* out);
 
 }  // namespace ember

@@ -1,6 +1,7 @@
 #include "platform/mapped_file.h"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
@@ -29,6 +30,14 @@ void MappedFile::Reset() {
   if (data_ != nullptr) munmap(data_, size_);
   data_ = nullptr;
   size_ = 0;
+}
+
+void MappedFile::Release(const uint8_t* p, size_t n) const {
+  if (data_ == nullptr || p < data_ || p + n > data_ + size_) return;
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n) / page * page;
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 Status MappedFile::Open(const std::string& path, MappedFile* out) {

@@ -22,6 +22,9 @@ class MappedFile {
   static Status Open(const std::string& path, MappedFile* out);
 
   const uint8_t* data() const { return data_; }
+  // Tells the OS the whole pages inside [p, p + n) are no longer needed: they
+  // leave the resident set (and are read again from the file if touched).
+  void Release(const uint8_t* p, size_t n) const;
   size_t size() const { return size_; }
 
  private:

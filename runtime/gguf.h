@@ -95,6 +95,8 @@ class GgufFile {
   const std::vector<GgufTensorInfo>& tensors() const { return tensors_; }
 
   const GgufValue* Find(std::string_view key) const;
+  // Drops a tensor's pages from memory once its data has been copied (repacked).
+  void ReleaseTensorData(const GgufTensorInfo& t) const { map_.Release(t.data, t.n_bytes); }
   const GgufTensorInfo* FindTensor(std::string_view name) const;
 
   // Typed getters: return an error naming the key when it is missing or has the

@@ -210,8 +210,68 @@ Status Model::Load(const std::string& path, const LoadProgressFn& progress,
   if (Status s = load(); !s.ok()) {
     return s.code() == Code::kCancelled ? s : with_path(s);
   }
+  if (Status s = m->RepackWeights(); !s.ok()) return with_path(s);
   *out = std::move(m);
   return Status::Ok();
+}
+
+Status Model::RepackWeights() {
+  // Every matrix whose GGUF type has a native layout is repacked once (tied
+  // output and embedding share one), then the file's pages of it are released:
+  // the weights live in memory once.
+  std::vector<WeightView*> views = {&weights_.token_embd, &weights_.output};
+  for (LayerWeights& L : weights_.layers) {
+    for (WeightView* v : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) {
+      views.push_back(v);
+    }
+  }
+  std::vector<std::pair<const uint8_t*, const PackedMatrix*>> done;
+  std::vector<const uint8_t*> to_release;
+  for (WeightView* v : views) {
+    if (!CanRepack(v->type)) continue;
+    const PackedMatrix* packed = nullptr;
+    for (const auto& [src, p] : done) {
+      if (src == v->data) packed = p;
+    }
+    if (packed == nullptr) {
+      auto p = std::make_unique<PackedMatrix>();
+      EMBER_RETURN_IF_ERROR(Repack(v->type, v->data, v->n_rows, v->n_cols, p.get()));
+      packed = p.get();
+      done.emplace_back(v->data, packed);
+      to_release.push_back(v->data);
+      packed_.push_back(std::move(p));
+    }
+    v->packed = packed;
+  }
+  for (const GgufTensorInfo& t : gguf_->tensors()) {
+    for (const uint8_t* data : to_release) {
+      if (t.data == data) gguf_->ReleaseTensorData(t);
+    }
+  }
+  for (WeightView* v : views) {
+    if (v->packed != nullptr) v->data = nullptr;  // released: only the packed copy remains
+  }
+  return Status::Ok();
+}
+
+uint64_t Model::loaded_weight_bytes() const {
+  uint64_t n = 0;
+  for (const auto& p : packed_) n += p->bytes();
+  std::vector<const uint8_t*> seen;
+  auto add = [&](const WeightView& v) {
+    if (v.packed != nullptr || v.data == nullptr) return;
+    for (const uint8_t* d : seen) {
+      if (d == v.data) return;
+    }
+    seen.push_back(v.data);
+    n += v.row_bytes * static_cast<uint64_t>(v.n_rows);
+  };
+  add(weights_.token_embd);
+  add(weights_.output);
+  for (const LayerWeights& L : weights_.layers) {
+    for (const WeightView* v : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) add(*v);
+  }
+  return n;
 }
 
 uint64_t Model::weight_bytes() const {

@@ -72,15 +72,20 @@ class Model {
   const Tokenizer& tokenizer() const { return *tokenizer_; }
   const GgufFile& gguf() const { return *gguf_; }
   const std::string& path() const { return path_; }
-  // Total bytes of the weight tensors.
+  // Total bytes of the weight tensors in the file.
   uint64_t weight_bytes() const;
+  // Bytes of the weights as loaded (native layouts + tensors used in place).
+  uint64_t loaded_weight_bytes() const;
 
  private:
+  Status RepackWeights();
+
   std::string path_;
   std::unique_ptr<GgufFile> gguf_;
   Hparams hparams_;
   ModelWeights weights_;
   std::unique_ptr<Tokenizer> tokenizer_;
+  std::vector<std::unique_ptr<PackedMatrix>> packed_;  // native layouts of repacked weights
 };
 
 }  // namespace ember

@@ -195,3 +195,26 @@ std::string ReadPrompt(const Args& args) {
   throw UsageError{"a prompt is needed: -p TEXT or -f FILE"};
 }
 }  // namespace cli
+
+namespace cli {
+std::vector<int32_t> ParseIds(const std::string& text) {
+  std::vector<int32_t> ids;
+  size_t i = 0;
+  while (i < text.size()) {
+    if (text[i] == ',' || text[i] == ' ') {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    if (text[j] == '-') ++j;
+    while (j < text.size() && text[j] >= '0' && text[j] <= '9') ++j;
+    if (j == i || (j == i + 1 && text[i] == '-') || j - i > 10) {
+      throw UsageError{"--tokens expects comma-separated token ids, got '" + text + "'"};
+    }
+    ids.push_back(static_cast<int32_t>(std::stoll(text.substr(i, j - i))));
+    i = j;
+  }
+  if (ids.empty()) throw UsageError{"--tokens has no ids"};
+  return ids;
+}
+}  // namespace cli

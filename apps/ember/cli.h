@@ -85,4 +85,7 @@ using SessionPtr = std::unique_ptr<ember_session, SessionDeleter>;
 
 // The prompt from -p or -f (exactly one); throws UsageError otherwise.
 std::string ReadPrompt(const Args& args);
+
+// "1,2,3" (or space-separated) -> ids; throws UsageError on anything else.
+std::vector<int32_t> ParseIds(const std::string& text);
 }  // namespace cli

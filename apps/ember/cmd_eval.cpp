@@ -11,20 +11,24 @@ int EvalCommand(int argc, char** argv) {
       kModelOption,
       kPromptOption,
       kFileOption,
+      {"--tokens", "", "IDS", "evaluate these comma-separated token ids instead of a prompt"},
       {"--logits-out", "", "FILE", "where to write n_vocab little-endian float32 logits"},
       {"--ctx-size", "-c", "N", "context size in tokens"},
       {"--threads", "-t", "N", "threads (default: all cores)"},
   };
   Args args;
-  if (!args.Parse("eval", "-m MODEL (-p PROMPT | -f FILE) --logits-out FILE", specs, argc, argv)) {
+  if (!args.Parse("eval", "-m MODEL (-p PROMPT | -f FILE | --tokens IDS) --logits-out FILE",
+                  specs, argc, argv)) {
     return 0;
   }
-  const std::string prompt = ReadPrompt(args);
+  const bool by_ids = args.Has("--tokens");
+  const std::string prompt = by_ids ? std::string() : ReadPrompt(args);
   if (!args.Has("--logits-out")) throw UsageError{"--logits-out FILE is required"};
   const int64_t n_ctx = args.GetInt("--ctx-size", 0, 0, 1 << 24);
   const int64_t n_threads = args.GetInt("--threads", 0, 0, 1024);
   ModelPtr model(LoadModel(ResolveModelPath(args)));
-  std::vector<int32_t> ids = Tokenize(model.get(), prompt, true, true);
+  std::vector<int32_t> ids =
+      by_ids ? ParseIds(args.Get("--tokens")) : Tokenize(model.get(), prompt, true, true);
   if (ids.empty()) throw UsageError{"the prompt has no tokens"};
   ember_session_params sp = ember_session_default_params();
   sp.n_ctx = static_cast<int32_t>(n_ctx);

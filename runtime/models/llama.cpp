@@ -39,10 +39,7 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
   Resize(s.rope, n * hp.n_rot);
 
   // Embedding rows, dequantized.
-  for (int64_t t = 0; t < n; ++t) {
-    const WeightView& e = w.token_embd;
-    DequantizeRow(e.type, e.data + static_cast<size_t>(tokens[t]) * e.row_bytes, &s.x[t * E], E);
-  }
+  for (int64_t t = 0; t < n; ++t) WeightRow(w.token_embd, tokens[t], &s.x[t * E]);
   const float* freq_factors = w.rope_freqs.empty() ? nullptr : w.rope_freqs.data();
   for (int64_t t = 0; t < n; ++t) {
     RopeCache(&s.rope[t * hp.n_rot], pos0 + t, hp.n_rot, hp.rope_freq_base, hp.rope_freq_scale,

@@ -2,8 +2,9 @@
 // (real GGUFs fetched by scripts/fetch-models.sh) and scratch files.
 #pragma once
 
-#include <iostream>
 #include <string>
+
+#include "support/skip.h"
 
 namespace ember::test {
 
@@ -16,10 +17,3 @@ bool FileExists(const std::string& path);
 
 }  // namespace ember::test
 
-// ctest marks a test "Skipped" when its output contains "EMBER_SKIPPED:"
-// (SKIP_REGULAR_EXPRESSION in tests/CMakeLists.txt); the reason follows.
-#define EMBER_SKIP(reason)                                            \
-  do {                                                                \
-    std::cout << "EMBER_SKIPPED: " << (reason) << std::endl;          \
-    return;                                                           \
-  } while (0)

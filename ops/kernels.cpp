@@ -1,0 +1,63 @@
+#include "ops/kernels.h"
+
+namespace ember {
+
+Kernels KernelsFor(Isa isa) {
+  Kernels k;
+  k.isa = isa;
+  k.qgemm_q4x16 = QGemmQ4x16_ref;
+  k.qgemm_q8x16 = QGemmQ8x16_ref;
+#if defined(__x86_64__)
+  if (isa == Isa::kAvx2 || isa == Isa::kAvx512) {
+    // Plain AVX-512 (without VNNI) uses the AVX2 kernels: same layout, and
+    // without dpbusd the 512-bit maddubs path gains little over it.
+    k.qgemm_q4x16 = QGemmQ4x16_avx2;
+    k.qgemm_q8x16 = QGemmQ8x16_avx2;
+  } else if (isa == Isa::kAvx512Vnni) {
+    k.qgemm_q4x16 = QGemmQ4x16_avx512vnni;
+    k.qgemm_q8x16 = QGemmQ8x16_avx512vnni;
+  }
+#elif defined(__aarch64__) || (defined(__arm__) && defined(__ARM_NEON))
+  if (isa == Isa::kNeon) {
+    k.qgemm_q4x16 = QGemmQ4x16_neon;
+    k.qgemm_q8x16 = QGemmQ8x16_neon;
+  }
+#if defined(__aarch64__)
+  if (isa == Isa::kNeonDot || isa == Isa::kNeonI8mm) {
+    // i8mm (smmla) wants a 2-row-pair layout; until it has one, sdot serves it.
+    k.qgemm_q4x16 = QGemmQ4x16_neon_dot;
+    k.qgemm_q8x16 = QGemmQ8x16_neon_dot;
+  }
+#endif
+#endif
+  return k;
+}
+
+bool HasVariantsFor(Isa isa) {
+  switch (isa) {
+    case Isa::kRef: return true;
+#if defined(__x86_64__)
+    case Isa::kAvx2:
+    case Isa::kAvx512:
+    case Isa::kAvx512Vnni: return true;
+#elif defined(__aarch64__)
+    case Isa::kNeon:
+    case Isa::kNeonDot:
+    case Isa::kNeonI8mm: return true;
+#elif defined(__arm__) && defined(__ARM_NEON)
+    case Isa::kNeon: return true;
+#endif
+    default: return false;
+  }
+}
+
+Status ActiveKernels(const Kernels** out) {
+  static Isa isa;
+  static const Status status = SelectIsa(&isa);
+  static const Kernels table = KernelsFor(status.ok() ? isa : Isa::kRef);
+  if (!status.ok()) return status;
+  *out = &table;
+  return Status::Ok();
+}
+
+}  // namespace ember

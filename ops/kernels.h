@@ -1,0 +1,42 @@
+// The kernel table: one function pointer per kernel family, chosen once from
+// the CPU's features (or EMBER_ISA) — dispatch high up, never inside loops.
+#pragma once
+
+#include "ops/qgemm.h"
+#include "platform/cpu_features.h"
+#include "platform/status.h"
+
+namespace ember {
+
+struct Kernels {
+  Isa isa = Isa::kRef;  // the ISA the table was built for
+  QGemmFn qgemm_q4x16 = nullptr;
+  QGemmFn qgemm_q8x16 = nullptr;
+};
+
+// The table for `isa`: the best variant of each family at or below that level
+// (ref for families without a variant there). The CPU must support `isa`.
+Kernels KernelsFor(Isa isa);
+
+// The process-wide table (EMBER_ISA or the best for this CPU); an error if
+// EMBER_ISA is unknown or unsupported here.
+Status ActiveKernels(const Kernels** out);
+
+// ISA levels for which this build has variants (for tests: sweep them all).
+bool HasVariantsFor(Isa isa);
+
+// Variants compiled per ISA (defined in the per-ISA files).
+void QGemmQ4x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
+void QGemmQ8x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
+void QGemmQ4x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
+                           int64_t);
+void QGemmQ8x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
+                           int64_t);
+void QGemmQ4x16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
+void QGemmQ8x16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
+void QGemmQ4x16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
+                         int64_t);
+void QGemmQ8x16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
+                         int64_t);
+
+}  // namespace ember

@@ -1,0 +1,122 @@
+// Quantized GEMM on NEON without dotprod (Cortex-A53/A72: Raspberry Pi 3/4,
+// and 32-bit ARMv7 with NEON). A 64-byte sub-chunk is four q-registers of 4
+// rows x 4 bytes; the 4-byte dot products come from widening multiplies
+// (s8 x s8 -> s16, exact) and pairwise adds (a pair of products fits int16:
+// 2 * 128 * 127 < 32768).
+#if defined(__aarch64__) || (defined(__arm__) && defined(__ARM_NEON))
+#include <arm_neon.h>
+
+#include <cstring>
+
+#include "ops/kernels.h"
+
+namespace ember {
+namespace {
+
+constexpr int kMr = 2;
+
+// For 4 rows (4 bytes each in w) and the same 4 activation bytes a4:
+// lane r = sum_b w[4r + b] * a4[b].
+inline int32x4_t Dot4x4(int8x16_t w, int8x16_t a) {
+  const int16x8_t lo = vmull_s8(vget_low_s8(w), vget_low_s8(a));
+  const int16x8_t hi = vmull_s8(vget_high_s8(w), vget_high_s8(a));
+  const int32x4_t plo = vpaddlq_s16(lo);  // sums of byte pairs: rows 0,1
+  const int32x4_t phi = vpaddlq_s16(hi);  // rows 2,3
+#if defined(__aarch64__)
+  return vpaddq_s32(plo, phi);
+#else
+  return vcombine_s32(vpadd_s32(vget_low_s32(plo), vget_high_s32(plo)),
+                      vpadd_s32(vget_low_s32(phi), vget_high_s32(phi)));
+#endif
+}
+
+inline int8x16_t Bcast4(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return vreinterpretq_s8_s32(vdupq_n_s32(v));
+}
+
+inline float32x4_t LoadF16x4(const uint8_t* p) {
+  return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(reinterpret_cast<const uint16_t*>(p))));
+}
+
+inline void Store(float* y, float32x4_t v, int64_t row0, int64_t n_rows) {
+  const int64_t left = n_rows - row0;
+  if (left >= 4) {
+    vst1q_f32(y + row0, v);
+  } else if (left > 0) {
+    float tmp[4];
+    vst1q_f32(tmp, v);
+    std::memcpy(y + row0, tmp, static_cast<size_t>(left) * sizeof(float));
+  }
+}
+
+// One quad of 4 rows (q = 0..3 within the tile) for MR tokens.
+template <int MR, bool kInt8, bool kHasMin>
+void Quad(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, int64_t t0,
+          float* y, int64_t ldy) {
+  float32x4_t acc[MR];
+  for (int i = 0; i < MR; ++i) acc[i] = vdupq_n_f32(0.0f);
+  const uint8_t* gp = w.tile(tile);
+  const size_t q_bytes = kInt8 ? 512 : 256;
+  for (int64_t g = 0; g < w.n_groups; ++g, gp += w.group_bytes) {
+    int8x16_t wq[8];
+    if (kInt8) {
+      for (int s = 0; s < 8; ++s) wq[s] = vld1q_s8(reinterpret_cast<const int8_t*>(gp + 64 * s + 16 * q));
+    } else {
+      for (int s = 0; s < 4; ++s) {
+        const uint8x16_t v = vld1q_u8(gp + 64 * s + 16 * q);
+        wq[2 * s] = vreinterpretq_s8_u8(vandq_u8(v, vdupq_n_u8(0x0F)));
+        wq[2 * s + 1] = vreinterpretq_s8_u8(vshrq_n_u8(v, 4));
+      }
+    }
+    const float32x4_t dw = LoadF16x4(gp + q_bytes + 8 * q);
+    float32x4_t mw = vdupq_n_f32(0.0f);
+    if (!kInt8) mw = kHasMin ? LoadF16x4(gp + q_bytes + 32 + 8 * q) : vmulq_n_f32(dw, -8.0f);
+    for (int i = 0; i < MR; ++i) {
+      const int8_t* aq = a.q_row(t0 + i) + g * 32;
+      int32x4_t isum = vdupq_n_s32(0);
+      for (int s = 0; s < 8; ++s) {
+        // int8: sub-chunk s = columns 4s..4s+3; int4: wq[2s'] / wq[2s'+1] are
+        // columns 8s'..8s'+3 / 8s'+4..8s'+7, i.e. 4s..4s+3 again.
+        isum = vaddq_s32(isum, Dot4x4(wq[s], Bcast4(aq + 4 * s)));
+      }
+      const float32x4_t scale = vmulq_n_f32(dw, a.d_row(t0 + i)[g]);
+      acc[i] = vfmaq_f32(acc[i], vcvtq_f32_s32(isum), scale);
+      if (!kInt8) acc[i] = vfmaq_f32(acc[i], mw, vdupq_n_f32(a.min_sums(t0 + i, kHasMin)[g]));
+    }
+  }
+  for (int i = 0; i < MR; ++i) Store(y + (t0 + i) * ldy, acc[i], tile * kTileRows + 4 * q, w.n_rows);
+}
+
+template <bool kInt8, bool kHasMin>
+void Drive(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const QuantizedActs& a,
+           float* y, int64_t ldy) {
+  for (int64_t tile = tile_begin; tile < tile_end; ++tile) {
+    for (int q = 0; q < 4; ++q) {
+      if (tile * kTileRows + 4 * q >= w.n_rows) break;
+      int64_t t = 0;
+      for (; t + kMr <= a.m; t += kMr) Quad<kMr, kInt8, kHasMin>(w, tile, q, a, t, y, ldy);
+      if (t < a.m) Quad<1, kInt8, kHasMin>(w, tile, q, a, t, y, ldy);
+    }
+  }
+}
+
+}  // namespace
+
+void QGemmQ4x16_neon(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                     const QuantizedActs& a, float* y, int64_t ldy) {
+  if (w.has_min) {
+    Drive<false, true>(w, tile_begin, tile_end, a, y, ldy);
+  } else {
+    Drive<false, false>(w, tile_begin, tile_end, a, y, ldy);
+  }
+}
+
+void QGemmQ8x16_neon(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                     const QuantizedActs& a, float* y, int64_t ldy) {
+  Drive<true, false>(w, tile_begin, tile_end, a, y, ldy);
+}
+
+}  // namespace ember
+#endif

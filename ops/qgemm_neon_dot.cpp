@@ -1,0 +1,108 @@
+// Quantized GEMM on NEON with dotprod (Cortex-A76/A78/X1: Raspberry Pi 5).
+// sdot multiplies each 4-row quad's 4 weight bytes per row with 4 activation
+// bytes taken by lane from one 16-byte load: lane r of the result is row r.
+#if defined(__aarch64__)
+#include <arm_neon.h>
+
+#include <cstring>
+
+#include "ops/kernels.h"
+
+namespace ember {
+namespace {
+
+constexpr int kMr = 4;
+
+inline float32x4_t LoadF16x4(const uint8_t* p) {
+  return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(reinterpret_cast<const uint16_t*>(p))));
+}
+
+inline void Store(float* y, float32x4_t v, int64_t row0, int64_t n_rows) {
+  const int64_t left = n_rows - row0;
+  if (left >= 4) {
+    vst1q_f32(y + row0, v);
+  } else if (left > 0) {
+    float tmp[4];
+    vst1q_f32(tmp, v);
+    std::memcpy(y + row0, tmp, static_cast<size_t>(left) * sizeof(float));
+  }
+}
+
+template <int MR, bool kInt8, bool kHasMin>
+void Quad(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, int64_t t0,
+          float* y, int64_t ldy) {
+  float32x4_t acc[MR];
+  for (int i = 0; i < MR; ++i) acc[i] = vdupq_n_f32(0.0f);
+  const uint8_t* gp = w.tile(tile);
+  const size_t q_bytes = kInt8 ? 512 : 256;
+  for (int64_t g = 0; g < w.n_groups; ++g, gp += w.group_bytes) {
+    // wq[s] holds columns 4s .. 4s+3 of the group for the quad's 4 rows.
+    int8x16_t wq[8];
+    if (kInt8) {
+      for (int s = 0; s < 8; ++s) wq[s] = vld1q_s8(reinterpret_cast<const int8_t*>(gp + 64 * s + 16 * q));
+    } else {
+      for (int s = 0; s < 4; ++s) {
+        const uint8x16_t v = vld1q_u8(gp + 64 * s + 16 * q);
+        wq[2 * s] = vreinterpretq_s8_u8(vandq_u8(v, vdupq_n_u8(0x0F)));
+        wq[2 * s + 1] = vreinterpretq_s8_u8(vshrq_n_u8(v, 4));
+      }
+    }
+    const float32x4_t dw = LoadF16x4(gp + q_bytes + 8 * q);
+    float32x4_t mw = vdupq_n_f32(0.0f);
+    if (!kInt8) mw = kHasMin ? LoadF16x4(gp + q_bytes + 32 + 8 * q) : vmulq_n_f32(dw, -8.0f);
+    for (int i = 0; i < MR; ++i) {
+      const int8_t* aq = a.q_row(t0 + i) + g * 32;
+      const int8x16_t a0 = vld1q_s8(aq), a1 = vld1q_s8(aq + 16);
+      int32x4_t isum = vdupq_n_s32(0);
+      isum = vdotq_laneq_s32(isum, wq[0], a0, 0);
+      isum = vdotq_laneq_s32(isum, wq[1], a0, 1);
+      isum = vdotq_laneq_s32(isum, wq[2], a0, 2);
+      isum = vdotq_laneq_s32(isum, wq[3], a0, 3);
+      isum = vdotq_laneq_s32(isum, wq[4], a1, 0);
+      isum = vdotq_laneq_s32(isum, wq[5], a1, 1);
+      isum = vdotq_laneq_s32(isum, wq[6], a1, 2);
+      isum = vdotq_laneq_s32(isum, wq[7], a1, 3);
+      const float32x4_t scale = vmulq_n_f32(dw, a.d_row(t0 + i)[g]);
+      acc[i] = vfmaq_f32(acc[i], vcvtq_f32_s32(isum), scale);
+      if (!kInt8) acc[i] = vfmaq_f32(acc[i], mw, vdupq_n_f32(a.min_sums(t0 + i, kHasMin)[g]));
+    }
+  }
+  for (int i = 0; i < MR; ++i) Store(y + (t0 + i) * ldy, acc[i], tile * kTileRows + 4 * q, w.n_rows);
+}
+
+template <bool kInt8, bool kHasMin>
+void Drive(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const QuantizedActs& a,
+           float* y, int64_t ldy) {
+  for (int64_t tile = tile_begin; tile < tile_end; ++tile) {
+    for (int q = 0; q < 4; ++q) {
+      if (tile * kTileRows + 4 * q >= w.n_rows) break;
+      int64_t t = 0;
+      for (; t + kMr <= a.m; t += kMr) Quad<kMr, kInt8, kHasMin>(w, tile, q, a, t, y, ldy);
+      switch (a.m - t) {
+        case 1: Quad<1, kInt8, kHasMin>(w, tile, q, a, t, y, ldy); break;
+        case 2: Quad<2, kInt8, kHasMin>(w, tile, q, a, t, y, ldy); break;
+        case 3: Quad<3, kInt8, kHasMin>(w, tile, q, a, t, y, ldy); break;
+        default: break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void QGemmQ4x16_neon_dot(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                         const QuantizedActs& a, float* y, int64_t ldy) {
+  if (w.has_min) {
+    Drive<false, true>(w, tile_begin, tile_end, a, y, ldy);
+  } else {
+    Drive<false, false>(w, tile_begin, tile_end, a, y, ldy);
+  }
+}
+
+void QGemmQ8x16_neon_dot(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                         const QuantizedActs& a, float* y, int64_t ldy) {
+  Drive<true, false>(w, tile_begin, tile_end, a, y, ldy);
+}
+
+}  // namespace ember
+#endif

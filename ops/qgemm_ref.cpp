@@ -1,0 +1,102 @@
+// The specification of the quantized GEMM kernels: plain C++, never optimised.
+// The SIMD variants must produce the same integer group sums and apply the
+// scales in the same order:
+//   acc = fma(float(isum_g), d_w * d_a, acc); acc = fma(m_w, s_a, acc)
+// group by group, per output element (so the variants agree bit for bit).
+#include <cmath>
+
+#include "ops/qgemm.h"
+#include "quant/fp16.h"
+
+namespace ember {
+
+void QuantizeActs_ref(const float* x, int64_t m, int64_t k, QuantizedActs* a) {
+  a->m = m;
+  a->k = k;
+  a->q.resize(static_cast<size_t>(m * k));
+  a->d.resize(static_cast<size_t>(m * k / 32));
+  a->s.resize(static_cast<size_t>(m * k / 32));
+  a->sm.resize(static_cast<size_t>(m * k / 32));
+  for (int64_t t = 0; t < m; ++t) {
+    for (int64_t g = 0; g < k / 32; ++g) {
+      const float* xg = x + t * k + g * 32;
+      float amax = 0.0f;
+      for (int j = 0; j < 32; ++j) amax = std::fmax(amax, std::fabs(xg[j]));
+      // As ggml's Q8_0/Q8_1 activations: q from the exact scale, the scale
+      // stored rounded to fp16 (so the integer sums match llama.cpp's).
+      const float d_exact = amax / 127.0f;
+      const float id = d_exact != 0.0f ? 1.0f / d_exact : 0.0f;
+      const float d = Fp16ToFp32(Fp32ToFp16(d_exact));
+      int sum = 0;
+      int8_t* q = a->q.data() + t * k + g * 32;
+      for (int j = 0; j < 32; ++j) {
+        q[j] = static_cast<int8_t>(std::nearbyint(xg[j] * id));
+        sum += q[j];
+      }
+      a->d[t * (k / 32) + g] = d;
+      a->s[t * (k / 32) + g] = d * static_cast<float>(sum);  // exact: 11 x 12 bits
+      a->sm[t * (k / 32) + g] = Fp16ToFp32(Fp32ToFp16(d_exact * static_cast<float>(sum)));
+    }
+  }
+}
+
+namespace {
+
+template <bool kInt8>
+void QGemm_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+               const QuantizedActs& a, float* y, int64_t ldy) {
+  const size_t q_bytes = kInt8 ? 512 : 256;
+  for (int64_t tile = tile_begin; tile < tile_end; ++tile) {
+    for (int64_t t = 0; t < a.m; ++t) {
+      const int8_t* aq = a.q_row(t);
+      for (int lane = 0; lane < kTileRows; ++lane) {
+        const int64_t row = tile * kTileRows + lane;
+        if (row >= w.n_rows) break;
+        float acc = 0.0f;
+        for (int64_t g = 0; g < w.n_groups; ++g) {
+          const uint8_t* gp = w.tile(tile) + static_cast<size_t>(g) * w.group_bytes;
+          const auto* dp = reinterpret_cast<const uint16_t*>(gp + q_bytes);
+          const int8_t* ag = aq + g * 32;
+          int32_t isum = 0;
+          if (kInt8) {
+            for (int s = 0; s < 8; ++s) {
+              for (int b = 0; b < 4; ++b) {
+                isum += static_cast<int8_t>(gp[s * 64 + lane * 4 + b]) * ag[4 * s + b];
+              }
+            }
+          } else {
+            for (int s = 0; s < 4; ++s) {
+              for (int b = 0; b < 4; ++b) {
+                const uint8_t byte = gp[s * 64 + lane * 4 + b];
+                isum += (byte & 0x0F) * ag[8 * s + b] + (byte >> 4) * ag[8 * s + 4 + b];
+              }
+            }
+          }
+          const float dw = Fp16ToFp32(dp[lane]);
+          const float da = a.d_row(t)[g];
+          // Two fused multiply-adds, in this order, as the SIMD kernels do.
+          acc = std::fma(static_cast<float>(isum), dw * da, acc);
+          if (!kInt8) {
+            const float mw = w.has_min ? Fp16ToFp32(dp[16 + lane]) : dw * -8.0f;
+            acc = std::fma(mw, a.min_sums(t, w.has_min)[g], acc);
+          }
+        }
+        y[t * ldy + row] = acc;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void QGemmQ4x16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                    const QuantizedActs& a, float* y, int64_t ldy) {
+  QGemm_ref<false>(w, tile_begin, tile_end, a, y, ldy);
+}
+
+void QGemmQ8x16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                    const QuantizedActs& a, float* y, int64_t ldy) {
+  QGemm_ref<true>(w, tile_begin, tile_end, a, y, ldy);
+}
+
+}  // namespace ember

@@ -1,0 +1,67 @@
+// ember's native weight layouts (../shared/DESIGN.md §4): integer groups of 32
+// columns with fp16 scales (and mins), 16 rows interleaved so that one 64-byte
+// load feeds 16 output rows.
+//
+// Matrix W [n_rows, n_cols] (n_cols % 32 == 0). Rows are padded to a multiple
+// of 16 with zero rows. Storage: for each tile of 16 rows, for each group of 32
+// columns, one TileGroup, contiguous, so a thread streams its tiles linearly.
+//
+// Q4x16 TileGroup (int4, value = q * d + m, q in [0, 15]):
+//   uint8  qs[4][64]  sub-chunk s covers columns 8s .. 8s+7 of the group. In it,
+//                     bytes 4r .. 4r+3 belong to row r; byte b holds column 8s+b
+//                     in its low nibble and column 8s+4+b in its high nibble.
+//   fp16   d[16]      per-row scales
+//   fp16   m[16]      per-row mins (only when has_min; else m = -8 d, as Q4_0)
+// Q8x16 TileGroup (int8, value = q * d):
+//   int8   qs[8][64]  sub-chunk s covers columns 4s .. 4s+3; bytes 4r .. 4r+3
+//                     are row r's four columns.
+//   fp16   d[16]
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "platform/status.h"
+#include "quant/ggml_type.h"
+
+namespace ember {
+
+constexpr int kTileRows = 16;
+constexpr int kGroupCols = 32;
+
+enum class PackedLayout {
+  kQ4x16,  // int4 with scale (+ min)
+  kQ8x16,  // int8 with scale
+};
+
+struct PackedMatrix {
+  PackedLayout layout = PackedLayout::kQ4x16;
+  bool has_min = false;  // Q4x16 only
+  int64_t n_rows = 0;
+  int64_t n_cols = 0;
+  int64_t n_tiles = 0;      // ceil(n_rows / 16)
+  int64_t n_groups = 0;     // n_cols / 32
+  size_t group_bytes = 0;   // bytes of one TileGroup
+  size_t tile_bytes = 0;    // group_bytes * n_groups
+  std::unique_ptr<uint8_t[], void (*)(uint8_t*)> data{nullptr, nullptr};
+
+  const uint8_t* tile(int64_t t) const { return data.get() + static_cast<size_t>(t) * tile_bytes; }
+  size_t bytes() const { return tile_bytes * static_cast<size_t>(n_tiles); }
+};
+
+// Size of one TileGroup.
+size_t PackedGroupBytes(PackedLayout layout, bool has_min);
+
+// Whether GGUF rows of `type` repack exactly into a native layout (Q4_0, Q4_1 -> Q4x16; Q8_0 -> Q8x16).
+bool CanRepack(GgmlType type);
+
+// Repacks a GGUF matrix (n_rows rows of n_cols elements of `type`, contiguous)
+// into `out`. Exact: every weight keeps its value bit for bit.
+Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols,
+              PackedMatrix* out);
+
+// One weight back as float (for tests and the reference kernels).
+float PackedWeight(const PackedMatrix& w, int64_t row, int64_t col);
+
+}  // namespace ember

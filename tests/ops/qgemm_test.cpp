@@ -1,0 +1,157 @@
+// Every compiled quantized-GEMM variant against its _ref twin over ragged
+// shapes (rows not a multiple of the 16-row tile, tokens not a multiple of the
+// register tile, K from one group up), and the _ref against float math.
+#include <catch2/catch.hpp>
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "ops/kernels.h"
+#include "quant/fp16.h"
+#include "quant/packed.h"
+#include "quant/quantize.h"
+#include "support/skip.h"
+
+using namespace ember;
+
+namespace {
+
+struct Case {
+  GgmlType type;
+  int64_t n, k, m;
+};
+
+std::vector<uint8_t> RandomGguf(GgmlType type, int64_t n, int64_t k, std::mt19937& rng) {
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(n * k));
+  for (float& v : x) v = d(rng);
+  const size_t rb = GgmlRowBytes(type, static_cast<uint64_t>(k));
+  std::vector<uint8_t> bytes(rb * static_cast<size_t>(n));
+  for (int64_t r = 0; r < n; ++r) QuantizeRow(type, &x[r * k], &bytes[r * rb], k);
+  return bytes;
+}
+
+std::vector<Isa> IsasToTest() {
+  std::vector<Isa> out;
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512, Isa::kAvx512Vnni, Isa::kNeon, Isa::kNeonDot,
+                  Isa::kNeonI8mm}) {
+    if (HasVariantsFor(isa) && HostCpu().Supports(isa)) out.push_back(isa);
+  }
+  return out;
+}
+
+QGemmFn Pick(const Kernels& k, const PackedMatrix& w) {
+  return w.layout == PackedLayout::kQ4x16 ? k.qgemm_q4x16 : k.qgemm_q8x16;
+}
+
+}  // namespace
+
+TEST_CASE("repack: native layouts keep every weight exactly", "[qgemm]") {
+  std::mt19937 rng(5);
+  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ8_0}) {
+    const int64_t n = 37, k = 96;
+    auto src = RandomGguf(type, n, k, rng);
+    PackedMatrix w;
+    REQUIRE(Repack(type, src.data(), n, k, &w).ok());
+    CHECK(w.n_tiles == 3);
+    std::vector<float> row(k);
+    const size_t rb = GgmlRowBytes(type, k);
+    for (int64_t r = 0; r < n; ++r) {
+      DequantizeRow(type, &src[r * rb], row.data(), k);
+      for (int64_t c = 0; c < k; ++c) {
+        INFO(GgmlTypeName(type) << " row " << r << " col " << c);
+        REQUIRE(PackedWeight(w, r, c) == row[c]);
+      }
+    }
+  }
+  PackedMatrix w;
+  std::vector<uint8_t> junk(1000);
+  CHECK(Repack(GgmlType::kQ6_K, junk.data(), 4, 256, &w).code() == Code::kUnsupported);
+  CHECK(Repack(GgmlType::kQ8_0, junk.data(), 4, 48, &w).code() == Code::kInvalidArgument);
+}
+
+TEST_CASE("qgemm: the reference equals float math on dequantized operands", "[qgemm]") {
+  std::mt19937 rng(9);
+  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ8_0}) {
+    const int64_t n = 21, k = 128, m = 3;
+    auto src = RandomGguf(type, n, k, rng);
+    PackedMatrix w;
+    REQUIRE(Repack(type, src.data(), n, k, &w).ok());
+    std::normal_distribution<float> d(0.0f, 1.0f);
+    std::vector<float> x(m * k);
+    for (float& v : x) v = d(rng);
+    QuantizedActs a;
+    QuantizeActs_ref(x.data(), m, k, &a);
+    std::vector<float> y(m * n);
+    (w.layout == PackedLayout::kQ4x16 ? QGemmQ4x16_ref : QGemmQ8x16_ref)(w, 0, w.n_tiles, a,
+                                                                         y.data(), n);
+    for (int64_t t = 0; t < m; ++t) {
+      for (int64_t r = 0; r < n; ++r) {
+        double expect = 0, scale = 0, fp16_slack = 0;
+        for (int64_t c = 0; c < k; ++c) {
+          const double xa = a.q_row(t)[c] * double(a.d_row(t)[c / 32]);
+          expect += PackedWeight(w, r, c) * xa;
+          scale += std::fabs(PackedWeight(w, r, c) * xa);
+        }
+        if (w.has_min) {
+          // Q4_1's min multiplies sum(x) rounded to fp16 (as ggml's Q8_1.s):
+          // allow that rounding, |m| * |s| * 2^-11 per group, |m| <= max |w|.
+          for (int64_t g = 0; g < k / 32; ++g) {
+            double wmax = 0;
+            for (int c = 0; c < 32; ++c) wmax = std::max(wmax, double(std::fabs(PackedWeight(w, r, g * 32 + c))));
+            fp16_slack += wmax * std::fabs(a.s_row(t)[g]) * 1e-3;
+          }
+        }
+        INFO(GgmlTypeName(type) << " t " << t << " r " << r);
+        REQUIRE(std::fabs(y[t * n + r] - expect) <= 1e-5 * scale + fp16_slack + 1e-6);
+      }
+    }
+  }
+}
+
+TEST_CASE("qgemm: every ISA variant matches _ref over ragged shapes", "[qgemm][isa]") {
+  std::vector<Isa> isas = IsasToTest();
+  if (isas.empty()) EMBER_SKIP("no SIMD variants for this CPU");
+  std::mt19937 rng(13);
+  const Kernels ref = KernelsFor(Isa::kRef);
+  for (Isa isa : isas) {
+    const Kernels kern = KernelsFor(isa);
+    for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ8_0}) {
+      for (int64_t n : {1, 5, 16, 17, 40}) {
+        for (int64_t k : {32, 64, 160}) {
+          auto src = RandomGguf(type, n, k, rng);
+          PackedMatrix w;
+          REQUIRE(Repack(type, src.data(), n, k, &w).ok());
+          for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 13}) {
+            std::normal_distribution<float> d(0.0f, 2.0f);
+            std::vector<float> x(m * k);
+            for (float& v : x) v = d(rng);
+            QuantizedActs a;
+            QuantizeActs_ref(x.data(), m, k, &a);
+            const int64_t ldy = n + 3;  // odd stride; the gap must stay untouched
+            std::vector<float> want(m * ldy, -7.0f), got(m * ldy, -7.0f);
+            Pick(ref, w)(w, 0, w.n_tiles, a, want.data(), ldy);
+            Pick(kern, w)(w, 0, w.n_tiles, a, got.data(), ldy);
+            for (int64_t i = 0; i < m * ldy; ++i) {
+              INFO(IsaName(isa) << " " << GgmlTypeName(type) << " n=" << n << " k=" << k
+                                << " m=" << m << " i=" << i);
+              // Same integer sums and the same fma order: within float rounding
+              // of the group sums (designed to be bit-identical).
+              REQUIRE(std::fabs(got[i] - want[i]) <= 1e-5f * (1.0f + std::fabs(want[i])));
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("kernels: EMBER_ISA names are parsed and checked", "[qgemm][isa]") {
+  Isa isa;
+  CHECK(ParseIsa("avx2", &isa));
+  CHECK(isa == Isa::kAvx2);
+  CHECK_FALSE(ParseIsa("sse9", &isa));
+  CHECK(HostCpu().Supports(Isa::kRef));
+  CHECK(HostCpu().Supports(HostCpu().Best()));
+}
