@@ -81,6 +81,9 @@ typedef struct ember_model_info {
   bool tied_output;
   uint64_t n_params;     /* weight elements */
   uint64_t weight_bytes; /* bytes of all tensors in the file */
+  uint64_t loaded_bytes; /* bytes of the weights as loaded (native layouts); decode reads
+                            them all once per token */
+  const char* isa;       /* the kernel variant in use, e.g. "avx2" */
   int32_t bos_token;     /* -1 if none */
   int32_t eos_token;     /* -1 if none */
   bool add_bos;          /* the tokenizer prepends BOS to prompts */
@@ -93,6 +96,12 @@ ember_status ember_model_get_info(const ember_model* model, ember_model_info* ou
  * the size needed including the terminating NUL. */
 ember_status ember_model_describe_tensors(const ember_model* model, char* buf, size_t buf_size,
                                           size_t* needed);
+
+/* ---- Machine ----------------------------------------------------------- */
+
+/* Measures this machine's memory read bandwidth with n_threads threads (GB/s,
+ * 1e9 bytes/s), reading a 256 MiB buffer; takes about a second. */
+double ember_measure_read_bandwidth(int32_t n_threads);
 
 /* ---- Tokens ------------------------------------------------------------ */
 
@@ -132,6 +141,9 @@ ember_status ember_session_eval(ember_session* session, const int32_t* tokens, s
 /* The n_vocab logits after the last eval; valid until the next call on the
  * session. NULL before any eval. */
 const float* ember_session_logits(const ember_session* session);
+
+/* Threads the session uses. */
+int32_t ember_session_n_threads(const ember_session* session);
 
 /* Tokens in the context. */
 int32_t ember_session_n_past(const ember_session* session);

@@ -7,7 +7,9 @@ Kernels KernelsFor(Isa isa) {
   k.isa = isa;
   k.qgemm_q4x16 = QGemmQ4x16_ref;
   k.qgemm_q8x16 = QGemmQ8x16_ref;
+  k.attend_head = AttendHead_ref;
 #if defined(__x86_64__)
+  if (isa != Isa::kRef) k.attend_head = AttendHead_avx2;  // AVX2 is in every x86 level above ref
   if (isa == Isa::kAvx2 || isa == Isa::kAvx512) {
     // Plain AVX-512 (without VNNI) uses the AVX2 kernels: same layout, and
     // without dpbusd the 512-bit maddubs path gains little over it.
@@ -60,4 +62,12 @@ Status ActiveKernels(const Kernels** out) {
   return Status::Ok();
 }
 
+}  // namespace ember
+
+namespace ember {
+const Kernels& Active() {
+  static const Kernels fallback = KernelsFor(Isa::kRef);
+  const Kernels* k = nullptr;
+  return ActiveKernels(&k).ok() ? *k : fallback;
+}
 }  // namespace ember

@@ -2,6 +2,7 @@
 // the CPU's features (or EMBER_ISA) — dispatch high up, never inside loops.
 #pragma once
 
+#include "ops/attention.h"
 #include "ops/qgemm.h"
 #include "platform/cpu_features.h"
 #include "platform/status.h"
@@ -12,6 +13,7 @@ struct Kernels {
   Isa isa = Isa::kRef;  // the ISA the table was built for
   QGemmFn qgemm_q4x16 = nullptr;
   QGemmFn qgemm_q8x16 = nullptr;
+  AttendHeadFn attend_head = nullptr;
 };
 
 // The table for `isa`: the best variant of each family at or below that level
@@ -22,10 +24,16 @@ Kernels KernelsFor(Isa isa);
 // EMBER_ISA is unknown or unsupported here.
 Status ActiveKernels(const Kernels** out);
 
+// The process-wide table, or the reference table when EMBER_ISA is invalid
+// (callers validate once up front with ActiveKernels; Session::Create does).
+const Kernels& Active();
+
 // ISA levels for which this build has variants (for tests: sweep them all).
 bool HasVariantsFor(Isa isa);
 
 // Variants compiled per ISA (defined in the per-ISA files).
+void AttendHead_avx2(const float* q, const uint16_t* k, const uint16_t* v, size_t stride,
+                     int64_t n_kv, int head_dim, float scale, float* scores, float* out);
 void QGemmQ4x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ8x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ4x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,

@@ -9,20 +9,12 @@
 namespace ember {
 namespace {
 
-const Kernels& Table() {
-  const Kernels* k = nullptr;
-  // The session validates EMBER_ISA up front (SelectIsa); here a bad value
-  // can only mean the reference kernels.
-  static const Kernels fallback = KernelsFor(Isa::kRef);
-  return ActiveKernels(&k).ok() ? *k : fallback;
-}
-
 void MatMulPacked(const WeightView& w, const float* x, int64_t m, float* y, int64_t ldy,
                   int n_threads, MatMulScratch* scratch) {
   const PackedMatrix& p = *w.packed;
   QuantizeActs_ref(x, m, p.n_cols, &scratch->qacts);
   const QuantizedActs& a = scratch->qacts;
-  const Kernels& k = Table();
+  const Kernels& k = Active();
   const QGemmFn fn = p.layout == PackedLayout::kQ4x16 ? k.qgemm_q4x16 : k.qgemm_q8x16;
   const int64_t n_tiles = p.n_tiles;
   const int chunks = static_cast<int>(std::min<int64_t>(n_threads, n_tiles));
@@ -39,6 +31,45 @@ void MatMulPacked(const WeightView& w, const float* x, int64_t m, float* y, int6
 }
 
 }  // namespace
+
+void MatMulShared(const WeightView* const* ws, float* const* ys, const int64_t* ldys, int count,
+                  const float* x, int64_t m, int n_threads, MatMulScratch* scratch) {
+  bool all_packed = true;
+  for (int i = 0; i < count; ++i) {
+    all_packed = all_packed && ws[i]->packed != nullptr && ws[i]->n_cols == ws[0]->n_cols;
+  }
+  if (!all_packed) {
+    for (int i = 0; i < count; ++i) MatMul(*ws[i], x, m, ys[i], ldys[i], n_threads, scratch);
+    return;
+  }
+  QuantizeActs_ref(x, m, ws[0]->n_cols, &scratch->qacts);
+  const QuantizedActs& a = scratch->qacts;
+  const Kernels& k = Active();
+  // One index space over the tiles of all matrices: [0, total).
+  int64_t first[8] = {0};
+  int64_t total = 0;
+  for (int i = 0; i < count; ++i) {
+    first[i] = total;
+    total += ws[i]->packed->n_tiles;
+  }
+  const int chunks = static_cast<int>(std::min<int64_t>(n_threads, total));
+  auto run = [&](int64_t begin, int64_t end) {
+    for (int i = 0; i < count; ++i) {
+      const PackedMatrix& p = *ws[i]->packed;
+      const int64_t b = std::max(begin, first[i]) - first[i];
+      const int64_t e = std::min(end, first[i] + p.n_tiles) - first[i];
+      if (b >= e) continue;
+      const QGemmFn fn = p.layout == PackedLayout::kQ4x16 ? k.qgemm_q4x16 : k.qgemm_q8x16;
+      fn(p, b, e, a, ys[i], ldys[i]);
+    }
+  };
+  if (chunks <= 1) {
+    run(0, total);
+    return;
+  }
+#pragma omp parallel for num_threads(chunks) schedule(static, 1)
+  for (int c = 0; c < chunks; ++c) run(total * c / chunks, total * (c + 1) / chunks);
+}
 
 void MatMul(const WeightView& w, const float* x, int64_t m, float* y, int64_t ldy,
             int n_threads, MatMulScratch* scratch) {

@@ -38,6 +38,12 @@ struct MatMulScratch {
 void MatMul(const WeightView& w, const float* x, int64_t m, float* y, int64_t ldy,
             int n_threads, MatMulScratch* scratch);
 
+// Several matrices applied to the same input (Q, K and V; gate and up): the
+// input is quantized once and one parallel region covers all of their tiles,
+// split evenly over the threads. outputs[i] has row stride ldys[i].
+void MatMulShared(const WeightView* const* ws, float* const* ys, const int64_t* ldys, int count,
+                  const float* x, int64_t m, int n_threads, MatMulScratch* scratch);
+
 // Row `row` of W as floats [n_cols] (embedding lookups).
 void WeightRow(const WeightView& w, int64_t row, float* out);
 

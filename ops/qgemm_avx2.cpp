@@ -59,11 +59,14 @@ void HalfQ4(const PackedMatrix& w, int64_t tile, int half, const QuantizedActs& 
                               : _mm256_mul_ps(dw, _mm256_set1_ps(-8.0f));
     for (int i = 0; i < MR; ++i) {
       const int8_t* aq = a.q_row(t0 + i) + g * 32;
-      __m256i isum = _mm256_setzero_si256();
+      // Eight maddubs results summed in int16 cannot overflow (8 * 2 * 15 * 127
+      // = 30480), so one madd per group widens them to int32.
+      __m256i sum16 = _mm256_setzero_si256();
       for (int s = 0; s < 4; ++s) {
-        isum = _mm256_add_epi32(isum, Dot4(wq[2 * s], Bcast4(aq + 8 * s)));
-        isum = _mm256_add_epi32(isum, Dot4(wq[2 * s + 1], Bcast4(aq + 8 * s + 4)));
+        sum16 = _mm256_add_epi16(sum16, _mm256_maddubs_epi16(wq[2 * s], Bcast4(aq + 8 * s)));
+        sum16 = _mm256_add_epi16(sum16, _mm256_maddubs_epi16(wq[2 * s + 1], Bcast4(aq + 8 * s + 4)));
       }
+      const __m256i isum = _mm256_madd_epi16(sum16, _mm256_set1_epi16(1));
       const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(a.d_row(t0 + i)[g]));
       acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), scale, acc[i]);
       acc[i] = _mm256_fmadd_ps(mw, _mm256_set1_ps(a.min_sums(t0 + i, kHasMin)[g]), acc[i]);

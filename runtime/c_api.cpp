@@ -6,6 +6,8 @@
 #include <string>
 
 #include "ember.h"
+#include "ops/kernels.h"
+#include "platform/bandwidth.h"
 #include "runtime/generate.h"
 #include "runtime/model.h"
 #include "runtime/session.h"
@@ -138,6 +140,8 @@ ember_status ember_model_get_info(const ember_model* model, ember_model_info* ou
     for (const auto& t : model->model->gguf().tensors()) n_params += t.n_elements();
     out->n_params = n_params;
     out->weight_bytes = model->model->weight_bytes();
+    out->loaded_bytes = model->model->loaded_weight_bytes();
+    out->isa = ember::IsaName(ember::Active().isa);
     out->bos_token = v.bos_id;
     out->eos_token = v.eos_id;
     out->add_bos = v.add_bos;
@@ -162,6 +166,14 @@ ember_status ember_model_describe_tensors(const ember_model* model, char* buf, s
     std::memcpy(buf, text.c_str(), text.size() + 1);
     return EMBER_OK;
   });
+}
+
+double ember_measure_read_bandwidth(int32_t n_threads) {
+  try {
+    return ember::MeasureReadBandwidth(n_threads < 1 ? 1 : n_threads);
+  } catch (...) {
+    return 0.0;
+  }
 }
 
 ember_status ember_tokenize(const ember_model* model, const char* text, size_t text_len,
@@ -245,6 +257,10 @@ ember_status ember_session_eval(ember_session* session, const int32_t* tokens, s
 const float* ember_session_logits(const ember_session* session) {
   if (session == nullptr || !session->has_logits) return nullptr;
   return session->session->logits().data();
+}
+
+int32_t ember_session_n_threads(const ember_session* session) {
+  return session ? session->session->n_threads() : 0;
 }
 
 int32_t ember_session_n_past(const ember_session* session) {

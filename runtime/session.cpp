@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <thread>
 
+#include "ops/kernels.h"
+
 namespace ember {
 
 Session::Session(const Model& model, int64_t n_ctx, int n_threads, int64_t n_batch)
@@ -23,6 +25,8 @@ Status Session::Create(const Model& model, const SessionParams& params,
                            " is out of range");
   }
   if (params.n_batch <= 0) return InvalidArgument("batch size must be positive");
+  const Kernels* kernels = nullptr;
+  EMBER_RETURN_IF_ERROR(ActiveKernels(&kernels));  // a bad EMBER_ISA is reported here
   int64_t n_ctx = params.n_ctx > 0 ? params.n_ctx : std::min<int64_t>(hp.n_ctx_train, 4096);
   int n_threads = params.n_threads > 0
                       ? params.n_threads

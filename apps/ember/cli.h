@@ -68,6 +68,7 @@ int RunCommand(int argc, char** argv);
 int TokenizeCommand(int argc, char** argv);
 int EvalCommand(int argc, char** argv);
 int InfoCommand(int argc, char** argv);
+int BenchCommand(int argc, char** argv);
 
 }  // namespace cli
 

@@ -14,7 +14,8 @@ void PrintUsage(FILE* to) {
                "  run        generate text from a prompt, streaming it to stdout\n"
                "  tokenize   print the token ids of a text\n"
                "  eval       write the last position's logits of a prompt to a file\n"
-               "  info       describe a model: architecture, dimensions, vocab, tensors\n\n"
+               "  info       describe a model: architecture, dimensions, vocab, tensors\n"
+               "  bench      prefill and decode speed, GB/s and %% of memory bandwidth\n\n"
                "'ember COMMAND --help' shows a command's options.\n");
 }
 
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
     if (cmd == "tokenize") return cli::TokenizeCommand(argc - 2, argv + 2);
     if (cmd == "eval") return cli::EvalCommand(argc - 2, argv + 2);
     if (cmd == "info") return cli::InfoCommand(argc - 2, argv + 2);
+    if (cmd == "bench") return cli::BenchCommand(argc - 2, argv + 2);
     throw cli::UsageError{"unknown command '" + cmd + "' (see 'ember --help')"};
   } catch (const cli::UsageError& e) {
     std::fprintf(stderr, "ember: error: %s\n", e.message.c_str());

@@ -6,6 +6,7 @@
 
 #include "ops/activation.h"
 #include "ops/attention.h"
+#include "ops/kernels.h"
 #include "ops/norm.h"
 #include "quant/fp16.h"
 #include "quant/quantize.h"
@@ -53,9 +54,12 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
     for (int64_t t = 0; t < n; ++t) {
       RmsNorm_ref(&s.x[t * E], L.attn_norm.data(), &s.xn[t * E], E, hp.rms_eps);
     }
-    MatMul(L.wq, s.xn.data(), n, s.q.data(), Q, n_threads, &s.mm);
-    MatMul(L.wk, s.xn.data(), n, s.k.data(), KV, n_threads, &s.mm);
-    MatMul(L.wv, s.xn.data(), n, s.v.data(), KV, n_threads, &s.mm);
+    {
+      const WeightView* ws[3] = {&L.wq, &L.wk, &L.wv};
+      float* ys[3] = {s.q.data(), s.k.data(), s.v.data()};
+      const int64_t ldys[3] = {Q, KV, KV};
+      MatMulShared(ws, ys, ldys, 3, s.xn.data(), n, n_threads, &s.mm);
+    }
     for (int64_t t = 0; t < n; ++t) {
       const float* rc = &s.rope[t * hp.n_rot];
       for (int64_t h = 0; h < hp.n_head; ++h) {
@@ -71,13 +75,14 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
     }
     // Causal attention: token t sees positions 0 .. pos0 + t.
     const int64_t n_work = n * hp.n_head;
+    const AttendHeadFn attend = Active().attend_head;
 #pragma omp parallel for num_threads(n_threads) schedule(static) if (n_threads > 1)
     for (int64_t job = 0; job < n_work; ++job) {
       const int64_t t = job / hp.n_head, h = job % hp.n_head;
       const int64_t kvh = h / group;
       float* scores = &s.scores[static_cast<size_t>(omp_get_thread_num()) *
                                 static_cast<size_t>(kv.n_ctx())];
-      AttendHead_ref(&s.q[t * Q + h * hd], kv.k(l, 0) + kvh * hd, kv.v(l, 0) + kvh * hd,
+      attend(&s.q[t * Q + h * hd], kv.k(l, 0) + kvh * hd, kv.v(l, 0) + kvh * hd,
                      static_cast<size_t>(KV), pos0 + t + 1, static_cast<int>(hd), scale, scores,
                      &s.att[t * Q + h * hd]);
     }
@@ -88,8 +93,12 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
     for (int64_t t = 0; t < n; ++t) {
       RmsNorm_ref(&s.x[t * E], L.ffn_norm.data(), &s.xn[t * E], E, hp.rms_eps);
     }
-    MatMul(L.w_gate, s.xn.data(), n, s.gate.data(), F, n_threads, &s.mm);
-    MatMul(L.w_up, s.xn.data(), n, s.up.data(), F, n_threads, &s.mm);
+    {
+      const WeightView* ws[2] = {&L.w_gate, &L.w_up};
+      float* ys[2] = {s.gate.data(), s.up.data()};
+      const int64_t ldys[2] = {F, F};
+      MatMulShared(ws, ys, ldys, 2, s.xn.data(), n, n_threads, &s.mm);
+    }
     SwiGlu_ref(s.gate.data(), s.up.data(), n * F);
     MatMul(L.w_down, s.gate.data(), n, s.proj.data(), E, n_threads, &s.mm);
     for (int64_t i = 0; i < n * E; ++i) s.x[i] += s.proj[i];

@@ -1,0 +1,184 @@
+// ember bench: prefill (pp) and decode (tg) speed, as llama-bench measures
+// them, plus the bandwidth decode achieves against the measured memory read
+// bandwidth of this machine.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli.h"
+
+namespace cli {
+namespace {
+
+struct Sample {
+  std::vector<double> ns;  // per repetition
+};
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::vector<int64_t> ParseIntList(const std::string& s, const std::string& name) {
+  std::vector<int64_t> out;
+  size_t i = 0;
+  while (i <= s.size()) {
+    size_t j = s.find(',', i);
+    if (j == std::string::npos) j = s.size();
+    const std::string part = s.substr(i, j - i);
+    char* end = nullptr;
+    const long long v = std::strtoll(part.c_str(), &end, 10);
+    if (part.empty() || *end != '\0' || v < 0 || v > (1 << 20)) {
+      throw UsageError{name + " expects non-negative integers separated by commas, got '" + s + "'"};
+    }
+    out.push_back(v);
+    i = j + 1;
+  }
+  return out;
+}
+
+std::vector<int32_t> BenchTokens(int64_t n, int32_t n_vocab) {
+  std::vector<int32_t> ids(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) ids[i] = static_cast<int32_t>((i * 7919 + 13) % n_vocab);
+  return ids;
+}
+
+// One timed run: a fresh context, then either one batch of n_prompt tokens or
+// n_gen single-token decodes.
+double RunOnce(ember_session* s, const std::vector<int32_t>& ids, bool batch) {
+  ember_session_reset(s);
+  const double t0 = Now();
+  if (batch) {
+    Check(ember_session_eval(s, ids.data(), ids.size()), "bench");
+  } else {
+    for (int32_t id : ids) Check(ember_session_eval(s, &id, 1), "bench");
+  }
+  return Now() - t0;
+}
+
+}  // namespace
+
+int BenchCommand(int argc, char** argv) {
+  const std::vector<OptionSpec> specs = {
+      kModelOption,
+      {"--n-prompt", "-p", "N[,N]", "prompt tokens for the prefill test (default 512; 0: none)"},
+      {"--n-gen", "-n", "N[,N]", "tokens for the decode test (default 128; 0: none)"},
+      {"--threads", "-t", "T[,T]", "thread counts (default: all cores)"},
+      {"--repetitions", "-r", "R", "timed runs per test, after one warm-up (default 5)"},
+      {"--json", "", "", "one JSON object per test and line, with llama-bench's field names"},
+  };
+  Args args;
+  if (!args.Parse("bench", "-m MODEL [-p 512] [-n 128] [-t T] [-r R] [--json]", specs, argc,
+                  argv)) {
+    return 0;
+  }
+  const std::vector<int64_t> pps = ParseIntList(args.Get("--n-prompt", "512"), "--n-prompt");
+  const std::vector<int64_t> tgs = ParseIntList(args.Get("--n-gen", "128"), "--n-gen");
+  std::vector<int64_t> threads = {0};
+  if (args.Has("--threads")) threads = ParseIntList(args.Get("--threads"), "--threads");
+  const int64_t reps = args.GetInt("--repetitions", 5, 1, 1000);
+  const bool json = args.Has("--json");
+  const std::string path = ResolveModelPath(args);
+  ModelPtr model(LoadModel(path));
+  ember_model_info info;
+  Check(ember_model_get_info(model.get(), &info), "model info");
+
+  int64_t max_ctx = 1;
+  for (int64_t p : pps) max_ctx = std::max(max_ctx, p);
+  for (int64_t n : tgs) max_ctx = std::max(max_ctx, n);
+  if (!json) {
+    std::printf("model: %s (%s, %.1f MiB as loaded, kernels: %s)\n", path.c_str(),
+                info.architecture, static_cast<double>(info.loaded_bytes) / (1 << 20), info.isa);
+    std::printf("| %-8s | %7s | %12s | %9s | %7s | %7s |\n", "test", "threads", "tok/s", "+-",
+                "GB/s", "% peak");
+    std::printf("|----------|---------|--------------|-----------|---------|---------|\n");
+  }
+  for (int64_t t : threads) {
+    ember_session_params sp = ember_session_default_params();
+    sp.n_ctx = static_cast<int32_t>(max_ctx);
+    sp.n_threads = static_cast<int32_t>(t);
+    sp.n_batch = static_cast<int32_t>(std::max<int64_t>(512, max_ctx));
+    ember_session* raw = nullptr;
+    Check(ember_session_create(model.get(), &sp, &raw), "session");
+    SessionPtr session(raw);
+    const int n_threads = t > 0 ? static_cast<int>(t) : ember_session_n_threads(session.get());
+    const double peak = ember_measure_read_bandwidth(n_threads);
+
+    struct Test {
+      int64_t n_prompt, n_gen;
+    };
+    std::vector<Test> tests;
+    for (int64_t p : pps) {
+      if (p > 0) tests.push_back({p, 0});
+    }
+    for (int64_t n : tgs) {
+      if (n > 0) tests.push_back({0, n});
+    }
+    for (const Test& test : tests) {
+      const bool pp = test.n_prompt > 0;
+      const int64_t n_tok = pp ? test.n_prompt : test.n_gen;
+      const std::vector<int32_t> ids = BenchTokens(n_tok, info.n_vocab);
+      RunOnce(session.get(), ids, pp);  // warm-up
+      std::vector<double> ts, ns;
+      for (int64_t r = 0; r < reps; ++r) {
+        const double s = RunOnce(session.get(), ids, pp);
+        ns.push_back(s * 1e9);
+        ts.push_back(static_cast<double>(n_tok) / s);
+      }
+      double avg = 0, avg_ns = 0;
+      for (size_t i = 0; i < ts.size(); ++i) {
+        avg += ts[i];
+        avg_ns += ns[i];
+      }
+      avg /= static_cast<double>(ts.size());
+      avg_ns /= static_cast<double>(ns.size());
+      double var = 0, var_ns = 0;
+      for (size_t i = 0; i < ts.size(); ++i) {
+        var += (ts[i] - avg) * (ts[i] - avg);
+        var_ns += (ns[i] - avg_ns) * (ns[i] - avg_ns);
+      }
+      const double sd = ts.size() > 1 ? std::sqrt(var / static_cast<double>(ts.size() - 1)) : 0;
+      const double sd_ns =
+          ns.size() > 1 ? std::sqrt(var_ns / static_cast<double>(ns.size() - 1)) : 0;
+      // Decode reads every weight byte once per token.
+      const double gbps = pp ? 0.0 : avg * static_cast<double>(info.loaded_bytes) / 1e9;
+      const double pct = pp || peak <= 0 ? 0.0 : 100.0 * gbps / peak;
+      const std::string name = (pp ? "pp" : "tg") + std::to_string(n_tok);
+      if (json) {
+        std::string samples_ts, samples_ns;
+        for (size_t i = 0; i < ts.size(); ++i) {
+          samples_ts += (i ? ", " : "") + std::to_string(ts[i]);
+          samples_ns += (i ? ", " : "") + std::to_string(static_cast<int64_t>(ns[i]));
+        }
+        std::printf(
+            "{\"model_filename\": \"%s\", \"model_type\": \"%s\", \"model_size\": %llu, "
+            "\"n_params\": %llu, \"backends\": \"CPU\", \"cpu_info\": \"ember %s\", "
+            "\"n_threads\": %d, \"n_prompt\": %lld, \"n_gen\": %lld, \"test\": \"%s\", "
+            "\"avg_ns\": %lld, \"stddev_ns\": %lld, \"avg_ts\": %.6f, \"stddev_ts\": %.6f, "
+            "\"samples_ns\": [%s], \"samples_ts\": [%s], \"gbps\": %.3f, "
+            "\"peak_read_gbps\": %.3f, \"pct_peak_bw\": %.2f}\n",
+            JsonEscape(path).c_str(), info.architecture,
+            static_cast<unsigned long long>(info.loaded_bytes),
+            static_cast<unsigned long long>(info.n_params), info.isa, n_threads,
+            static_cast<long long>(test.n_prompt), static_cast<long long>(test.n_gen),
+            name.c_str(), static_cast<long long>(avg_ns), static_cast<long long>(sd_ns), avg, sd,
+            samples_ns.c_str(), samples_ts.c_str(), gbps, peak, pct);
+      } else {
+        char bw[32] = "-", pc[32] = "-";
+        if (!pp) {
+          std::snprintf(bw, sizeof(bw), "%.1f", gbps);
+          std::snprintf(pc, sizeof(pc), "%.0f%%", pct);
+        }
+        std::printf("| %-8s | %7d | %12.2f | %9.2f | %7s | %7s |\n", name.c_str(), n_threads, avg,
+                    sd, bw, pc);
+      }
+      std::fflush(stdout);
+    }
+    if (!json) std::printf("(memory read bandwidth with %d threads: %.1f GB/s)\n", n_threads, peak);
+  }
+  return 0;
+}
+
+}  // namespace cli
