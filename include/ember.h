@@ -198,6 +198,18 @@ ember_status ember_generate_text(ember_session* session, const char* prompt,
                                  const ember_generate_params* params, ember_piece_fn on_piece,
                                  void* user_data, ember_generate_stats* stats);
 
+/* ---- Quantization ------------------------------------------------------ */
+
+/* Called with the fraction done and the tensor being converted; false cancels. */
+typedef bool (*ember_quantize_progress_fn)(float done, const char* tensor, void* user_data);
+
+/* Writes a copy of the GGUF at in_path to out_path with its weight matrices
+ * converted to `type` ("Q8_0", "Q4_0", "Q4_1", "F16" or "F32"); norms and
+ * other vectors are copied. The result loads in ember and in llama.cpp. The
+ * output appears only when complete. progress may be NULL. */
+ember_status ember_quantize(const char* in_path, const char* out_path, const char* type,
+                            ember_quantize_progress_fn progress, void* user_data);
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,6 +10,7 @@
 #include "platform/bandwidth.h"
 #include "runtime/generate.h"
 #include "runtime/model.h"
+#include "runtime/quantize_model.h"
 #include "runtime/session.h"
 
 struct ember_model {
@@ -340,6 +341,26 @@ ember_status ember_generate_text(ember_session* session, const char* prompt,
         session->session->model().tokenizer().Encode(prompt, /*add_special=*/true, false);
     if (ids.empty()) return Fail(EMBER_ERR_INVALID_ARGUMENT, "the prompt has no tokens");
     return ember_generate(session, ids.data(), ids.size(), params, on_piece, user_data, stats);
+  });
+}
+
+ember_status ember_quantize(const char* in_path, const char* out_path, const char* type,
+                            ember_quantize_progress_fn progress, void* user_data) {
+  return Guard([&]() -> ember_status {
+    EMBER_REQUIRE_ARG(in_path != nullptr && out_path != nullptr, "ember_quantize: NULL path");
+    EMBER_REQUIRE_ARG(type != nullptr, "ember_quantize: type is NULL");
+    ember::GgmlType t;
+    if (!ember::ParseQuantizeType(type, &t)) {
+      return Fail(EMBER_ERR_INVALID_ARGUMENT,
+                  std::string("unknown quantization type '") + type +
+                      "' (supported: Q8_0, Q4_0, Q4_1, F16, F32)");
+    }
+    ember::QuantizeProgressFn fn;
+    if (progress) {
+      fn = [&](float f, const std::string& name) { return progress(f, name.c_str(), user_data); };
+    }
+    ember::QuantizeReport report;
+    return Report(ember::QuantizeModel(in_path, out_path, t, fn, &report));
   });
 }
 

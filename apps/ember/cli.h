@@ -69,6 +69,7 @@ int TokenizeCommand(int argc, char** argv);
 int EvalCommand(int argc, char** argv);
 int InfoCommand(int argc, char** argv);
 int BenchCommand(int argc, char** argv);
+int QuantizeCommand(int argc, char** argv);
 
 }  // namespace cli
 

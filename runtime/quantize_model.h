@@ -1,0 +1,30 @@
+// Converting a GGUF model's weight matrices to another GGUF type
+// (`ember quantize`): F32/F16/BF16 -> Q8_0/Q4_0/Q4_1/F16/F32, and
+// requantizing from Q8_0/Q4_0/Q4_1 (through f32, so it adds error).
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "platform/status.h"
+#include "quant/ggml_type.h"
+
+namespace ember {
+
+struct QuantizeReport {
+  int n_quantized = 0;  // tensors converted
+  int n_copied = 0;     // tensors kept as they were (norms, 1-D, odd shapes)
+  uint64_t bytes_in = 0;
+  uint64_t bytes_out = 0;
+};
+
+// progress(done_fraction, tensor name); return false to cancel.
+using QuantizeProgressFn = std::function<bool(float, const std::string&)>;
+
+// Types `ember quantize --type` accepts: Q8_0, Q4_0, Q4_1, F16, F32.
+bool ParseQuantizeType(const std::string& name, GgmlType* out);
+
+Status QuantizeModel(const std::string& in_path, const std::string& out_path, GgmlType type,
+                     const QuantizeProgressFn& progress, QuantizeReport* report);
+
+}  // namespace ember

@@ -1,0 +1,83 @@
+#include "runtime/quantize_model.h"
+
+#include <catch2/catch.hpp>
+#include <algorithm>
+#include <cmath>
+
+#include "runtime/model.h"
+#include "runtime/session.h"
+#include "support/model_builder.h"
+#include "support/test_paths.h"
+
+using namespace ember;
+
+namespace {
+
+std::vector<float> LastLogits(const std::string& path) {
+  std::unique_ptr<Model> m;
+  Status s = Model::Load(path, nullptr, &m);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  SessionParams p;
+  p.n_ctx = 16;
+  p.n_threads = 1;
+  std::unique_ptr<Session> session;
+  REQUIRE(Session::Create(*m, p, &session).ok());
+  REQUIRE(session->Decode({464, 2068, 7586, 21831}).ok());
+  return session->logits();
+}
+
+}  // namespace
+
+TEST_CASE("quantize: F32 model to each type loads and stays close", "[quantize]") {
+  test::TinyModelSpec spec;
+  spec.weight_type = GgmlType::kF32;
+  spec.tied_output = false;
+  const std::string f32 = test::TempPath("q_f32.gguf");
+  REQUIRE(test::BuildTinyModel(spec, f32).ok());
+  const std::vector<float> ref = LastLogits(f32);
+  double ref_norm = 0;
+  for (float x : ref) ref_norm = std::max(ref_norm, double(std::fabs(x)));
+
+  // Bound on the max logit error relative to the largest logit, per type:
+  // a coarser type may not be closer than a finer one.
+  for (auto [name, bound] : {std::pair<const char*, double>{"F16", 0.01}, {"Q8_0", 0.05},
+                             {"Q4_1", 0.35}, {"Q4_0", 0.35}}) {
+    GgmlType t;
+    REQUIRE(ParseQuantizeType(name, &t));
+    const std::string out = test::TempPath(std::string("q_") + name + ".gguf");
+    QuantizeReport r;
+    Status s = QuantizeModel(f32, out, t, nullptr, &r);
+    INFO(name << ": " << s.message());
+    REQUIRE(s.ok());
+    CHECK(r.n_quantized == 1 + 1 + 2 * 7);  // embedding, output, 7 matrices per layer
+    CHECK(r.n_copied == 1 + 2 * 2);         // output norm, 2 norms per layer
+    std::unique_ptr<GgufFile> f;
+    REQUIRE(GgufFile::Open(out, &f).ok());
+    CHECK(f->FindTensor("blk.1.ffn_up.weight")->type == t);
+    CHECK(f->FindTensor("blk.1.ffn_norm.weight")->type == GgmlType::kF32);
+    const std::vector<float> got = LastLogits(out);
+    double err = 0;
+    for (size_t i = 0; i < ref.size(); ++i) err = std::max(err, double(std::fabs(got[i] - ref[i])));
+    CHECK(err / ref_norm < bound);
+  }
+}
+
+TEST_CASE("quantize: bad requests are errors and leave no file", "[quantize][bad-input]") {
+  GgmlType t;
+  CHECK_FALSE(ParseQuantizeType("Q3_K", &t));
+  QuantizeReport r;
+  const std::string out = test::TempPath("never.gguf");
+  Status s = QuantizeModel("/nonexistent.gguf", out, GgmlType::kQ8_0, nullptr, &r);
+  CHECK(s.code() == Code::kIoError);
+  CHECK_FALSE(test::FileExists(out));
+  const std::string tiny = test::DefaultTinyModel();
+  s = QuantizeModel(tiny, tiny, GgmlType::kQ4_0, nullptr, &r);
+  CHECK(s.code() == Code::kInvalidArgument);
+  int calls = 0;
+  s = QuantizeModel(tiny, out, GgmlType::kQ4_0,
+                    [&](float, const std::string&) { return ++calls < 3; }, &r);
+  CHECK(s.code() == Code::kCancelled);
+  CHECK_FALSE(test::FileExists(out));
+  CHECK_FALSE(test::FileExists(out + ".part"));
+}
