@@ -44,6 +44,16 @@ if [ "$full" = 1 ]; then
     if command -v "${arch}-g++" >/dev/null && command -v qemu-aarch64-static >/dev/null; then
       run_suite "cross $arch (qemu)" "build-$arch" -DCMAKE_BUILD_TYPE=Release \
         -DCMAKE_TOOLCHAIN_FILE="cmake/toolchains/$arch.cmake" -DEMBER_KERNELS_ONLY=ON || status=1
+      if [ "$arch" = aarch64-linux-gnu ]; then
+        # ctest ran under -cpu max (i8mm + dotprod). Each ARM kernel path runs
+        # somewhere: Cortex-A53 has neither (plain NEON), Cortex-A76 has dotprod.
+        for cpu in cortex-a53 cortex-a76; do
+          echo "=== cross $arch: kernel tests under qemu -cpu $cpu"
+          timeout 900 qemu-aarch64-static -cpu "$cpu" -L /usr/aarch64-linux-gnu \
+            -E LD_LIBRARY_PATH=/usr/aarch64-linux-gnu/lib \
+            "build-$arch/bin/ember_kernel_tests" || status=1
+        done
+      fi
     else
       echo "=== cross $arch: skipped (${arch}-g++ or qemu-user-static missing; run scripts/setup.sh)"
     fi
