@@ -6,9 +6,19 @@ Python stdlib only (numpy is used for the logits statistics when present).
 
 Checks:
   * greedy continuations: `ember run -m M -p P -n N --temp 0 --json` vs
-    `peer_tool greedy -m M -p P -n N`: generated token ids must be identical
-    (to the "default" peer unless --gate says otherwise; the peer is also run
-    as "precise", `--fa off --kv f32`, to show llama.cpp's own spread);
+    `peer_tool greedy -m M -p P -n N` (the "default" peer) and the same with
+    `--fa off --kv f32` (the "precise" peer, to show llama.cpp's own spread).
+    Where ember and the default peer part ways at generated index i, both
+    sides' logits for prompt + the shared i generated tokens are fetched
+    (`peer_tool logits --tokens ... --prefill P`, `ember eval --tokens ...`)
+    and the margin between the two candidate tokens is reported in each
+    distribution. Gate (--gate tie-aware, the default): identical, or the
+    divergence happens at a near-tie: the default peer's own margin between
+    its token and ember's is below T, where T is the 99th percentile of how
+    much llama.cpp's two configurations disagree about such margins
+    (pairs top-1/top-k, k=2..5, at every greedy decision of every prompt,
+    from `peer_tool logits --all` in both configurations).
+    --gate default|precise|either demand exact identity instead;
   * last-position logits: `ember eval -m M -p P --logits-out F` vs
     `peer_tool logits -m M -p P -o F`: max/mean abs diff, KL(peer||ember),
     argmax agreement (reported, not a pass/fail criterion);
@@ -50,6 +60,10 @@ GREEDY_PROMPTS = [
     ("french", "Il était une fois, dans un petit village de Provence, une boulangère qui"),
     ("chat", "<|im_start|>user\nWrite a short poem about the sea.<|im_end|>\n<|im_start|>assistant\n"),
     ("mixed", "Prices in 2024:  apples $3.99/kg,\tpears €4.50 — naïve café test 12345678.\n\nNext:"),
+    ("recipe", "Simple pancakes\n\nIngredients:\n- 1 cup flour\n- 1 egg\n-"),
+    ("history", "The Battle of Hastings, fought on 14 October 1066, was"),
+    ("json", '{"name": "Alice", "age": 30, "languages": ["English", '),
+    ("german", "Der kleine Hund lief jeden Morgen über die Wiese, weil"),
 ]
 
 LOGITS_PROMPTS = [
@@ -196,6 +210,77 @@ def logits_stats(peer, ember) -> dict:
                 finite=True)
 
 
+try:
+    import numpy as _np
+except ImportError:  # the stdlib fallbacks below are slower but equivalent
+    _np = None
+
+
+def logit_rows(path: str, n_vocab: int) -> list:
+    """An `--all` logits file: one row of n_vocab floats per position."""
+    a = read_f32le(path)
+    if len(a) % n_vocab:
+        raise CmdError(f"{path}: {len(a)} floats is not a multiple of n_vocab {n_vocab}")
+    if _np is not None:
+        return list(_np.asarray(a, dtype=_np.float32).reshape(-1, n_vocab))
+    return [a[i:i + n_vocab] for i in range(0, len(a), n_vocab)]
+
+
+def top_ids(v, k: int) -> list[int]:
+    """The k highest logits' ids, best first; ties to the lower id (like argmax)."""
+    if _np is not None:
+        v = _np.asarray(v)
+        part = _np.argpartition(-v, k)[:k + 1] if k < len(v) else _np.arange(len(v))
+        cand = sorted(int(i) for i in part)
+        return sorted(cand, key=lambda i: (-float(v[i]), i))[:k]
+    import heapq
+    return heapq.nsmallest(k, range(len(v)), key=lambda i: (-v[i], i))
+
+
+def rank_of(v, t: int) -> int:
+    """1-based rank of token t (1 = the argmax, ties to the lower id)."""
+    x = v[t]
+    if _np is not None:
+        v = _np.asarray(v)
+        return 1 + int(_np.count_nonzero(v > x)) + int(_np.count_nonzero(v[:t] == x))
+    return 1 + sum(1 for y in v if y > x) + sum(1 for y in v[:t] if y == x)
+
+
+def log_sum_exp(v) -> float:
+    if _np is not None:
+        v = _np.asarray(v, dtype=_np.float64)
+        m = float(v.max())
+        return m + math.log(float(_np.exp(v - m).sum()))
+    m = max(v)
+    return m + math.log(math.fsum(math.exp(x - m) for x in v))
+
+
+def pair_view(v, own: int, other: int) -> dict:
+    """One side's view of a decision between its own token and the other's."""
+    lse = log_sum_exp(v)
+    top = top_ids(v, 1)[0]
+    return dict(margin=float(v[own]) - float(v[other]),
+                rank_own=rank_of(v, own), rank_other=rank_of(v, other),
+                p_own=math.exp(float(v[own]) - lse), p_other=math.exp(float(v[other]) - lse),
+                argmax=top, consistent=top == own)
+
+
+def margin_shifts(ref, other, k=5) -> list[float]:
+    """|margin(top1, top_j) in ref - the same margin in other| for j = 2..k, with
+    top-k taken from ref: how much `other` moves the decision-relevant gaps."""
+    t = top_ids(ref, k)
+    a = t[0]
+    return [abs((float(ref[a]) - float(ref[b])) - (float(other[a]) - float(other[b]))) for b in t[1:]]
+
+
+def quantile(xs, q: float) -> float:
+    """Nearest-rank quantile: the ceil(q*n)-th smallest value."""
+    s = sorted(xs)
+    if not s:
+        return math.nan
+    return s[max(0, min(len(s) - 1, math.ceil(q * len(s)) - 1))]
+
+
 def first_mismatch(a, b):
     """Index of the first differing element, len of the shorter if one is a
     prefix of the other, None if identical."""
@@ -261,7 +346,7 @@ def log(msg):
 # AUTO -> enabled on CPU, F16 KV cache); "precise" is the most precise one it
 # offers (no flash attention, F32 KV cache). The two already disagree with each
 # other noticeably on SmolLM2 (see the report), so both are shown; --gate picks
-# which one ember's greedy tokens must match.
+# which one ember's greedy tokens must match (tie-aware: see the module docstring).
 PEER_CONFIGS = {
     "default": [],
     "precise": ["--fa", "off", "--kv", "f32"],
@@ -279,7 +364,7 @@ def ids_of(obj):
     return [int(x) for x in obj["tokens"]]
 
 
-def check_greedy(a, name, prompt):
+def check_greedy(a, name, prompt, tmp):
     res = dict(name=name, prompt=prompt, ok=False, error=None, note="", peers={}, div={})
     for cfg in a.peer_configs:
         out, _ = run(peer_cmd(a, "greedy", cfg, "-p", prompt, "-n", str(a.n_predict)))
@@ -288,6 +373,7 @@ def check_greedy(a, name, prompt):
     res["peer"] = peer
     if "precise" in res["peers"]:
         res["peer_self_div"] = first_mismatch(ids_of(peer), ids_of(res["peers"]["precise"]))
+        res["noise"] = peer_self_noise(a, name, res, tmp)  # peer failure is fatal
     ember_cmd = [a.ember, "run", "-m", a.model, "-p", prompt, "-n", str(a.n_predict),
                  "--temp", "0", "--json"]
     try:
@@ -314,16 +400,115 @@ def check_greedy(a, name, prompt):
             if cfg == "default":
                 notes.append(f"ember's list includes the EOG token {stop}; ignored")
         res["div"][cfg] = first_mismatch(pt, et)
-    if a.gate == "either":
-        res["ok"] = any(d is None for d in res["div"].values())
-    else:
-        res["ok"] = res["div"][a.gate] is None
+        if cfg == "default":
+            res["ember_ids"] = et
+    if res["div"]["default"] is not None:
+        try:
+            res["tie"] = analyze_divergence(a, name, res, tmp)
+        except CmdError as e:
+            res["error"] = str(e)
+            return res
     if int(ember["n_prompt"]) != int(peer["n_prompt"]):
         notes.append(f"prompt token count differs: peer {peer['n_prompt']}, ember {ember['n_prompt']}")
     if res["div"]["default"] is None and ember.get("text") != peer.get("text"):
         notes.append("token ids identical but detokenized text differs")
     res["note"] = "; ".join(notes)
     return res
+
+
+def analyze_divergence(a, name, res, tmp):
+    """Both sides' logits at the first divergence from the default peer: the
+    context is prompt + the i generated tokens both agree on. The peer runs it
+    with greedy's schedule (prompt in one call, then one token per call), so
+    its logits are bit-identical to those its greedy choice was based on;
+    `ember eval --tokens` evaluates the context in one batch."""
+    d = res["div"]["default"]
+    peer = res["peer"]
+    pt, et = ids_of(peer), res["ember_ids"]
+    prompt_ids = [int(x) for x in peer["prompt_tokens"]]
+    ctx = prompt_ids + pt[:d]
+    ids = ",".join(map(str, ctx))
+    out = dict(index=d, n_ctx=len(ctx), peer_eog=False, ember_eog=False)
+    views = {}
+    for cfg in a.peer_configs:
+        f = os.path.join(tmp, f"div_peer_{cfg}_{name}.f32")
+        o, _ = run(peer_cmd(a, "logits", cfg, "--tokens", ids, "--prefill", str(len(prompt_ids)),
+                            "-o", f))
+        views[cfg] = read_f32le(f)
+    ef = os.path.join(tmp, f"div_ember_{name}.f32")
+    run([a.ember, "eval", "-m", a.model, "--tokens", ids, "--logits-out", ef])  # CmdError -> ember error
+    if not os.path.exists(ef):
+        raise CmdError(f"ember eval did not write {ef}")
+    E = read_f32le(ef)
+    if len(E) != len(views["default"]):
+        raise CmdError(f"n_vocab differs: peer {len(views['default'])}, ember {len(E)}")
+    # the two candidates; a side that stopped there chose an end-of-generation token
+    if d < len(pt):
+        ptok = pt[d]
+    else:
+        ptok = peer.get("stop_token")
+        out["peer_eog"] = True
+        if ptok is None:
+            ptok = top_ids(views["default"], 1)[0]
+    if d < len(et):
+        etok = et[d]
+    else:  # ember's token list does not include its EOG token: take its argmax there
+        etok = top_ids(E, 1)[0]
+        out["ember_eog"] = True
+    out["peer_tok"], out["ember_tok"] = ptok, etok
+    out["peer"] = pair_view(views["default"], ptok, etok)    # margin: peer's token - ember's
+    out["ember"] = pair_view(E, etok, ptok)                  # margin: ember's token - peer's
+    if "precise" in views:
+        out["precise"] = pair_view(views["precise"], ptok, etok)  # margin: peer's token - ember's
+    # how much ember moves this pair's margin relative to the default peer
+    out["shift"] = abs(out["peer"]["margin"] + out["ember"]["margin"])
+    o, _ = run([a.peer, "pieces", "-m", a.model, "--tokens", f"{ptok},{etok}"])
+    try:
+        out["pieces"] = json.loads(o.decode("utf-8", "replace"))
+    except json.JSONDecodeError:
+        out["pieces"] = ["?", "?"]
+    return out
+
+
+def peer_self_noise(a, name, res, tmp):
+    """llama.cpp against itself: the default peer's greedy sequence evaluated by
+    both peer configurations with greedy's schedule (`logits --all --prefill P`);
+    at every greedy decision (the last prompt position and every generated one)
+    the margin shifts between the default's top-1 and its top-2..5 tokens, the
+    default's top-1/top-2 margin, and the decisions where the two configurations'
+    argmaxes differ."""
+    peer = res["peer"]
+    prompt_ids = [int(x) for x in peer["prompt_tokens"]]
+    seq = prompt_ids + ids_of(peer)
+    n_vocab = int(peer["n_vocab"])
+    rows = {}
+    for cfg in ("default", "precise"):
+        f = os.path.join(tmp, f"all_{cfg}_{name}.f32")
+        run(peer_cmd(a, "logits", cfg, "--tokens", ",".join(map(str, seq)), "--all",
+                     "--prefill", str(len(prompt_ids)), "-o", f))
+        rows[cfg] = logit_rows(f, n_vocab)
+        os.remove(f)
+        if len(rows[cfg]) != len(seq):
+            raise CmdError(f"peer_tool logits --all: {len(rows[cfg])} rows for {len(seq)} tokens")
+    n = dict(positions=0, shifts=[], top_margins=[], flips=[], reproduced=0, logit_diffs=[])
+    stop = peer.get("stop_token")
+    for r in range(len(prompt_ids) - 1, len(seq)):
+        D, Q = rows["default"][r], rows["precise"][r]
+        t5 = top_ids(D, 5)
+        a1 = t5[0]
+        nxt = seq[r + 1] if r + 1 < len(seq) else stop
+        n["positions"] += 1
+        if nxt is None or nxt == a1:
+            n["reproduced"] += 1  # the schedule reproduces the greedy run's choice
+        n["shifts"] += margin_shifts(D, Q, 5)
+        n["top_margins"].append(float(D[a1]) - float(D[t5[1]]))
+        n["logit_diffs"] += [abs(float(D[t]) - float(Q[t])) for t in t5]
+        q1 = top_ids(Q, 1)[0]
+        if q1 != a1:
+            m = float(D[a1]) - float(D[q1])
+            n["flips"].append(dict(pos=r + 1 - len(prompt_ids), margin=m,
+                                   shift=m - (float(Q[a1]) - float(Q[q1]))))
+    return n
 
 
 def check_logits(a, name, prompt, tmp):
@@ -354,6 +539,9 @@ def check_logits(a, name, prompt, tmp):
     for cfg, pl in peer.items():
         res["vs"][cfg] = logits_stats(pl, ember)
     res.update(res["vs"]["default"])
+    res["shift_ember"] = max(margin_shifts(peer["default"], ember, 5))
+    if "precise" in peer:
+        res["shift_precise"] = max(margin_shifts(peer["default"], peer["precise"], 5))
     return res
 
 
@@ -390,27 +578,141 @@ def fmt_div(d):
     return "identical" if d is None else f"diverges at {d}"
 
 
-def write_report(a, greedy, logits, toks, started, elapsed, failed):
+# T is this quantile of llama.cpp's own margin shifts (default vs precise peer)
+TIE_QUANTILE = 0.99
+
+
+def noise_summary(greedy):
+    """Pool the per-prompt peer_self_noise() data and derive the near-tie threshold T."""
+    rs = [r["noise"] for r in greedy if r.get("noise")]
+    if not rs:
+        return None
+    shifts = [x for n in rs for x in n["shifts"]]
+    margins = [x for n in rs for x in n["top_margins"]]
+    diffs = [x for n in rs for x in n["logit_diffs"]]
+    flips = [f for n in rs for f in n["flips"]]
+    T = quantile(shifts, TIE_QUANTILE)
+    return dict(T=T, n_prompts=len(rs), positions=sum(n["positions"] for n in rs),
+                reproduced=sum(n["reproduced"] for n in rs), n_shifts=len(shifts),
+                shift_q={q: quantile(shifts, q) for q in (0.5, 0.9, 0.99)}, shift_max=max(shifts),
+                diff_q99=quantile(diffs, 0.99), flips=flips,
+                flip_margin_max=max((f["margin"] for f in flips), default=math.nan),
+                flip_shift_med=quantile([f["shift"] for f in flips], 0.5),
+                flip_shift_max=max((f["shift"] for f in flips), default=math.nan),
+                margins=margins, frac_below_T=sum(1 for m in margins if m < T) / len(margins))
+
+
+def apply_gate(a, greedy, noise):
+    """Sets r["ok"] and r["verdict"] for every greedy result."""
+    T = noise["T"] if noise else None
+    for r in greedy:
+        d = r["div"].get("default") if not r["error"] else None
+        if r["error"]:
+            r["ok"], r["verdict"] = False, "error"
+        elif a.gate == "tie-aware":
+            if d is None:
+                r["ok"], r["verdict"] = True, "identical"
+            elif T is None or "tie" not in r:
+                r["ok"], r["verdict"] = False, "no tie analysis"
+            else:
+                m = r["tie"]["peer"]["margin"]
+                r["tie"]["near_tie"] = m < T
+                r["ok"] = m < T
+                r["verdict"] = "near-tie" if m < T else "**not a near-tie**"
+        elif a.gate == "either":
+            r["ok"] = any(x is None for x in r["div"].values())
+            r["verdict"] = "identical" if r["ok"] else "**differs**"
+        else:
+            r["ok"] = r["div"][a.gate] is None
+            r["verdict"] = "identical" if r["ok"] else "**differs**"
+        if not r["error"] and T is not None and "tie" in r and "near_tie" not in r["tie"]:
+            r["tie"]["near_tie"] = r["tie"]["peer"]["margin"] < T
+
+
+def fmt_tok(piece, tid, eog=False):
+    s = json.dumps(piece, ensure_ascii=False).replace("|", "\\|").replace("`", "'")
+    return f"`{s}` ({tid}{', EOG' if eog else ''})"
+
+
+def write_report(a, greedy, logits, toks, noise, started, elapsed, failed):
     L = []
     w = L.append
     now = started.strftime("%Y-%m-%d %H:%M UTC")
     precise = "precise" in a.peer_configs
+    T = noise["T"] if noise else None
     w("# Correctness validation: ember vs llama.cpp")
     w("")
     w("Generated by `scripts/validate.sh` (not part of CI). Re-run it to refresh this file.")
     w("")
     w(f"- **Date:** {now} (took {elapsed:.0f} s)")
-    gate = {"default": "the default peer", "precise": "the precise peer",
-            "either": "either peer configuration"}[a.gate]
+    gate = {"default": "greedy tokens must be identical to the default peer",
+            "precise": "greedy tokens must be identical to the precise peer",
+            "either": "greedy tokens must be identical to either peer configuration",
+            "tie-aware": "greedy tokens identical to the default peer or first divergence at a "
+                         "near-tie, see below"}[a.gate]
     w(f"- **Result:** {'FAIL' if failed else 'PASS'} "
-      f"(greedy tokens must be identical to {gate}, tokenization must be identical; "
-      "logits are reported only)")
+      f"(gate `{a.gate}`: {gate}; tokenization must be identical; logits are reported only)")
     w(f"- **Peer:** {a.llama_version}")
     w(f"- **ember:** `{a.ember_display}` (repo at {git_rev(a.repo)})")
     w(f"- **Model:** `{os.path.basename(a.model)}` "
       f"({os.path.getsize(a.model):,} bytes, sha256 `{sha256_of(a.model)[:16]}…`)")
     w(f"- **Machine:** {cpu_model()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}")
     w("")
+
+    # criterion
+    if greedy and noise:
+        n_self = sum(1 for r in greedy if r.get("peer_self_div") is not None)
+        w("## Criterion")
+        w("")
+        w("ember and llama.cpp both quantize the activations to int8 before every Q4_1/Q8_0 "
+          "matmul. A difference of ~1e-6 in float summation order (ggml's SIMD lane order, its "
+          "polynomial `expf` in SiLU, its F16 flash-attention accumulator) flips the rounding of "
+          "a few int8 values, and the gaps between logits move by about a tenth (measured below). Where the model's two best "
+          "candidates are that close, greedy decoding can go either way, and from there the two "
+          "continuations are unrelated. llama.cpp does this to itself: its default configuration "
+          f"and its most precise one (`--fa off --kv f32`) part ways on {n_self} of {len(greedy)} "
+          "prompts below, and KL(default‖precise) is of the same order as KL(peer‖ember) "
+          "(see *Last-position logits*). Exact identity of 64 greedy tokens is therefore not a "
+          "meaningful criterion for this model; agreement up to the first near-tie is.")
+        w("")
+        w(f"**Gate `tie-aware`** (the default; `VALIDATE_GATE=default|precise|either` demand exact "
+          "identity instead): tokenization is identical, and for every greedy prompt ember's "
+          "tokens are identical to the default peer's, or at the first divergence the default "
+          "peer's **own margin** — logit(peer's token) − logit(ember's token), in the peer's "
+          "logits for prompt + the shared generated prefix — is below **T**.")
+        w("")
+        w(f"**T = {T:.4f}** (logit units), derived from llama.cpp against itself, not chosen: the "
+          "default peer's greedy sequence of each prompt is evaluated by both peer configurations "
+          "(`peer_tool logits --all`); at every greedy decision "
+          f"({noise['positions']} positions over {noise['n_prompts']} prompts) we take the default "
+          "peer's top-1 token and each of its top-2..5 tokens and measure how much the margin "
+          "between them changes from the default to the precise configuration, "
+          "|Δ(logit_top1 − logit_topk)|. "
+          f"T is the {TIE_QUANTILE * 100:.0f}th percentile of these {noise['n_shifts']} margin "
+          f"shifts (median {noise['shift_q'][0.5]:.4f}, 90th pct {noise['shift_q'][0.9]:.4f}, "
+          f"max {noise['shift_max']:.4f}). A margin below T is within what llama.cpp's own switch of "
+          f"attention/KV precision moves margins by (it moves them by more than T for only "
+          f"{100 - TIE_QUANTILE * 100:.0f}% of the pairs). Margins rather "
+          "than single logits are used because only the gap between two tokens decides greedy "
+          "(a shift common to all logits changes nothing); for reference, the 99th percentile of "
+          "|logit_default − logit_precise| of the individual top-5 tokens is "
+          f"{noise['diff_q99']:.4f}.")
+        w("")
+        nf = len(noise["flips"])
+        flip_txt = (f"at {nf} of them the two configurations' argmaxes differ (teacher-forced on the "
+                    f"default's sequence), at default-peer margins of up to "
+                    f"{noise['flip_margin_max']:.4f} and with margin shifts of "
+                    f"{noise['flip_shift_med']:.4f} (median) to {noise['flip_shift_max']:.4f} (max) "
+                    "for the flipped pair" if nf else
+                    "at none of them do the two configurations' argmaxes differ")
+        w(f"How common near-ties are: of the {noise['positions']} greedy decisions of the default "
+          f"peer, {noise['frac_below_T'] * 100:.1f}% have a top-1/top-2 margin below T "
+          f"(~{noise['frac_below_T'] * a.n_predict:.1f} per {a.n_predict}-token continuation); "
+          f"{flip_txt}. (Evaluated with greedy's schedule — prompt in one call, then one token "
+          f"per call — which reproduced the greedy run's choice at {noise['reproduced']}/"
+          f"{noise['positions']} decisions.)")
+        w("")
+
     w("## Commands")
     w("")
     t = f" -t {a.peer_threads}" if a.peer_threads else ""
@@ -425,6 +727,12 @@ def write_report(a, greedy, logits, toks, started, elapsed, failed):
     w(f"$PEER greedy -m $MODEL -p \"$PROMPT\" -n {a.n_predict}{t}                       # default peer")
     if precise:
         w(f"$PEER greedy -m $MODEL -p \"$PROMPT\" -n {a.n_predict}{t} --fa off --kv f32     # precise peer")
+        w("# llama.cpp's own noise (T): the default peer's sequence (prompt + generated ids), all positions,")
+        w("# greedy's schedule (P = number of prompt tokens in the first call, then one token per call)")
+        w(f"$PEER logits -m $MODEL --tokens \"$PROMPT_IDS,$GEN_IDS\" --prefill $P --all -o all.f32{t}   # (+ --fa off --kv f32)")
+    w("# at a divergence at generated index i: CTX = prompt ids + the i shared generated ids")
+    w(f"$PEER logits -m $MODEL --tokens \"$CTX\" --prefill $P -o peer.f32{t}   # (+ --fa off --kv f32)")
+    w("$EMBER eval -m $MODEL --tokens \"$CTX\" --logits-out ember.f32")
     w("# last-position logits (f32 LE, n_vocab floats)")
     w("$EMBER eval -m $MODEL -p \"$PROMPT\" --logits-out ember.f32")
     w(f"$PEER logits -m $MODEL -p \"$PROMPT\" -o peer.f32{t}            # (+ --fa off --kv f32)")
@@ -449,37 +757,115 @@ def write_report(a, greedy, logits, toks, started, elapsed, failed):
     if greedy:
         w(f"## Greedy continuations ({a.n_predict} tokens)")
         w("")
-        hdr = "| # | prompt | n_prompt peer/ember | n_gen peer/ember | identical | first divergence |"
-        sep = "|---|---|---|---|---|---|"
+        hdr = ("| # | prompt | n_prompt peer/ember | n_gen peer/ember | vs default peer | "
+               "peer margin at divergence | ember margin |")
+        sep = "|---|---|---|---|---|---|---|"
         if precise:
             hdr += " ember vs precise peer | default vs precise peer |"
             sep += "---|---|"
-        w(hdr + " note |")
-        w(sep + "---|")
+        w(hdr + " gate | note |")
+        w(sep + "---|---|")
         for i, r in enumerate(greedy):
             p = r.get("peer", {})
             e = r.get("ember", {})
+            pm = em = "-"
             if r["error"]:
-                ident, div, note = "**ERROR**", "-", r["error"].splitlines()[0]
+                div, note = "**ERROR**", r["error"].splitlines()[0]
                 vsp = "-"
             else:
                 d = r["div"]["default"]
-                ident = "yes" if d is None else "**NO**"
-                div = "-" if d is None else str(d)
+                div = "identical" if d is None else f"**diverges at {d}**"
                 note = r["note"]
                 vsp = fmt_div(r["div"].get("precise"))
+                tie = r.get("tie")
+                if tie:
+                    lt = "" if T is None else (" < T" if tie["peer"]["margin"] < T else " **≥ T**")
+                    pm = f"{tie['peer']['margin']:.4f}{lt}"
+                    em = f"{tie['ember']['margin']:.4f}"
             row = (f"| {i + 1} {r['name']} | {md_cell(r['prompt'], 60)} | "
                    f"{p.get('n_prompt', '?')}/{e.get('n_prompt', '?')} | "
-                   f"{p.get('n_gen', '?')}/{e.get('n_gen', '?')} | {ident} | {div} |")
+                   f"{p.get('n_gen', '?')}/{e.get('n_gen', '?')} | {div} | {pm} | {em} |")
             if precise:
                 row += f" {vsp} | {fmt_div(r.get('peer_self_div'))} |"
-            w(row + f" {note.replace('|', '/')} |")
+            verdict = ("pass" if r["ok"] else "**FAIL**") + f" ({r.get('verdict', '?')})"
+            w(row + f" {verdict} | {note.replace('|', '/')} |")
         w("")
-        w("\"identical\" and \"first divergence\" compare with the default peer (index into the "
-          "generated tokens). The last column is llama.cpp against itself: how soon its two "
-          "configurations part ways is a measure of how fragile exact greedy agreement is for "
-          "this model.")
+        n_id = sum(1 for r in greedy if not r["error"] and r["div"]["default"] is None)
+        w(f"Identical to the default peer for all {a.n_predict} tokens: **{n_id}/{len(greedy)}** prompts"
+          + (f"; llama.cpp's default vs precise configuration: "
+             f"{sum(1 for r in greedy if r.get('peer_self_div') is None)}/{len(greedy)}." if precise else "."))
         w("")
+        w("Divergence indices count generated tokens (0 = the first one). *peer margin* = "
+          "logit(peer's token) − logit(ember's token) in the default peer's logits at the "
+          "divergence (prompt + the shared generated prefix), computed with the same schedule as "
+          "its greedy run, so these are exactly the logits it chose from; *ember margin* = "
+          "logit(ember's token) − logit(peer's token) in ember's logits for the same ids "
+          "(`ember eval --tokens`). Both are positive when each side's teacher-forced argmax is "
+          "its own greedy choice; T is defined above. The two rightmost comparison columns are "
+          "llama.cpp against itself and ember against the precise configuration.")
+        w("")
+        ties = [(i, r) for i, r in enumerate(greedy) if r.get("tie")]
+        if ties:
+            w("### At each divergence")
+            w("")
+            hdr = ("| # | index | peer token | ember token | default peer: margin / p(peer tok), "
+                   "p(ember tok) / rank of ember tok | ember: margin / p(ember tok), p(peer tok) / "
+                   "rank of peer tok |")
+            sep = "|---|---|---|---|---|---|"
+            if precise:
+                hdr += " precise peer: margin / rank of ember tok |"
+                sep += "---|"
+            w(hdr + " margin shift ember vs peer | near-tie (margin < T) |")
+            w(sep + "---|---|")
+            for i, r in ties:
+                tie = r["tie"]
+                pv, ev = tie["peer"], tie["ember"]
+                pp = tie.get("pieces", ["?", "?"])
+                cells = [f"{i + 1} {r['name']}", str(tie["index"]),
+                         fmt_tok(pp[0], tie["peer_tok"], tie["peer_eog"]),
+                         fmt_tok(pp[1], tie["ember_tok"], tie["ember_eog"]),
+                         f"{pv['margin']:.4f} / {pv['p_own']:.3f}, {pv['p_other']:.3f} / {pv['rank_other']}"
+                         + ("" if pv["consistent"] else " (argmax ≠ greedy!)"),
+                         f"{ev['margin']:.4f} / {ev['p_own']:.3f}, {ev['p_other']:.3f} / {ev['rank_other']}"
+                         + ("" if ev["consistent"] else f" (argmax {ev['argmax']} ≠ ember's greedy token)")]
+                if precise and "precise" in tie:
+                    qv = tie["precise"]
+                    cells.append(f"{qv['margin']:.4f} / {qv['rank_other']}"
+                                 + ("" if qv["consistent"] else f" (argmax {qv['argmax']})"))
+                elif precise:
+                    cells.append("-")
+                cells.append(f"{tie['shift']:.4f}")
+                nt = tie.get("near_tie")
+                cells.append("-" if nt is None else ("yes" if nt else "**no**"))
+                w("| " + " | ".join(cells) + " |")
+            w("")
+            n_t = len(ties)
+            pm_max = max(r["tie"]["peer"]["margin"] for _, r in ties)
+            summ = [f"ember's largest default-peer margin at a divergence is {pm_max:.4f} "
+                    f"(T = {T:.4f})" if T is not None else
+                    f"ember's largest default-peer margin at a divergence is {pm_max:.4f}"]
+            if noise and noise["flips"]:
+                summ.append(f"llama.cpp's precise configuration overrides its default one at "
+                            f"margins up to {noise['flip_margin_max']:.4f}")
+            if precise:
+                n_pref = sum(1 for _, r in ties if "precise" in r["tie"]
+                             and r["tie"]["precise"]["margin"] < 0)
+                summ.append(f"at {n_pref} of the {n_t} divergences llama.cpp's precise "
+                            "configuration itself prefers ember's token")
+            sh = sorted(r["tie"]["shift"] for _, r in ties)
+            summ.append(f"ember's margin shifts at the divergences: median {quantile(sh, 0.5):.4f}, "
+                        f"max {sh[-1]:.4f}")
+            w("Summary: " + "; ".join(summ) + ".")
+            w("")
+            w("p = softmax probability. *precise peer: margin* = logit(peer's token) − "
+              "logit(ember's token) in the precise configuration at the same context (negative: "
+              "llama.cpp's precise configuration prefers ember's token there). *margin shift* = "
+              "|peer margin + ember margin|, i.e. how much ember moves this pair's margin relative "
+              "to the default peer — compare with llama.cpp's own shifts under *Criterion* (for "
+              "a pair that flips, the shift is at least the margin, so shifts at divergences are "
+              "selected to be large; compare with the shifts at llama.cpp's own flips). A side that stopped at the divergence chose an end-of-generation "
+              "token (marked EOG; for ember, its argmax there).")
+            w("")
         w("Generated text (default peer; and ember where it differs):")
         w("")
         for i, r in enumerate(greedy):
@@ -504,31 +890,36 @@ def write_report(a, greedy, logits, toks, started, elapsed, failed):
         hdr = ("| prompt | n_prompt | max abs diff | mean abs diff | KL(peer‖ember) | "
                "argmax peer/ember | argmax agrees | top-5 overlap |")
         sep = "|---|---|---|---|---|---|---|---|"
+        hdr += " max top-5 margin shift: ember |"
+        sep += "---|"
         if precise:
-            hdr += " KL(precise‖ember) | KL(default‖precise) |"
-            sep += "---|---|"
+            hdr += " KL(precise‖ember) | KL(default‖precise) | max top-5 margin shift: precise |"
+            sep += "---|---|---|"
         w(hdr)
         w(sep)
         for r in logits:
             pi = r.get("peer_info", {})
             if r["error"]:
                 w(f"| {r['name']} | {pi.get('n_prompt', '?')} | **ERROR** | "
-                  f"{r['error'].splitlines()[0].replace('|', '/')} | - | - | - | - |"
-                  + (" - | - |" if precise else ""))
+                  f"{r['error'].splitlines()[0].replace('|', '/')} | - | - | - | - | - |"
+                  + (" - | - | - |" if precise else ""))
                 continue
             row = (f"| {r['name']} | {pi.get('n_prompt', '?')} | "
                    f"{r['max_abs']:.4g} | {r['mean_abs']:.4g} | {r['kl']:.3e} | "
                    f"{r['argmax_peer']}/{r['argmax_ember']} | "
                    f"{'yes' if r['argmax_peer'] == r['argmax_ember'] else '**no**'} | "
-                   f"{r['top5_overlap']}/5 |")
+                   f"{r['top5_overlap']}/5 | {r['shift_ember']:.4f} |")
             if precise:
-                row += f" {r['vs']['precise']['kl']:.3e} | {r['peer_self']['kl']:.3e} |"
+                row += (f" {r['vs']['precise']['kl']:.3e} | {r['peer_self']['kl']:.3e} | "
+                        f"{r['shift_precise']:.4f} |")
             w(row)
         w("")
         w(f"Against the default peer unless stated; n_vocab {logits[0].get('n_vocab_peer', '?') if logits else '?'}. "
           "Small non-zero differences are expected (different kernels and accumulation order; "
           "llama.cpp's F16 attention and Q8 activation quantization); the KL(default‖precise) "
-          "column is llama.cpp's own spread.")
+          "column is llama.cpp's own spread. *max top-5 margin shift* = the largest "
+          "|Δ(logit_top1 − logit_topk)|, k = 2..5 (top-k of the default peer), of ember resp. the "
+          "precise peer against the default peer — the quantity T is a percentile of.")
         w("")
 
     # tokenization
@@ -578,14 +969,17 @@ def main():
     ap.add_argument("--peer-threads", type=int, default=0, help="-t for peer_tool (0 = its default)")
     ap.add_argument("--only", choices=["greedy", "logits", "tokenize"], action="append",
                     help="run only these checks (repeatable); the report then covers only them")
-    ap.add_argument("--gate", choices=["default", "precise", "either"], default="default",
-                    help="which peer configuration ember's greedy tokens must match "
-                         "(default: llama.cpp's library defaults)")
+    ap.add_argument("--gate", choices=["tie-aware", "default", "precise", "either"],
+                    default="tie-aware",
+                    help="tie-aware (default): identical to the default peer or first divergence "
+                         "at a near-tie (the default peer's own margin < T, T derived from "
+                         "llama.cpp's default-vs-precise spread); default/precise/either: greedy "
+                         "tokens must be identical to that peer configuration")
     ap.add_argument("--no-precise", action="store_true",
                     help="skip the second ('precise': --fa off --kv f32) peer configuration")
     a = ap.parse_args()
     if a.no_precise and a.gate != "default":
-        ap.error("--gate precise/either needs the precise peer (drop --no-precise)")
+        ap.error("--gate tie-aware/precise/either needs the precise peer (drop --no-precise)")
     a.peer_configs = ["default"] if a.no_precise else ["default", "precise"]
     a.ember_display = display_path(a.ember)
     a.peer_display = display_path(a.peer)
@@ -594,21 +988,31 @@ def main():
 
     started = _dt.datetime.now(_dt.timezone.utc)
     t0 = time.monotonic()
-    greedy, logits, toks = [], [], []
+    greedy, logits, toks, noise = [], [], [], None
     try:
         with tempfile.TemporaryDirectory(prefix="ember-validate-") as tmp:
             if "greedy" in only:
                 for name, prompt in GREEDY_PROMPTS:
                     log(f"greedy: {name}")
-                    r = check_greedy(a, name, prompt)
+                    r = check_greedy(a, name, prompt, tmp)
                     greedy.append(r)
                     if r["error"]:
                         log(f"  -> ERROR: {r['error']}")
                     else:
-                        log("  -> " + ("PASS" if r["ok"] else "FAIL") + ": " + ", ".join(
+                        tie = r.get("tie")
+                        log("  -> " + ", ".join(
                             f"vs {c} peer {fmt_div(d)}" for c, d in r["div"].items())
                             + (f" (peer default vs precise: {fmt_div(r['peer_self_div'])})"
-                               if "peer_self_div" in r else ""))
+                               if "peer_self_div" in r else "")
+                            + (f"; margins peer {tie['peer']['margin']:.4f} "
+                               f"ember {tie['ember']['margin']:.4f}" if tie else ""))
+                noise = noise_summary(greedy)
+                if noise:
+                    log(f"near-tie threshold T = {noise['T']:.4f} ({TIE_QUANTILE * 100:.0f}th pct of "
+                        f"{noise['n_shifts']} default-vs-precise margin shifts)")
+                apply_gate(a, greedy, noise)
+                for r in greedy:
+                    log(f"  {r['name']}: " + ("PASS" if r["ok"] else "FAIL") + f" ({r['verdict']})")
             if "logits" in only:
                 for name, prompt in LOGITS_PROMPTS:
                     log(f"logits: {name}")
@@ -642,10 +1046,12 @@ def main():
     failed = any(r["error"] or not r["ok"] for r in greedy) or \
         any(r["error"] or not r["ok"] for r in toks) or \
         any(r["error"] for r in logits)
-    write_report(a, greedy, logits, toks, started, time.monotonic() - t0, failed)
+    write_report(a, greedy, logits, toks, noise, started, time.monotonic() - t0, failed)
     n_g = sum(1 for r in greedy if r["ok"])
+    n_id = sum(1 for r in greedy if not r["error"] and r["div"]["default"] is None)
     n_t = sum(1 for r in toks if r["ok"])
-    log(f"greedy identical ({a.gate} peer): {n_g}/{len(greedy)}; "
+    log(f"greedy identical to the default peer: {n_id}/{len(greedy)}; "
+        f"greedy passing gate {a.gate}: {n_g}/{len(greedy)}; "
         f"tokenization identical: {n_t}/{len(toks)}; "
         f"report: {a.out}")
     log("RESULT: " + ("FAIL" if failed else "PASS"))

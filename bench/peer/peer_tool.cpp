@@ -11,14 +11,26 @@
 //       {"prompt_tokens":[...],"tokens":[...],"text":"...","n_prompt":P,
 //        "n_gen":G,"finish_reason":"stop"|"length","stop_token":ID|null,...}
 //
-//   peer_tool logits   -m MODEL -p PROMPT -o FILE [-t THREADS] [--fa ...] [--kv ...] [-v]
-//       Evaluates the prompt and writes the logits of the last position as
-//       little-endian float32 (n_vocab floats) to FILE. Prints a small JSON
+//   peer_tool logits   -m MODEL (-p PROMPT | --tokens IDS) -o FILE [--prefill N] [--all]
+//                      [-t THREADS] [--fa ...] [--kv ...] [-v]
+//       Evaluates the prompt (or, with --tokens "id,id,...", exactly these
+//       token ids, no tokenization) and writes the logits of the last position
+//       as little-endian float32 (n_vocab floats) to FILE. Prints a small JSON
 //       summary (n_prompt, n_vocab, argmax) on stdout.
+//       By default all tokens go in one llama_decode call. --prefill N
+//       evaluates the first N tokens in one call and then the rest one token
+//       per call, i.e. exactly the schedule of `greedy` with an N-token prompt,
+//       so the logits are bit-identical to those greedy based its choice on.
+//       --all writes the logits of every position (n_tokens * n_vocab floats,
+//       position-major) instead of only the last one.
 //
 //   peer_tool tokenize -m MODEL (-p TEXT | -f FILE) [--no-bos]
 //       Prints the token ids on one line, separated by spaces.
 //       add_special = !--no-bos, parse_special = false (text is plain text).
+//
+//   peer_tool pieces   -m MODEL --tokens IDS
+//       Prints a JSON array with the text piece of each token id
+//       (llama_token_to_piece, special tokens rendered), e.g. for reports.
 //
 // Prompt tokenization for greedy/logits: llama_tokenize(add_special=true,
 // parse_special=true). That is what llama.cpp's own tools do for a plain
@@ -87,8 +99,10 @@ void usage() {
     fprintf(stderr,
         "usage:\n"
         "  peer_tool greedy   -m MODEL -p PROMPT -n N [-t THREADS] [--fa auto|on|off] [--kv f16|f32] [-v]\n"
-        "  peer_tool logits   -m MODEL -p PROMPT -o FILE [-t THREADS] [--fa auto|on|off] [--kv f16|f32] [-v]\n"
-        "  peer_tool tokenize -m MODEL (-p TEXT | -f FILE) [--no-bos] [-v]\n");
+        "  peer_tool logits   -m MODEL (-p PROMPT | --tokens ID,ID,...) -o FILE [--prefill N] [--all]\n"
+        "                     [-t THREADS] [--fa auto|on|off] [--kv f16|f32] [-v]\n"
+        "  peer_tool tokenize -m MODEL (-p TEXT | -f FILE) [--no-bos] [-v]\n"
+        "  peer_tool pieces   -m MODEL --tokens ID,ID,... [-v]\n");
     exit(2);
 }
 
@@ -99,6 +113,10 @@ struct Args {
     bool has_prompt = false;
     std::string file;
     std::string out;
+    std::string token_ids;     // logits --tokens
+    bool has_tokens = false;
+    int prefill = -1;          // logits --prefill (-1: everything in one batch)
+    bool all_logits = false;   // logits --all
     int n_predict = 64;
     int n_threads = 0;
     bool no_bos = false;
@@ -120,7 +138,9 @@ Args parse_args(int argc, char ** argv) {
     if (argc < 2) usage();
     Args a;
     a.mode = argv[1];
-    if (a.mode != "greedy" && a.mode != "logits" && a.mode != "tokenize") usage();
+    if (a.mode != "greedy" && a.mode != "logits" && a.mode != "tokenize" && a.mode != "pieces") {
+        usage();
+    }
     for (int i = 2; i < argc; ++i) {
         std::string k = argv[i];
         auto val = [&]() -> const char * {
@@ -131,6 +151,9 @@ Args parse_args(int argc, char ** argv) {
         else if (k == "-p" || k == "--prompt") { a.prompt = val(); a.has_prompt = true; }
         else if (k == "-f" || k == "--file") a.file = val();
         else if (k == "-o" || k == "--out") a.out = val();
+        else if (k == "--tokens") { a.token_ids = val(); a.has_tokens = true; }
+        else if (k == "--prefill") a.prefill = parse_int(val(), "--prefill");
+        else if (k == "--all") a.all_logits = true;
         else if (k == "-n" || k == "--n-predict") a.n_predict = parse_int(val(), "-n");
         else if (k == "-t" || k == "--threads") a.n_threads = parse_int(val(), "-t");
         else if (k == "--no-bos") a.no_bos = true;
@@ -152,9 +175,19 @@ Args parse_args(int argc, char ** argv) {
     if (a.model.empty()) die("-m MODEL is required");
     if (a.mode == "tokenize") {
         if (a.has_prompt == !a.file.empty()) die("tokenize needs exactly one of -p TEXT or -f FILE");
+    } else if (a.mode == "pieces") {
+        if (!a.has_tokens || a.has_prompt) die("pieces needs --tokens IDS (and no -p)");
+    } else if (a.mode == "logits") {
+        if (a.has_prompt == a.has_tokens) die("logits needs exactly one of -p PROMPT or --tokens IDS");
+        if (a.out.empty()) die("logits needs -o FILE");
     } else {
         if (!a.has_prompt) die(a.mode + " needs -p PROMPT");
-        if (a.mode == "logits" && a.out.empty()) die("logits needs -o FILE");
+    }
+    if (a.mode != "logits" && (a.prefill >= 0 || a.all_logits)) {
+        die("--prefill and --all are for logits mode only");
+    }
+    if (a.has_tokens && a.mode != "logits" && a.mode != "pieces") {
+        die("--tokens is for logits and pieces modes only");
     }
     if (a.n_threads <= 0) {
         unsigned hc = std::thread::hardware_concurrency();
@@ -167,6 +200,26 @@ std::string read_file(const std::string & path) {
     std::ifstream f(path, std::ios::binary);
     if (!f) die("cannot open " + path);
     return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+// "id,id,..." (spaces allowed) -> token ids, each checked against n_vocab.
+std::vector<llama_token> parse_token_ids(const std::string & s, int n_vocab) {
+    std::vector<llama_token> ids;
+    size_t i = 0;
+    while (i < s.size()) {
+        size_t j = s.find(',', i);
+        if (j == std::string::npos) j = s.size();
+        std::string item = s.substr(i, j - i);
+        item.erase(0, item.find_first_not_of(" \t\n"));
+        item.erase(item.find_last_not_of(" \t\n") + 1);
+        if (item.empty()) die("--tokens: empty item in '" + s + "'");
+        int v = parse_int(item.c_str(), "--tokens");
+        if (v >= n_vocab) die("--tokens: id " + item + " out of range (n_vocab " + std::to_string(n_vocab) + ")");
+        ids.push_back((llama_token) v);
+        i = j + 1;
+    }
+    if (ids.empty()) die("--tokens: no token ids");
+    return ids;
 }
 
 std::vector<llama_token> tokenize(const llama_vocab * vocab, const std::string & text,
@@ -301,15 +354,17 @@ void make_context(Session & s, const Args & a, int n_prompt, int n_predict) {
 }
 
 // Decode `toks` starting at position pos0; only the last token's logits are
-// requested. Returns a pointer to those logits.
-const float * decode(Session & s, const std::vector<llama_token> & toks, int pos0) {
+// requested (all positions' with all_logits, then read them with
+// llama_get_logits_ith(ctx, i)). Returns a pointer to the last token's logits.
+const float * decode(Session & s, const std::vector<llama_token> & toks, int pos0,
+                     bool all_logits = false) {
     llama_batch b = llama_batch_init((int32_t) toks.size(), 0, 1);
     for (size_t i = 0; i < toks.size(); ++i) {
         b.token[i] = toks[i];
         b.pos[i] = pos0 + (llama_pos) i;
         b.n_seq_id[i] = 1;
         b.seq_id[i][0] = 0;
-        b.logits[i] = (i + 1 == toks.size());
+        b.logits[i] = all_logits || (i + 1 == toks.size());
     }
     b.n_tokens = (int32_t) toks.size();
     int32_t rc = llama_decode(s.ctx, b);
@@ -375,33 +430,58 @@ int cmd_greedy(const Args & a) {
     return 0;
 }
 
+void append_f32le(std::vector<unsigned char> & bytes, const float * v, int n) {
+    size_t off = bytes.size();
+    bytes.resize(off + (size_t) n * 4);
+    for (int i = 0; i < n; ++i) {
+        uint32_t u;
+        memcpy(&u, &v[i], 4);
+        bytes[off + 4 * i + 0] = (unsigned char) (u & 0xff);
+        bytes[off + 4 * i + 1] = (unsigned char) ((u >> 8) & 0xff);
+        bytes[off + 4 * i + 2] = (unsigned char) ((u >> 16) & 0xff);
+        bytes[off + 4 * i + 3] = (unsigned char) ((u >> 24) & 0xff);
+    }
+}
+
 int cmd_logits(const Args & a) {
     Session s;
     load_model(s, a, false);
-    std::vector<llama_token> prompt = tokenize(s.vocab, a.prompt, true, true);
-    if (prompt.empty()) die("prompt tokenizes to zero tokens");
-    make_context(s, a, (int) prompt.size(), 0);
     const int n_vocab = llama_vocab_n_tokens(s.vocab);
-    const float * logits = decode(s, prompt, 0);
+    std::vector<llama_token> prompt = a.has_tokens ? parse_token_ids(a.token_ids, n_vocab)
+                                                   : tokenize(s.vocab, a.prompt, true, true);
+    if (prompt.empty()) die("prompt tokenizes to zero tokens");
+    const int n = (int) prompt.size();
+    // schedule: first n_first tokens in one call, then one token per call
+    const int n_first = a.prefill < 0 ? n : std::max(1, std::min(a.prefill, n));
+    make_context(s, a, n_first, n - n_first);
 
-    // write little-endian float32
-    std::vector<unsigned char> bytes((size_t) n_vocab * 4);
-    for (int i = 0; i < n_vocab; ++i) {
-        uint32_t u;
-        memcpy(&u, &logits[i], 4);
-        bytes[4 * i + 0] = (unsigned char) (u & 0xff);
-        bytes[4 * i + 1] = (unsigned char) ((u >> 8) & 0xff);
-        bytes[4 * i + 2] = (unsigned char) ((u >> 16) & 0xff);
-        bytes[4 * i + 3] = (unsigned char) ((u >> 24) & 0xff);
+    std::vector<unsigned char> bytes;
+    bytes.reserve((size_t) (a.all_logits ? n : 1) * n_vocab * 4);
+    std::vector<llama_token> first(prompt.begin(), prompt.begin() + n_first);
+    const float * logits = decode(s, first, 0, a.all_logits);
+    if (a.all_logits) {
+        for (int i = 0; i < n_first; ++i) {
+            const float * li = llama_get_logits_ith(s.ctx, i);
+            if (!li) die("no logits for position " + std::to_string(i));
+            append_f32le(bytes, li, n_vocab);
+        }
     }
+    for (int i = n_first; i < n; ++i) {
+        logits = decode(s, {prompt[i]}, i);
+        if (a.all_logits) append_f32le(bytes, logits, n_vocab);
+    }
+    if (!a.all_logits) append_f32le(bytes, logits, n_vocab);
+
     FILE * f = fopen(a.out.c_str(), "wb");
     if (!f) die("cannot open " + a.out + " for writing");
     if (fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size() || fclose(f) != 0) {
         die("write to " + a.out + " failed");
     }
     printf("{\"prompt_tokens\":%s,\"n_prompt\":%zu,\"n_vocab\":%d,\"argmax\":%d,"
+           "\"n_positions\":%d,\"prefill\":%d,"
            "\"flash_attn_type\":\"%s\",\"kv_type\":\"%s\"}\n",
            json_ids(prompt).c_str(), prompt.size(), n_vocab, argmax(logits, n_vocab),
+           a.all_logits ? n : 1, n_first,
            llama_flash_attn_type_name(a.fa), ggml_type_name(a.kv_type));
     return 0;
 }
@@ -423,6 +503,28 @@ int cmd_tokenize(const Args & a) {
     return 0;
 }
 
+int cmd_pieces(const Args & a) {
+    Session s;
+    load_model(s, a, /*vocab_only*/ true);
+    const int n_vocab = llama_vocab_n_tokens(s.vocab);
+    std::vector<llama_token> ids = parse_token_ids(a.token_ids, n_vocab);
+    std::string out = "[";
+    std::vector<char> buf(256);
+    for (size_t i = 0; i < ids.size(); ++i) {
+        int32_t n = llama_token_to_piece(s.vocab, ids[i], buf.data(), (int32_t) buf.size(), 0, true);
+        if (n < 0) {
+            buf.resize(-n);
+            n = llama_token_to_piece(s.vocab, ids[i], buf.data(), (int32_t) buf.size(), 0, true);
+            if (n < 0) die("llama_token_to_piece failed");
+        }
+        if (i) out += ',';
+        out += json_escape(std::string(buf.data(), n));
+    }
+    out += "]\n";
+    fputs(out.c_str(), stdout);
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char ** argv) {
@@ -433,6 +535,7 @@ int main(int argc, char ** argv) {
     int rc = 0;
     if (a.mode == "greedy") rc = cmd_greedy(a);
     else if (a.mode == "logits") rc = cmd_logits(a);
+    else if (a.mode == "pieces") rc = cmd_pieces(a);
     else rc = cmd_tokenize(a);
     llama_backend_free();
     return rc;
