@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "ops/kernels.h"
+#include "ops/qgemm_neon_common.h"
 
 namespace ember {
 namespace {
@@ -36,21 +37,6 @@ inline int8x16_t Bcast4(const int8_t* p) {
   return vreinterpretq_s8_s32(vdupq_n_s32(v));
 }
 
-inline float32x4_t LoadF16x4(const uint8_t* p) {
-  return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(reinterpret_cast<const uint16_t*>(p))));
-}
-
-inline void Store(float* y, float32x4_t v, int64_t row0, int64_t n_rows) {
-  const int64_t left = n_rows - row0;
-  if (left >= 4) {
-    vst1q_f32(y + row0, v);
-  } else if (left > 0) {
-    float tmp[4];
-    vst1q_f32(tmp, v);
-    std::memcpy(y + row0, tmp, static_cast<size_t>(left) * sizeof(float));
-  }
-}
-
 // One quad of 4 rows (q = 0..3 within the tile) for MR tokens.
 template <int MR, bool kInt8, bool kHasMin>
 void Quad(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, int64_t t0,
@@ -61,15 +47,7 @@ void Quad(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, in
   const size_t q_bytes = kInt8 ? 512 : 256;
   for (int64_t g = 0; g < w.n_groups; ++g, gp += w.group_bytes) {
     int8x16_t wq[8];
-    if (kInt8) {
-      for (int s = 0; s < 8; ++s) wq[s] = vld1q_s8(reinterpret_cast<const int8_t*>(gp + 64 * s + 16 * q));
-    } else {
-      for (int s = 0; s < 4; ++s) {
-        const uint8x16_t v = vld1q_u8(gp + 64 * s + 16 * q);
-        wq[2 * s] = vreinterpretq_s8_u8(vandq_u8(v, vdupq_n_u8(0x0F)));
-        wq[2 * s + 1] = vreinterpretq_s8_u8(vshrq_n_u8(v, 4));
-      }
-    }
+    LoadQuadWeights<kInt8>(gp, q, wq);
     const float32x4_t dw = LoadF16x4(gp + q_bytes + 8 * q);
     float32x4_t mw = vdupq_n_f32(0.0f);
     if (!kInt8) mw = kHasMin ? LoadF16x4(gp + q_bytes + 32 + 8 * q) : vmulq_n_f32(dw, -8.0f);
@@ -86,7 +64,7 @@ void Quad(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, in
       if (!kInt8) acc[i] = vfmaq_f32(acc[i], mw, vdupq_n_f32(a.min_sums(t0 + i, kHasMin)[g]));
     }
   }
-  for (int i = 0; i < MR; ++i) Store(y + (t0 + i) * ldy, acc[i], tile * kTileRows + 4 * q, w.n_rows);
+  for (int i = 0; i < MR; ++i) StoreRows4(y + (t0 + i) * ldy, acc[i], tile * kTileRows + 4 * q, w.n_rows);
 }
 
 template <bool kInt8, bool kHasMin>

@@ -240,6 +240,13 @@ void CleanSpaces(std::string* s) {
 
 }  // namespace
 
+std::string Tokenizer::TokenToPiece(int32_t id, bool render_special) const {
+  if (id < 0 || id >= n_vocab() || static_cast<size_t>(id) >= pieces_.size()) return "";
+  const TokenType t = vocab_.token_types[id];
+  if (!render_special && (t == TokenType::kControl || t == TokenType::kUnknown)) return "";
+  return pieces_[id];
+}
+
 std::string Tokenizer::Decode(const std::vector<int32_t>& ids, bool render_special) const {
   std::string out;
   // As llama_detokenize: the space the tokenizer put in front of the text comes off the first

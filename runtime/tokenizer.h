@@ -85,7 +85,7 @@ class Tokenizer {
   // The bytes a token stands for (byte tokens give their single byte, which
   // may be part of a UTF-8 sequence). Control tokens give "" unless
   // render_special, which gives their text.
-  virtual std::string TokenToPiece(int32_t id, bool render_special) const = 0;
+  std::string TokenToPiece(int32_t id, bool render_special) const;
 
   // Concatenated pieces (no special tokens rendered unless asked).
   std::string Decode(const std::vector<int32_t>& ids, bool render_special = false) const;
@@ -98,6 +98,10 @@ class Tokenizer {
  protected:
   // Builds the index of special tokens and the end-of-generation set.
   explicit Tokenizer(VocabData vocab);
+
+  // Each token's bytes with specials rendered, filled by the subclass's
+  // constructor; TokenToPiece serves from it.
+  std::vector<std::string> pieces_;
 
   // A piece of the input once special tokens are split out: a token (token >= 0) or the raw
   // text text[offset, offset + length).

@@ -249,13 +249,6 @@ class BpeTokenizer final : public Tokenizer {
     return out;
   }
 
-  std::string TokenToPiece(int32_t id, bool render_special) const override {
-    if (id < 0 || id >= n_vocab()) return "";
-    const TokenType t = vocab_.token_types[id];
-    if (!render_special && (t == TokenType::kControl || t == TokenType::kUnknown)) return "";
-    return pieces_[id];
-  }
-
  private:
   // The piece of a token with specials rendered (llama.cpp's token_to_piece for BPE).
   std::string RenderPiece(int32_t id) const {
@@ -395,7 +388,6 @@ class BpeTokenizer final : public Tokenizer {
   StringMap ids_;
   StringMap ranks_;  // "left" kMergeSep "right" -> rank
   std::array<std::string, 256> byte_chars_;
-  std::vector<std::string> pieces_;
 };
 
 }  // namespace

@@ -185,13 +185,6 @@ class SpmTokenizer final : public Tokenizer {
     return out;
   }
 
-  std::string TokenToPiece(int32_t id, bool render_special) const override {
-    if (id < 0 || id >= n_vocab()) return "";
-    const TokenType t = vocab_.token_types[id];
-    if (!render_special && (t == TokenType::kControl || t == TokenType::kUnknown)) return "";
-    return pieces_[id];
-  }
-
  private:
   // The piece of a token with specials rendered (llama.cpp's token_to_piece for SPM).
   std::string RenderPiece(int32_t id) const {
@@ -264,7 +257,6 @@ class SpmTokenizer final : public Tokenizer {
   sentencepiece::SentencePieceProcessor sp_;
   int32_t sp_unk_ = -1;
   std::array<int32_t, 256> byte_token_;
-  std::vector<std::string> pieces_;
 };
 
 }  // namespace
