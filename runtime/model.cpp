@@ -217,8 +217,9 @@ Status Model::Load(const std::string& path, const LoadProgressFn& progress,
 
 Status Model::RepackWeights() {
   // Every matrix whose GGUF type has a native layout is repacked once (tied
-  // output and embedding share one), then the file's pages of it are released:
-  // the weights live in memory once.
+  // output and embedding share one), and the file's pages of it are released
+  // right away: the weights live in memory once, and the peak during loading
+  // is the packed weights plus one tensor.
   std::vector<WeightView*> views = {&weights_.token_embd, &weights_.output};
   for (LayerWeights& L : weights_.layers) {
     for (WeightView* v : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) {
@@ -226,7 +227,6 @@ Status Model::RepackWeights() {
     }
   }
   std::vector<std::pair<const uint8_t*, const PackedMatrix*>> done;
-  std::vector<const uint8_t*> to_release;
   for (WeightView* v : views) {
     if (!CanRepack(v->type)) continue;
     const PackedMatrix* packed = nullptr;
@@ -238,15 +238,12 @@ Status Model::RepackWeights() {
       EMBER_RETURN_IF_ERROR(Repack(v->type, v->data, v->n_rows, v->n_cols, p.get()));
       packed = p.get();
       done.emplace_back(v->data, packed);
-      to_release.push_back(v->data);
       packed_.push_back(std::move(p));
+      for (const GgufTensorInfo& t : gguf_->tensors()) {
+        if (t.data == v->data) gguf_->ReleaseTensorData(t);
+      }
     }
     v->packed = packed;
-  }
-  for (const GgufTensorInfo& t : gguf_->tensors()) {
-    for (const uint8_t* data : to_release) {
-      if (t.data == data) gguf_->ReleaseTensorData(t);
-    }
   }
   for (WeightView* v : views) {
     if (v->packed != nullptr) v->data = nullptr;  // released: only the packed copy remains
