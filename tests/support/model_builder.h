@@ -14,7 +14,11 @@ namespace ember::test {
 
 struct TinyModelSpec {
   std::string arch = "llama";
+  std::string name = "ember tiny test model";  // general.name
   std::string vocab_file = "ggml-vocab-gpt-2.gguf";  // in SharedDir()/vocab
+  // An absolute path to any GGUF whose tokenizer.* keys to copy (a vocab file
+  // or a real model); when set it overrides vocab_file.
+  std::string vocab_path;
   int64_t n_embd = 64;
   int64_t n_layer = 2;
   int64_t n_head = 4;
@@ -24,6 +28,11 @@ struct TinyModelSpec {
   GgmlType weight_type = GgmlType::kQ8_0;  // matrices; norms stay F32
   bool tied_output = true;
   uint64_t seed = 1;
+  // Fill weights with a counter-based generator, rows in parallel (OpenMP):
+  // for big synthetic models (bench/make_model.cpp). Values are near-normal
+  // (sum of 4 uniforms) and differ from the default sequential mt19937 stream,
+  // which the tests keep using.
+  bool parallel_fill = false;
   // Test hooks: replace a tensor's dims or type ("blk.0.attn_q.weight" -> ...).
   std::map<std::string, std::vector<uint64_t>> dims_override;
   std::map<std::string, uint32_t> type_override;  // raw GGML type ids
