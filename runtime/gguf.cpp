@@ -205,8 +205,8 @@ const char* GgufTypeName(GgufType t) {
   return i < 13 ? kNames[i] : "unknown";
 }
 
-bool GgufValue::is_integer() const {
-  switch (type) {
+bool IsGgufIntegerType(GgufType t) {
+  switch (t) {
     case GgufType::kUint8:
     case GgufType::kInt8:
     case GgufType::kUint16:
@@ -220,6 +220,8 @@ bool GgufValue::is_integer() const {
       return false;
   }
 }
+
+bool GgufValue::is_integer() const { return IsGgufIntegerType(type); }
 
 Status GgufFile::Open(const std::string& path, std::unique_ptr<GgufFile>* out) {
   MappedFile map;

@@ -44,6 +44,7 @@ enum class GgufType : uint32_t {
 };
 
 const char* GgufTypeName(GgufType t);
+bool IsGgufIntegerType(GgufType t);
 
 // One metadata value. Scalars live in the union-like fields; strings point
 // into the mapped file (valid while the GgufFile lives); arrays hold items.

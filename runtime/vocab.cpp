@@ -17,22 +17,6 @@ namespace ember {
 
 namespace {
 
-bool IsIntegerType(GgufType t) {
-  switch (t) {
-    case GgufType::kUint8:
-    case GgufType::kInt8:
-    case GgufType::kUint16:
-    case GgufType::kInt16:
-    case GgufType::kUint32:
-    case GgufType::kInt32:
-    case GgufType::kUint64:
-    case GgufType::kInt64:
-      return true;
-    default:
-      return false;
-  }
-}
-
 int64_t IntOf(const GgufValue& v) {
   if (v.type == GgufType::kUint64 && v.u > static_cast<uint64_t>(INT64_MAX)) return INT64_MAX;
   return v.i;
@@ -55,7 +39,7 @@ Status FindArray(const GgufFile& f, const char* key, bool required, const GgufVa
 Status ReadIdKey(const GgufFile& f, const char* key, size_t n_vocab, int32_t* id) {
   const GgufValue* v = f.Find(key);
   if (v == nullptr) return Status::Ok();  // keep the default
-  if (!IsIntegerType(v->type)) {
+  if (!IsGgufIntegerType(v->type)) {
     return BadFormat(std::string(key) + " must be an integer, found " + GgufTypeName(v->type));
   }
   const int64_t x = IntOf(*v);
@@ -296,7 +280,7 @@ Status LoadVocab(const GgufFile& gguf, VocabData* out) {
   if (scores != nullptr) {
     const bool is_float =
         scores->elem_type == GgufType::kFloat32 || scores->elem_type == GgufType::kFloat64;
-    if (!is_float && !IsIntegerType(scores->elem_type)) {
+    if (!is_float && !IsGgufIntegerType(scores->elem_type)) {
       return BadFormat(std::string("tokenizer.ggml.scores must hold numbers, found ") +
                        GgufTypeName(scores->elem_type) + " elements");
     }
@@ -316,7 +300,7 @@ Status LoadVocab(const GgufFile& gguf, VocabData* out) {
   EMBER_RETURN_IF_ERROR(FindArray(gguf, "tokenizer.ggml.token_type", false, &types));
   v.token_types.assign(n, TokenType::kNormal);
   if (types != nullptr) {
-    if (!IsIntegerType(types->elem_type)) {
+    if (!IsGgufIntegerType(types->elem_type)) {
       return BadFormat(std::string("tokenizer.ggml.token_type must hold integers, found ") +
                        GgufTypeName(types->elem_type) + " elements");
     }
