@@ -6,15 +6,24 @@
 
 namespace ember {
 
-// q:      [head_dim] f32 (rounded to f16 before the dot, as the cache is f16)
-// k, v:   n_kv cached rows, row j at k + j * stride (f16 elements)
-// scores: scratch of n_kv floats; out: [head_dim] f32
-// out = sum_j softmax_j(scale * q·k_j) v_j
-using AttendHeadFn = void (*)(const float* q, const uint16_t* k, const uint16_t* v,
-                             size_t stride, int64_t n_kv, int head_dim, float scale,
-                             float* scores, float* out);
+// A run of n consecutive cache rows: row j of the run at k + j * stride (and
+// v + j * stride), f16. A token attends to one span (its sequence's rows) or
+// two (a prefix shared with other sequences, then its own rows: beam search).
+struct KvSpan {
+  const uint16_t* k;
+  const uint16_t* v;
+  int64_t n;
+};
 
-void AttendHead_ref(const float* q, const uint16_t* k, const uint16_t* v, size_t stride,
-                    int64_t n_kv, int head_dim, float scale, float* scores, float* out);
+// q:      [head_dim] f32 (rounded to f16 before the dot, as the cache is f16)
+// spans:  n_spans runs of cached rows, stride elements apart within a run
+// scores: scratch of sum(spans[i].n) floats; out: [head_dim] f32
+// out = sum_j softmax_j(scale * q·k_j) v_j over the rows of all spans; one
+// span gives exactly the same result as before spans existed (same order).
+using AttendHeadFn = void (*)(const float* q, const KvSpan* spans, int n_spans, size_t stride,
+                              int head_dim, float scale, float* scores, float* out);
+
+void AttendHead_ref(const float* q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
+                    float scale, float* scores, float* out);
 
 }  // namespace ember

@@ -26,10 +26,10 @@ inline __m256 LoadF16(const uint16_t* p) {
 
 }  // namespace
 
-void AttendHead_avx2(const float* q, const uint16_t* k, const uint16_t* v, size_t stride,
-                     int64_t n_kv, int head_dim, float scale, float* scores, float* out) {
+void AttendHead_avx2(const float* q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
+                     float scale, float* scores, float* out) {
   if (head_dim % 8 != 0) {
-    AttendHead_ref(q, k, v, stride, n_kv, head_dim, scale, scores, out);
+    AttendHead_ref(q, spans, n_spans, stride, head_dim, scale, scores, out);
     return;
   }
   constexpr int kMaxHeadDim = 512;
@@ -39,17 +39,27 @@ void AttendHead_avx2(const float* q, const uint16_t* k, const uint16_t* v, size_
     const __m256 x = _mm256_loadu_ps(q + d);
     _mm256_store_ps(qh + d, _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT)));
   }
-  for (int64_t j = 0; j < n_kv; ++j) {
-    const uint16_t* kj = k + static_cast<size_t>(j) * stride;
-    __m256 acc = _mm256_setzero_ps();
-    for (int d = 0; d < head_dim; d += 8) acc = _mm256_fmadd_ps(_mm256_load_ps(qh + d), LoadF16(kj + d), acc);
-    scores[j] = HorizontalSum(acc) * scale;
+  int64_t n_kv = 0;
+  for (int i = 0; i < n_spans; ++i) {
+    for (int64_t j = 0; j < spans[i].n; ++j) {
+      const uint16_t* kj = spans[i].k + static_cast<size_t>(j) * stride;
+      __m256 acc = _mm256_setzero_ps();
+      for (int d = 0; d < head_dim; d += 8) {
+        acc = _mm256_fmadd_ps(_mm256_load_ps(qh + d), LoadF16(kj + d), acc);
+      }
+      scores[n_kv++] = HorizontalSum(acc) * scale;
+    }
   }
   Softmax_ref(scores, n_kv);
   for (int d = 0; d < head_dim; d += 8) {
     __m256 acc = _mm256_setzero_ps();
-    for (int64_t j = 0; j < n_kv; ++j) {
-      acc = _mm256_fmadd_ps(_mm256_set1_ps(scores[j]), LoadF16(v + static_cast<size_t>(j) * stride + d), acc);
+    const float* p = scores;
+    for (int i = 0; i < n_spans; ++i) {
+      const uint16_t* v = spans[i].v + d;
+      for (int64_t j = 0; j < spans[i].n; ++j) {
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(*p++), LoadF16(v + static_cast<size_t>(j) * stride),
+                              acc);
+      }
     }
     _mm256_storeu_ps(out + d, acc);
   }

@@ -32,8 +32,8 @@ const Kernels& Active();
 bool HasVariantsFor(Isa isa);
 
 // Variants compiled per ISA (defined in the per-ISA files).
-void AttendHead_avx2(const float* q, const uint16_t* k, const uint16_t* v, size_t stride,
-                     int64_t n_kv, int head_dim, float scale, float* scores, float* out);
+void AttendHead_avx2(const float* q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
+                     float scale, float* scores, float* out);
 void QGemmQ4x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ8x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ4x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace ember {
@@ -22,6 +23,14 @@ class KvCache {
   int64_t kv_dim() const { return kv_dim_; }
   uint16_t* k(int64_t layer, int64_t pos) { return k_.data() + Offset(layer, pos); }
   uint16_t* v(int64_t layer, int64_t pos) { return v_.data() + Offset(layer, pos); }
+  // Copies rows [src, src + n) to [dst, dst + n) in every layer (ranges may overlap).
+  void CopyRows(int64_t src, int64_t dst, int64_t n) {
+    const size_t count = static_cast<size_t>(n * kv_dim_) * sizeof(uint16_t);
+    for (int64_t l = 0; l * n_ctx_ * kv_dim_ < static_cast<int64_t>(k_.size()); ++l) {
+      std::memmove(k(l, dst), k(l, src), count);
+      std::memmove(v(l, dst), v(l, src), count);
+    }
+  }
   size_t bytes() const { return (k_.size() + v_.size()) * sizeof(uint16_t); }
 
  private:

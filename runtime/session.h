@@ -14,8 +14,8 @@
 namespace ember {
 
 struct SessionParams {
-  int64_t n_ctx = 0;    // 0: min(training context, 4096)
-  int n_threads = 0;    // 0: all online cores
+  int64_t n_ctx = 0;      // 0: min(training context, 4096)
+  int n_threads = 0;      // 0: all online cores
   int64_t n_batch = 512;  // prompt tokens per forward chunk
 };
 
@@ -28,6 +28,18 @@ class Session {
   // Fails without changing the session on invalid ids or context overflow.
   Status Decode(const std::vector<int32_t>& tokens);
 
+  // For decode strategies that keep several sequences in the cache (beam
+  // search): runs `tokens` at explicit places (every slot < n_ctx) and returns
+  // the logits of every token [n, n_vocab]. tokens() is not changed: call
+  // SetTokens when the strategy has arranged the cache.
+  Status DecodePlaced(const std::vector<int32_t>& tokens, const std::vector<TokenPlace>& places,
+                      std::vector<float>* logits);
+  // Copies cache rows [src, src + n) to [dst, dst + n) in every layer.
+  void CopyKvRows(int64_t src, int64_t dst, int64_t n) { kv_.CopyRows(src, dst, n); }
+  // Declares that rows 0..size-1 of the cache hold `tokens` (a prefix of what
+  // was decoded there), and that `logits` are the next-token logits after them.
+  void SetTokens(std::vector<int32_t> tokens, const float* logits);
+
   // Logits [n_vocab] after the last Decode.
   const std::vector<float>& logits() const { return logits_; }
   const std::vector<int32_t>& tokens() const { return tokens_; }
@@ -38,6 +50,7 @@ class Session {
   void Reset() { tokens_.clear(); }
 
  private:
+  Status CheckIds(const std::vector<int32_t>& tokens) const;
   Session(const Model& model, int64_t n_ctx, int n_threads, int64_t n_batch);
 
   const Model& model_;

@@ -21,7 +21,8 @@ void Resize(std::vector<float>& v, int64_t n) {
 }  // namespace
 
 void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_t* tokens,
-                  int64_t n, int64_t pos0, int n_threads, float* logits) {
+                  const TokenPlace* places, int64_t n, int n_threads, LogitsFor which,
+                  float* logits) {
   const Hparams& hp = model.hparams();
   const ModelWeights& w = model.weights();
   const int64_t E = hp.n_embd, Q = hp.q_dim(), KV = hp.kv_dim(), F = hp.n_ff;
@@ -43,7 +44,7 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
   for (int64_t t = 0; t < n; ++t) WeightRow(w.token_embd, tokens[t], &s.x[t * E]);
   const float* freq_factors = w.rope_freqs.empty() ? nullptr : w.rope_freqs.data();
   for (int64_t t = 0; t < n; ++t) {
-    RopeCache(&s.rope[t * hp.n_rot], pos0 + t, hp.n_rot, hp.rope_freq_base, hp.rope_freq_scale,
+    RopeCache(&s.rope[t * hp.n_rot], places[t].pos, hp.n_rot, hp.rope_freq_base, hp.rope_freq_scale,
               freq_factors);
   }
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
@@ -68,23 +69,32 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
       for (int64_t h = 0; h < hp.n_head_kv; ++h) {
         RopeApply_ref(&s.k[t * KV + h * hd], rc, hp.n_rot, hp.rope_mode);
       }
-      uint16_t* kc = kv.k(l, pos0 + t);
-      uint16_t* vc = kv.v(l, pos0 + t);
+      uint16_t* kc = kv.k(l, places[t].slot);
+      uint16_t* vc = kv.v(l, places[t].slot);
       QuantizeRow(GgmlType::kF16, &s.k[t * KV], kc, KV);
       QuantizeRow(GgmlType::kF16, &s.v[t * KV], vc, KV);
     }
-    // Causal attention: token t sees positions 0 .. pos0 + t.
+    // Attention: token t sees its spans of cached rows (see TokenPlace).
     const int64_t n_work = n * hp.n_head;
     const AttendHeadFn attend = Active().attend_head;
 #pragma omp parallel for num_threads(n_threads) schedule(static) if (n_threads > 1)
     for (int64_t job = 0; job < n_work; ++job) {
       const int64_t t = job / hp.n_head, h = job % hp.n_head;
       const int64_t kvh = h / group;
-      float* scores = &s.scores[static_cast<size_t>(omp_get_thread_num()) *
-                                static_cast<size_t>(kv.n_ctx())];
-      attend(&s.q[t * Q + h * hd], kv.k(l, 0) + kvh * hd, kv.v(l, 0) + kvh * hd,
-                     static_cast<size_t>(KV), pos0 + t + 1, static_cast<int>(hd), scale, scores,
-                     &s.att[t * Q + h * hd]);
+      float* scores =
+          &s.scores[static_cast<size_t>(omp_get_thread_num()) * static_cast<size_t>(kv.n_ctx())];
+      const TokenPlace& pl = places[t];
+      KvSpan spans[2];
+      int n_spans = 0;
+      int64_t begin = 0;
+      if (pl.own_begin > pl.prefix_end) {
+        spans[n_spans++] = {kv.k(l, 0) + kvh * hd, kv.v(l, 0) + kvh * hd, pl.prefix_end};
+        begin = pl.own_begin;
+      }
+      spans[n_spans++] = {kv.k(l, begin) + kvh * hd, kv.v(l, begin) + kvh * hd,
+                          pl.slot + 1 - begin};
+      attend(&s.q[t * Q + h * hd], spans, n_spans, static_cast<size_t>(KV), static_cast<int>(hd),
+             scale, scores, &s.att[t * Q + h * hd]);
     }
     MatMul(L.wo, s.att.data(), n, s.proj.data(), E, n_threads, &s.mm);
     for (int64_t i = 0; i < n * E; ++i) s.x[i] += s.proj[i];
@@ -104,10 +114,15 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
     for (int64_t i = 0; i < n * E; ++i) s.x[i] += s.proj[i];
   }
 
-  if (logits != nullptr) {
+  if (which == LogitsFor::kLast) {
     // The LM head runs for the last position only.
     RmsNorm_ref(&s.x[(n - 1) * E], w.output_norm.data(), s.xn.data(), E, hp.rms_eps);
     MatMul(w.output, s.xn.data(), 1, logits, hp.n_vocab, n_threads, &s.mm);
+  } else if (which == LogitsFor::kAll) {
+    for (int64_t t = 0; t < n; ++t) {
+      RmsNorm_ref(&s.x[t * E], w.output_norm.data(), &s.xn[t * E], E, hp.rms_eps);
+    }
+    MatMul(w.output, s.xn.data(), n, logits, hp.n_vocab, n_threads, &s.mm);
   }
 }
 

@@ -26,10 +26,27 @@ struct LlamaScratch {
   MatMulScratch mm;
 };
 
-// Runs tokens[0..n) at positions pos0..pos0+n-1: writes their keys and values
-// into `kv` and, if logits != nullptr, the last token's logits [n_vocab].
-// Preconditions (checked by Session): valid ids, pos0 + n <= kv.n_ctx().
+// Where one token of a forward batch goes in the KV cache and what it sees.
+// A plain sequence: pos = slot = its index, prefix_end = own_begin = 0. Beam b
+// of beam search: a shared prompt in rows [0, prefix_end), its own tokens from
+// row own_begin on.
+struct TokenPlace {
+  int64_t pos;         // position (RoPE)
+  int64_t slot;        // KV cache row its key and value are written to
+  int64_t prefix_end;  // attends rows [0, prefix_end) ...
+  int64_t own_begin;  // ... and [own_begin, slot]; own_begin <= prefix_end means one span [0, slot]
+};
+
+// Which rows of the batch get logits.
+enum class LogitsFor { kNone, kLast, kAll };
+
+// Runs tokens[0..n) placed by places[0..n): writes their keys and values into
+// `kv` and the logits (kLast: [n_vocab] of the last token; kAll: [n, n_vocab]).
+// Every token attends to rows written earlier in the same batch only through
+// its spans (causal when places follow each other). Preconditions (checked by
+// Session): valid ids, every slot < kv.n_ctx().
 void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_t* tokens,
-                  int64_t n, int64_t pos0, int n_threads, float* logits);
+                  const TokenPlace* places, int64_t n, int n_threads, LogitsFor which,
+                  float* logits);
 
 }  // namespace ember

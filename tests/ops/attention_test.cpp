@@ -25,9 +25,9 @@ TEST_CASE("attention: every ISA variant matches _ref", "[attention][isa]") {
         for (auto& x : v) x = Fp32ToFp16(d(rng));
         std::vector<float> s1(n_kv), s2(n_kv), want(head_dim), got(head_dim);
         const float scale = 1.0f / std::sqrt(float(head_dim));
-        AttendHead_ref(q.data(), k.data(), v.data(), stride, n_kv, head_dim, scale, s1.data(),
-                       want.data());
-        fn(q.data(), k.data(), v.data(), stride, n_kv, head_dim, scale, s2.data(), got.data());
+        const KvSpan one = {k.data(), v.data(), n_kv};
+        AttendHead_ref(q.data(), &one, 1, stride, head_dim, scale, s1.data(), want.data());
+        fn(q.data(), &one, 1, stride, head_dim, scale, s2.data(), got.data());
         for (int i = 0; i < head_dim; ++i) {
           INFO(IsaName(isa) << " head_dim " << head_dim << " n_kv " << n_kv << " i " << i);
           // Values are convex combinations of |v| <~ 4: float rounding of the
@@ -35,6 +35,41 @@ TEST_CASE("attention: every ISA variant matches _ref", "[attention][isa]") {
           REQUIRE(std::fabs(got[i] - want[i]) <= 2e-5f);
         }
       }
+    }
+  }
+}
+
+TEST_CASE("attention: two spans equal one span over the same rows", "[attention][isa]") {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  const int head_dim = 64;
+  const int64_t n_a = 13, n_gap = 9, n_b = 6;  // rows: span A, unrelated rows, span B
+  const size_t stride = head_dim;
+  std::vector<uint16_t> k(stride * (n_a + n_gap + n_b)), v(k.size());
+  for (auto& x : k) x = Fp32ToFp16(d(rng));
+  for (auto& x : v) x = Fp32ToFp16(d(rng));
+  std::vector<float> q(head_dim);
+  for (float& x : q) x = d(rng);
+  // The same rows made contiguous.
+  std::vector<uint16_t> kc, vc;
+  kc.insert(kc.end(), k.begin(), k.begin() + n_a * stride);
+  kc.insert(kc.end(), k.begin() + (n_a + n_gap) * stride, k.end());
+  vc.insert(vc.end(), v.begin(), v.begin() + n_a * stride);
+  vc.insert(vc.end(), v.begin() + (n_a + n_gap) * stride, v.end());
+  const float scale = 0.125f;
+  for (Isa isa : {Isa::kRef, Isa::kAvx2, Isa::kNeon, Isa::kNeonDot}) {
+    if (!HasVariantsFor(isa) || !HostCpu().Supports(isa)) continue;
+    const AttendHeadFn fn = KernelsFor(isa).attend_head;
+    const KvSpan two[2] = {
+        {k.data(), v.data(), n_a},
+        {k.data() + (n_a + n_gap) * stride, v.data() + (n_a + n_gap) * stride, n_b}};
+    const KvSpan one = {kc.data(), vc.data(), n_a + n_b};
+    std::vector<float> s(n_a + n_b), got(head_dim), want(head_dim);
+    fn(q.data(), two, 2, stride, head_dim, scale, s.data(), got.data());
+    fn(q.data(), &one, 1, stride, head_dim, scale, s.data(), want.data());
+    for (int i = 0; i < head_dim; ++i) {
+      INFO(IsaName(isa) << " i " << i);
+      REQUIRE(got[i] == want[i]);  // same rows in the same order: bit for bit
     }
   }
 }
