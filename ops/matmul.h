@@ -1,8 +1,9 @@
 // Y = X · W^T for one weight matrix. Two paths:
-//  - packed (Q4_0/Q4_1/Q8_0 sources repacked into quant/packed.h layouts):
+//  - packed (sources repacked into quant/packed.h layouts, see CanRepack):
 //    activations quantized once to int8 groups, then the quantized GEMM kernel
 //    of the active ISA over tiles of 16 rows, tiles split evenly over threads;
-//  - GGUF rows as stored (F32/F16/BF16): one reference dot product per output.
+//  - GGUF rows as stored (types with a FindVecDot pair): one reference dot
+//    product per output.
 // Each output element is computed by one thread in a fixed order, so results
 // do not depend on the thread count.
 #pragma once

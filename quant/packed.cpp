@@ -1,11 +1,16 @@
 #include "quant/packed.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string>
+#include <vector>
 
 #include "quant/blocks.h"
 #include "quant/fp16.h"
+#include "quant/quantize.h"
 
 namespace ember {
 namespace {
@@ -26,12 +31,183 @@ struct GroupView {
 };
 
 GroupView View(const PackedMatrix& w, uint8_t* base, int64_t tile, int64_t group) {
-  uint8_t* g = base + static_cast<size_t>(tile) * w.tile_bytes +
-               static_cast<size_t>(group) * w.group_bytes;
+  uint8_t* g =
+      base + static_cast<size_t>(tile) * w.tile_bytes + static_cast<size_t>(group) * w.group_bytes;
   const size_t q_bytes = w.layout == PackedLayout::kQ4x16 ? 256 : 512;
   GroupView v{g, reinterpret_cast<uint16_t*>(g + q_bytes), nullptr};
   if (w.has_min) v.m = reinterpret_cast<uint16_t*>(g + q_bytes + 32);
   return v;
+}
+
+// One row's group of 32 weights in a native layout's terms, before the rows
+// are interleaved. Q4: value = q * d + m (m ignored without mins); Q8: q * d.
+struct Q4Group {
+  uint8_t q[kGroupCols];
+  uint16_t d, m;
+};
+struct Q8Group {
+  int8_t q[kGroupCols];
+  uint16_t d;
+};
+
+void Store(const GroupView& v, int64_t lane, const Q4Group& g) {
+  v.d[lane] = g.d;
+  if (v.m != nullptr) v.m[lane] = g.m;
+  for (int s = 0; s < 4; ++s) {
+    for (int b = 0; b < 4; ++b) {
+      v.qs[s * 64 + lane * 4 + b] =
+          static_cast<uint8_t>(g.q[8 * s + b] | (g.q[8 * s + 4 + b] << 4));
+    }
+  }
+}
+
+void Store(const GroupView& v, int64_t lane, const Q8Group& g) {
+  v.d[lane] = g.d;
+  for (int s = 0; s < 8; ++s) std::memcpy(v.qs + s * 64 + lane * 4, g.q + 4 * s, 4);
+}
+
+Status NotFp16(const char* what, float value) {
+  return InvalidArgument(std::string(what) + " " + std::to_string(value) +
+                         " does not fit an fp16 scale");
+}
+
+// ---- Exact and near-exact sources: the quants are kept, scales converted. ----
+
+// Q4_0 / Q4_1 nibbles (byte j: weight j low, weight j + 16 high) -> q[32].
+void UnpackNibbles32(const uint8_t* qs, uint8_t* q) {
+  for (int j = 0; j < 16; ++j) {
+    q[j] = qs[j] & 0x0F;
+    q[j + 16] = qs[j] >> 4;
+  }
+}
+
+Status RowToQ4(GgmlType type, const uint8_t* row, int64_t n_groups, Q4Group* out) {
+  if (type == GgmlType::kQ4_0) {
+    for (int64_t g = 0; g < n_groups; ++g) {
+      const auto& b = reinterpret_cast<const BlockQ4_0*>(row)[g];
+      UnpackNibbles32(b.qs, out[g].q);
+      out[g].d = b.d;  // (q - 8) d = q d + (-8 d): the kernels' no-min form
+      out[g].m = 0;
+    }
+    return Status::Ok();
+  }
+  if (type == GgmlType::kQ4_1) {
+    for (int64_t g = 0; g < n_groups; ++g) {
+      const auto& b = reinterpret_cast<const BlockQ4_1*>(row)[g];
+      UnpackNibbles32(b.qs, out[g].q);
+      out[g].d = b.d;
+      out[g].m = b.m;
+    }
+    return Status::Ok();
+  }
+  // Q4_K: sub-block j of a super-block is d sc q - dmin m: one group with scale
+  // d sc and min -dmin m. Both products are exact in float; rounding them to
+  // fp16 is the only change (a relative 2^-11 of each).
+  for (int64_t g = 0; g < n_groups; ++g) {
+    const auto& b = reinterpret_cast<const BlockQ4_K*>(row)[g / 8];
+    const int j = static_cast<int>(g % 8);
+    int sc, m;
+    UnpackScaleMinK4(b.scales, j, &sc, &m);
+    const float ds = Fp16ToFp32(b.d) * static_cast<float>(sc);
+    const float dm = Fp16ToFp32(b.dmin) * static_cast<float>(m);
+    if (!(ds <= 65504.0f)) return NotFp16("Q4_K sub-block scale", ds);
+    if (!(dm <= 65504.0f)) return NotFp16("Q4_K sub-block min", dm);
+    Q4Group& o = out[g];
+    o.d = Fp32ToFp16(ds);
+    o.m = Fp32ToFp16(-dm);
+    for (int l = 0; l < 32; ++l) {
+      const uint8_t byte = b.qs[32 * (j / 2) + l];
+      o.q[l] = j % 2 == 0 ? (byte & 0x0F) : (byte >> 4);
+    }
+  }
+  return Status::Ok();
+}
+
+// ---- Q8x16 sources. ----
+
+// Round half to even, as std::nearbyint in the default rounding mode, for
+// |x| < 2^22: adding 1.5 * 2^23 leaves no fraction bits. (Without SSE4.1,
+// nearbyint is a libm call per weight that saves and restores the FP state.)
+float RoundHalfEven(float x) {
+  constexpr float kMagic = 12582912.0f;
+  return (x + kMagic) - kMagic;
+}
+
+// 32 floats -> int8 with one fp16 scale: d = max|v| / 127, rounded to fp16
+// and bumped up by one fp16 step when rounding went down, so every |v / d| <=
+// 127 and no quant is clamped; q = round-half-even(v / d), so |q d - v| <= d / 2
+// (up to the float rounding of v / d). Sets *amax; false when a value is not
+// finite (*amax is then inf or nan) or d does not fit fp16.
+bool RequantizeQ8(const float* v, Q8Group* g, float* amax) {
+  // |v| as bits: non-negative floats order as their bit patterns, inf and nan
+  // above all finite values; an integer max vectorizes where a float one may not.
+  uint32_t max_bits = 0;
+  for (int j = 0; j < kGroupCols; ++j) {
+    uint32_t b;
+    std::memcpy(&b, &v[j], 4);
+    max_bits = std::max(max_bits, b & 0x7FFFFFFFu);
+  }
+  std::memcpy(amax, &max_bits, 4);
+  if (max_bits >= 0x7F800000u) return false;
+  uint16_t d16 = Fp32ToFp16(*amax / 127.0f);
+  if (Fp16ToFp32(d16) * 127.0f < *amax) ++d16;  // the next fp16 up (d16 >= 0)
+  if (d16 >= 0x7C00) return false;
+  const float d = Fp16ToFp32(d16);
+  g->d = d16;
+  for (int j = 0; j < kGroupCols; ++j) {
+    g->q[j] = d > 0.0f ? static_cast<int8_t>(RoundHalfEven(v[j] / d)) : 0;
+  }
+  return true;
+}
+
+// `scratch` holds n_groups * 32 floats.
+Status RowToQ8(GgmlType type, const uint8_t* row, int64_t n_groups, float* scratch, Q8Group* out) {
+  if (type == GgmlType::kQ8_0) {
+    for (int64_t g = 0; g < n_groups; ++g) {
+      const auto& b = reinterpret_cast<const BlockQ8_0*>(row)[g];
+      std::memcpy(out[g].q, b.qs, kGroupCols);
+      out[g].d = b.d;
+    }
+    return Status::Ok();
+  }
+  if (type == GgmlType::kQ5_0) {
+    // (q - 16) d with q - 16 in [-16, 15]: an int8 quant with the same scale.
+    for (int64_t g = 0; g < n_groups; ++g) {
+      const auto& b = reinterpret_cast<const BlockQ5_0*>(row)[g];
+      uint32_t qh;
+      std::memcpy(&qh, b.qh, 4);
+      for (int j = 0; j < 16; ++j) {  // byte j: weight j (low nibble), j + 16 (high)
+        const int q0 = (b.qs[j] & 0x0F) | static_cast<int>(((qh >> j) & 1) << 4);
+        const int q1 = (b.qs[j] >> 4) | static_cast<int>(((qh >> (j + 16)) & 1) << 4);
+        out[g].q[j] = static_cast<int8_t>(q0 - 16);
+        out[g].q[j + 16] = static_cast<int8_t>(q1 - 16);
+      }
+      out[g].d = b.d;
+    }
+    return Status::Ok();
+  }
+  // Q5_1 and Q5_K (offsets an int8 quant cannot hold), Q6_K (two scales per
+  // 32), F16, BF16, F32: requantize the GGUF dequantized values.
+  DequantizeRow(type, row, scratch, n_groups * kGroupCols);
+  for (int64_t g = 0; g < n_groups; ++g) {
+    float amax;
+    if (!RequantizeQ8(scratch + g * kGroupCols, &out[g], &amax)) {
+      if (!std::isfinite(amax)) return InvalidArgument("a weight is " + std::to_string(amax));
+      return NotFp16("int8 group scale", amax / 127.0f);
+    }
+  }
+  return Status::Ok();
+}
+
+PackedLayout LayoutFor(GgmlType type) {
+  switch (type) {
+    case GgmlType::kQ4_0:
+    case GgmlType::kQ4_1:
+    case GgmlType::kQ4_K:
+      return PackedLayout::kQ4x16;
+    default:
+      return PackedLayout::kQ8x16;
+  }
 }
 
 }  // namespace
@@ -41,7 +217,27 @@ size_t PackedGroupBytes(PackedLayout layout, bool has_min) {
 }
 
 bool CanRepack(GgmlType type) {
-  return type == GgmlType::kQ4_0 || type == GgmlType::kQ4_1 || type == GgmlType::kQ8_0;
+  switch (type) {
+    case GgmlType::kQ4_0:
+    case GgmlType::kQ4_1:
+    case GgmlType::kQ4_K:
+    case GgmlType::kQ8_0:
+    case GgmlType::kQ5_0:
+    case GgmlType::kQ5_1:
+    case GgmlType::kQ5_K:
+    case GgmlType::kQ6_K:
+    case GgmlType::kF16:
+    case GgmlType::kBF16:
+    case GgmlType::kF32:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool RepackIsExact(GgmlType type) {
+  return type == GgmlType::kQ4_0 || type == GgmlType::kQ4_1 || type == GgmlType::kQ8_0 ||
+         type == GgmlType::kQ5_0;
 }
 
 Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols,
@@ -50,13 +246,15 @@ Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols,
     return Unsupported(std::string("tensor type ") + GgmlTypeName(type) +
                        " has no native layout yet");
   }
-  if (n_rows <= 0 || n_cols <= 0 || n_cols % kGroupCols != 0) {
+  const int64_t block = FindGgmlType(static_cast<uint32_t>(type))->block_elems;
+  if (n_rows <= 0 || n_cols <= 0 || n_cols % kGroupCols != 0 || n_cols % block != 0) {
     return InvalidArgument("cannot repack a [" + std::to_string(n_rows) + ", " +
-                           std::to_string(n_cols) + "] matrix (columns must be a multiple of 32)");
+                           std::to_string(n_cols) + "] " + GgmlTypeName(type) +
+                           " matrix (columns must be a multiple of 32 and of the block size)");
   }
-  PackedMatrix& w = *out;
-  w.layout = type == GgmlType::kQ8_0 ? PackedLayout::kQ8x16 : PackedLayout::kQ4x16;
-  w.has_min = type == GgmlType::kQ4_1;
+  PackedMatrix w;
+  w.layout = LayoutFor(type);
+  w.has_min = type == GgmlType::kQ4_1 || type == GgmlType::kQ4_K;
   w.n_rows = n_rows;
   w.n_cols = n_cols;
   w.n_tiles = (n_rows + kTileRows - 1) / kTileRows;
@@ -67,41 +265,22 @@ Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols,
   std::memset(w.data.get(), 0, w.bytes());  // padding rows: d = m = 0, q = 0
   const size_t row_bytes = GgmlRowBytes(type, static_cast<uint64_t>(n_cols));
 
+  const size_t n_groups = static_cast<size_t>(w.n_groups);
+  std::vector<Q4Group> q4(w.layout == PackedLayout::kQ4x16 ? n_groups : 0);
+  std::vector<Q8Group> q8(w.layout == PackedLayout::kQ8x16 ? n_groups : 0);
+  std::vector<float> scratch(w.layout == PackedLayout::kQ8x16 ? n_groups * kGroupCols : 0);
   for (int64_t r = 0; r < n_rows; ++r) {
     const uint8_t* row = src + static_cast<size_t>(r) * row_bytes;
     const int64_t tile = r / kTileRows, lane = r % kTileRows;
-    for (int64_t g = 0; g < w.n_groups; ++g) {
-      GroupView v = View(w, w.data.get(), tile, g);
-      uint8_t q[kGroupCols];  // unpacked quants of this row and group
-      if (type == GgmlType::kQ8_0) {
-        const auto* b = reinterpret_cast<const BlockQ8_0*>(row) + g;
-        std::memcpy(q, b->qs, kGroupCols);
-        v.d[lane] = b->d;
-        for (int s = 0; s < 8; ++s) std::memcpy(v.qs + s * 64 + lane * 4, q + 4 * s, 4);
-        continue;
-      }
-      const uint8_t* qs;
-      if (type == GgmlType::kQ4_0) {
-        const auto* b = reinterpret_cast<const BlockQ4_0*>(row) + g;
-        qs = b->qs;
-        v.d[lane] = b->d;
-      } else {
-        const auto* b = reinterpret_cast<const BlockQ4_1*>(row) + g;
-        qs = b->qs;
-        v.d[lane] = b->d;
-        v.m[lane] = b->m;
-      }
-      for (int j = 0; j < 16; ++j) {  // GGUF: byte j = column j (low), column j + 16 (high)
-        q[j] = qs[j] & 0x0F;
-        q[j + 16] = qs[j] >> 4;
-      }
-      for (int s = 0; s < 4; ++s) {
-        for (int b = 0; b < 4; ++b) {
-          v.qs[s * 64 + lane * 4 + b] = static_cast<uint8_t>(q[8 * s + b] | (q[8 * s + 4 + b] << 4));
-        }
-      }
+    if (w.layout == PackedLayout::kQ4x16) {
+      EMBER_RETURN_IF_ERROR(RowToQ4(type, row, w.n_groups, q4.data()));
+      for (int64_t g = 0; g < w.n_groups; ++g) Store(View(w, w.data.get(), tile, g), lane, q4[g]);
+    } else {
+      EMBER_RETURN_IF_ERROR(RowToQ8(type, row, w.n_groups, scratch.data(), q8.data()));
+      for (int64_t g = 0; g < w.n_groups; ++g) Store(View(w, w.data.get(), tile, g), lane, q8[g]);
     }
   }
+  *out = std::move(w);
   return Status::Ok();
 }
 

@@ -40,10 +40,10 @@ struct PackedMatrix {
   bool has_min = false;  // Q4x16 only
   int64_t n_rows = 0;
   int64_t n_cols = 0;
-  int64_t n_tiles = 0;      // ceil(n_rows / 16)
-  int64_t n_groups = 0;     // n_cols / 32
-  size_t group_bytes = 0;   // bytes of one TileGroup
-  size_t tile_bytes = 0;    // group_bytes * n_groups
+  int64_t n_tiles = 0;     // ceil(n_rows / 16)
+  int64_t n_groups = 0;    // n_cols / 32
+  size_t group_bytes = 0;  // bytes of one TileGroup
+  size_t tile_bytes = 0;   // group_bytes * n_groups
   std::unique_ptr<uint8_t[], void (*)(uint8_t*)> data{nullptr, nullptr};
 
   const uint8_t* tile(int64_t t) const { return data.get() + static_cast<size_t>(t) * tile_bytes; }
@@ -53,13 +53,25 @@ struct PackedMatrix {
 // Size of one TileGroup.
 size_t PackedGroupBytes(PackedLayout layout, bool has_min);
 
-// Whether GGUF rows of `type` repack exactly into a native layout (Q4_0, Q4_1 -> Q4x16; Q8_0 -> Q8x16).
+// Whether GGUF rows of `type` can be repacked into a native layout:
+//   Q4_0, Q4_1, Q4_K -> Q4x16 (Q4_1 and Q4_K with mins);
+//   Q8_0, Q5_0, Q5_1, Q5_K, Q6_K, F16, BF16, F32 -> Q8x16.
 bool CanRepack(GgmlType type);
 
+// Whether repacking `type` keeps every weight's GGUF dequantized value bit for
+// bit (Q4_0, Q4_1, Q8_0, Q5_0). The others are near-exact or lossy:
+//   Q4_K: the per-32 scale d * sc and min -dmin * m are rounded to fp16
+//     (|error| <= 2^-11 (15 d sc + dmin m), plus 16 * 2^-25 if subnormal);
+//   Q5_1, Q5_K, Q6_K, F16, BF16, F32: the dequantized group of 32 is
+//     requantized to int8, |error| <= d / 2 with d = max|w| / 127 rounded up to
+//     fp16 (docs/FORMATS.md has the measured errors).
+bool RepackIsExact(GgmlType type);
+
 // Repacks a GGUF matrix (n_rows rows of n_cols elements of `type`, contiguous)
-// into `out`. Exact: every weight keeps its value bit for bit.
-Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols,
-              PackedMatrix* out);
+// into `out`, exactly or within the bounds above. Errors: Unsupported when
+// !CanRepack(type); InvalidArgument for columns that are not whole blocks (or
+// groups of 32), for weights that are not finite, and for scales beyond fp16.
+Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols, PackedMatrix* out);
 
 // One weight back as float (for tests and the reference kernels).
 float PackedWeight(const PackedMatrix& w, int64_t row, int64_t col);

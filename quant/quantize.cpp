@@ -1,7 +1,7 @@
 #include "quant/quantize.h"
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "quant/fp16.h"
@@ -76,6 +76,84 @@ void QuantizeRowQ4_1(const float* x, BlockQ4_1* y, int64_t n) {
   }
 }
 
+namespace {
+
+// The value of largest magnitude in x[0, n), sign kept.
+float SignedAbsMax(const float* x, int n) {
+  float amax = 0.0f, max = 0.0f;
+  for (int j = 0; j < n; ++j) {
+    if (std::fabs(x[j]) > amax) {
+      amax = std::fabs(x[j]);
+      max = x[j];
+    }
+  }
+  return max;
+}
+
+// 5-bit quants q[32] -> the low nibbles (qs, Q4_0 order) and the high bits (qh).
+void Pack5(const int* q, uint8_t* qs, uint8_t* qh) {
+  uint32_t h = 0;
+  for (int j = 0; j < kQK / 2; ++j) {
+    qs[j] = static_cast<uint8_t>((q[j] & 0x0F) | ((q[j + kQK / 2] & 0x0F) << 4));
+    h |= static_cast<uint32_t>(q[j] >> 4) << j;
+    h |= static_cast<uint32_t>(q[j + kQK / 2] >> 4) << (j + kQK / 2);
+  }
+  std::memcpy(qh, &h, 4);
+}
+
+// The 5-bit quant of weight j (0..31) of a Q5_0 / Q5_1 block.
+int Unpack5(const uint8_t* qs, const uint8_t* qh, int j) {
+  uint32_t h;
+  std::memcpy(&h, qh, 4);
+  const int lo = j < kQK / 2 ? (qs[j] & 0x0F) : (qs[j - kQK / 2] >> 4);
+  return lo | static_cast<int>(((h >> j) & 1) << 4);
+}
+
+}  // namespace
+
+void QuantizeRowQ5_0(const float* x, BlockQ5_0* y, int64_t n) {
+  for (int64_t b = 0; b < n / kQK; ++b, x += kQK) {
+    const float d = SignedAbsMax(x, kQK) / -16.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    y[b].d = Fp32ToFp16(d);
+    int q[kQK];
+    for (int j = 0; j < kQK; ++j) q[j] = std::min(31, static_cast<int>(x[j] * id + 16.5f));
+    Pack5(q, y[b].qs, y[b].qh);
+  }
+}
+
+void QuantizeRowQ5_1(const float* x, BlockQ5_1* y, int64_t n) {
+  for (int64_t b = 0; b < n / kQK; ++b, x += kQK) {
+    float min = x[0], max = x[0];
+    for (int j = 1; j < kQK; ++j) {
+      min = std::fmin(min, x[j]);
+      max = std::fmax(max, x[j]);
+    }
+    const float d = (max - min) / 31.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    y[b].d = Fp32ToFp16(d);
+    y[b].m = Fp32ToFp16(min);
+    int q[kQK];
+    for (int j = 0; j < kQK; ++j) q[j] = std::min(31, static_cast<int>((x[j] - min) * id + 0.5f));
+    Pack5(q, y[b].qs, y[b].qh);
+  }
+}
+
+void DequantizeRowQ5_0(const BlockQ5_0* x, float* y, int64_t n) {
+  for (int64_t b = 0; b < n / kQK; ++b, y += kQK) {
+    const float d = Fp16ToFp32(x[b].d);
+    for (int j = 0; j < kQK; ++j) y[j] = static_cast<float>(Unpack5(x[b].qs, x[b].qh, j) - 16) * d;
+  }
+}
+
+void DequantizeRowQ5_1(const BlockQ5_1* x, float* y, int64_t n) {
+  for (int64_t b = 0; b < n / kQK; ++b, y += kQK) {
+    const float d = Fp16ToFp32(x[b].d);
+    const float m = Fp16ToFp32(x[b].m);
+    for (int j = 0; j < kQK; ++j) y[j] = static_cast<float>(Unpack5(x[b].qs, x[b].qh, j)) * d + m;
+  }
+}
+
 bool CanQuantize(GgmlType type) {
   switch (type) {
     case GgmlType::kF32:
@@ -85,6 +163,11 @@ bool CanQuantize(GgmlType type) {
     case GgmlType::kQ4_1:
     case GgmlType::kQ8_0:
     case GgmlType::kQ8_1:
+    case GgmlType::kQ5_0:
+    case GgmlType::kQ5_1:
+    case GgmlType::kQ4_K:
+    case GgmlType::kQ5_K:
+    case GgmlType::kQ6_K:
       return true;
     default:
       return false;
@@ -106,11 +189,26 @@ void QuantizeRow(GgmlType type, const float* x, void* dst, int64_t n) {
       for (int64_t i = 0; i < n; ++i) d[i] = Fp32ToBf16(x[i]);
       return;
     }
-    case GgmlType::kQ4_0: return QuantizeRowQ4_0(x, static_cast<BlockQ4_0*>(dst), n);
-    case GgmlType::kQ4_1: return QuantizeRowQ4_1(x, static_cast<BlockQ4_1*>(dst), n);
-    case GgmlType::kQ8_0: return QuantizeRowQ8_0(x, static_cast<BlockQ8_0*>(dst), n);
-    case GgmlType::kQ8_1: return QuantizeRowQ8_1(x, static_cast<BlockQ8_1*>(dst), n);
-    default: return;
+    case GgmlType::kQ4_0:
+      return QuantizeRowQ4_0(x, static_cast<BlockQ4_0*>(dst), n);
+    case GgmlType::kQ4_1:
+      return QuantizeRowQ4_1(x, static_cast<BlockQ4_1*>(dst), n);
+    case GgmlType::kQ8_0:
+      return QuantizeRowQ8_0(x, static_cast<BlockQ8_0*>(dst), n);
+    case GgmlType::kQ8_1:
+      return QuantizeRowQ8_1(x, static_cast<BlockQ8_1*>(dst), n);
+    case GgmlType::kQ5_0:
+      return QuantizeRowQ5_0(x, static_cast<BlockQ5_0*>(dst), n);
+    case GgmlType::kQ5_1:
+      return QuantizeRowQ5_1(x, static_cast<BlockQ5_1*>(dst), n);
+    case GgmlType::kQ4_K:
+      return QuantizeRowQ4_K(x, static_cast<BlockQ4_K*>(dst), n);
+    case GgmlType::kQ5_K:
+      return QuantizeRowQ5_K(x, static_cast<BlockQ5_K*>(dst), n);
+    case GgmlType::kQ6_K:
+      return QuantizeRowQ6_K(x, static_cast<BlockQ6_K*>(dst), n);
+    default:
+      return;
   }
 }
 
@@ -122,6 +220,11 @@ bool CanDequantize(GgmlType type) {
     case GgmlType::kQ4_0:
     case GgmlType::kQ4_1:
     case GgmlType::kQ8_0:
+    case GgmlType::kQ5_0:
+    case GgmlType::kQ5_1:
+    case GgmlType::kQ4_K:
+    case GgmlType::kQ5_K:
+    case GgmlType::kQ6_K:
       return true;
     default:
       return false;
@@ -174,6 +277,16 @@ void DequantizeRow(GgmlType type, const void* src, float* dst, int64_t n) {
       }
       return;
     }
+    case GgmlType::kQ5_0:
+      return DequantizeRowQ5_0(static_cast<const BlockQ5_0*>(src), dst, n);
+    case GgmlType::kQ5_1:
+      return DequantizeRowQ5_1(static_cast<const BlockQ5_1*>(src), dst, n);
+    case GgmlType::kQ4_K:
+      return DequantizeRowQ4_K(static_cast<const BlockQ4_K*>(src), dst, n);
+    case GgmlType::kQ5_K:
+      return DequantizeRowQ5_K(static_cast<const BlockQ5_K*>(src), dst, n);
+    case GgmlType::kQ6_K:
+      return DequantizeRowQ6_K(static_cast<const BlockQ6_K*>(src), dst, n);
     default:
       return;
   }

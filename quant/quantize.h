@@ -17,13 +17,32 @@ void QuantizeRowQ8_1(const float* x, BlockQ8_1* y, int64_t n);
 // d = max|x| / -8 (sign kept), as ggml's reference Q4_0 quantizer.
 void QuantizeRowQ4_0(const float* x, BlockQ4_0* y, int64_t n);
 void QuantizeRowQ4_1(const float* x, BlockQ4_1* y, int64_t n);
+// d = max|x| / -16 (sign kept), as Q4_0; Q5_1 as Q4_1 with 31 steps.
+void QuantizeRowQ5_0(const float* x, BlockQ5_0* y, int64_t n);
+void QuantizeRowQ5_1(const float* x, BlockQ5_1* y, int64_t n);
 
-// Whether QuantizeRow supports `type` (Q8_0, Q8_1, Q4_0, Q4_1, F16, BF16, F32).
+// K-quants (quantize_kquant.cpp), n % 256 == 0. Plain round-to-nearest with
+// scales from each sub-block's range, not ggml's error-minimizing search: they
+// make valid blocks with realistic values for tests and synthetic models.
+void QuantizeRowQ4_K(const float* x, BlockQ4_K* y, int64_t n);
+void QuantizeRowQ5_K(const float* x, BlockQ5_K* y, int64_t n);
+void QuantizeRowQ6_K(const float* x, BlockQ6_K* y, int64_t n);
+
+// Block -> float, with ggml's float operations in ggml's order (so the values
+// are the GGUF dequantized values, bit for bit).
+void DequantizeRowQ5_0(const BlockQ5_0* x, float* y, int64_t n);
+void DequantizeRowQ5_1(const BlockQ5_1* x, float* y, int64_t n);
+void DequantizeRowQ4_K(const BlockQ4_K* x, float* y, int64_t n);
+void DequantizeRowQ5_K(const BlockQ5_K* x, float* y, int64_t n);
+void DequantizeRowQ6_K(const BlockQ6_K* x, float* y, int64_t n);
+
+// Whether QuantizeRow supports `type` (F32, F16, BF16, Q8_0, Q8_1, Q4_0, Q4_1,
+// Q5_0, Q5_1, Q4_K, Q5_K, Q6_K).
 bool CanQuantize(GgmlType type);
 // float x[n] -> one row of `type` at `dst`. Requires CanQuantize.
 void QuantizeRow(GgmlType type, const float* x, void* dst, int64_t n);
 
-// Whether DequantizeRow supports `type`.
+// Whether DequantizeRow supports `type` (as QuantizeRow, without Q8_1).
 bool CanDequantize(GgmlType type);
 // One row of `n` elements of `type` at `src` -> float. Requires CanDequantize.
 void DequantizeRow(GgmlType type, const void* src, float* dst, int64_t n);

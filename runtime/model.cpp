@@ -54,10 +54,10 @@ class WeightLoader {
 
   Status MatrixFrom(const GgufTensorInfo& t, int64_t rows, int64_t cols, WeightView* out) const {
     EMBER_RETURN_IF_ERROR(CheckShape(t, {cols, rows}));
-    if (FindVecDot(t.type) == nullptr) {
+    if (!CanRepack(t.type) && FindVecDot(t.type) == nullptr) {
       return Unsupported("tensor '" + t.name + "' has type " + GgmlTypeName(t.type) +
                          ", which ember cannot multiply yet (supported: F32, F16, BF16, Q8_0, "
-                         "Q4_0, Q4_1)");
+                         "Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K)");
     }
     out->type = t.type;
     out->data = t.data;
@@ -220,6 +220,11 @@ Status Model::RepackWeights() {
   // output and embedding share one), and the file's pages of it are released
   // right away: the weights live in memory once, and the peak during loading
   // is the packed weights plus one tensor.
+  //
+  // The embedding is only read row by row, and lookups stay exact: it is
+  // repacked (and then shared with a tied output) only when the packed copy is
+  // exact. Otherwise lookups read its GGUF rows, which the mapping pages back
+  // in on demand after a tied output's repacking released them.
   std::vector<WeightView*> views = {&weights_.token_embd, &weights_.output};
   for (LayerWeights& L : weights_.layers) {
     for (WeightView* v : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) {
@@ -229,6 +234,7 @@ Status Model::RepackWeights() {
   std::vector<std::pair<const uint8_t*, const PackedMatrix*>> done;
   for (WeightView* v : views) {
     if (!CanRepack(v->type)) continue;
+    if (v == &weights_.token_embd && !RepackIsExact(v->type)) continue;
     const PackedMatrix* packed = nullptr;
     for (const auto& [src, p] : done) {
       if (src == v->data) packed = p;

@@ -139,10 +139,10 @@ TEST_CASE("model: bad models give clear errors", "[model][bad-input]") {
     TinyModelSpec spec;
     spec.n_embd = 256;
     spec.n_head = 4;
-    spec.type_override["blk.0.attn_q.weight"] = 14;  // Q6_K
+    spec.type_override["blk.0.attn_q.weight"] = 10;  // Q2_K
     Status s = LoadSpec(spec, &m);
     CHECK(s.code() == Code::kUnsupported);
-    CHECK_THAT(s.message(), Catch::Contains("'blk.0.attn_q.weight' has type Q6_K"));
+    CHECK_THAT(s.message(), Catch::Contains("'blk.0.attn_q.weight' has type Q2_K"));
   }
   SECTION("unsupported architecture") {
     TinyModelSpec spec;

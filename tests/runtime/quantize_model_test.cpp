@@ -40,8 +40,10 @@ TEST_CASE("quantize: F32 model to each type loads and stays close", "[quantize]"
   for (float x : ref) ref_norm = std::max(ref_norm, double(std::fabs(x)));
 
   // Bound on the max logit error relative to the largest logit, per type:
-  // a coarser type may not be closer than a finer one.
-  for (auto [name, bound] : {std::pair<const char*, double>{"F16", 0.01}, {"Q8_0", 0.05},
+  // a coarser type may not be closer than a finer one. F32 and F16 matrices
+  // are both requantized to int8 groups at load (docs/FORMATS.md), so F16's
+  // rounding moves some int8 roundings: measured 0.014.
+  for (auto [name, bound] : {std::pair<const char*, double>{"F16", 0.03}, {"Q8_0", 0.05},
                              {"Q4_1", 0.35}, {"Q4_0", 0.35}}) {
     GgmlType t;
     REQUIRE(ParseQuantizeType(name, &t));

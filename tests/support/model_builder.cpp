@@ -22,6 +22,9 @@ class Builder {
     if (auto it = spec_.dims_override.find(name); it != spec_.dims_override.end()) {
       dims = it->second;
     }
+    if (auto it = spec_.tensor_types.find(name); it != spec_.tensor_types.end()) {
+      type = it->second;
+    }
     uint64_t n = 1;
     for (uint64_t d : dims) n *= d;
     const size_t row_bytes = GgmlRowBytes(type, dims[0]);

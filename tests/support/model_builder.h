@@ -26,6 +26,9 @@ struct TinyModelSpec {
   int64_t n_ff = 96;
   int64_t n_ctx_train = 256;
   GgmlType weight_type = GgmlType::kQ8_0;  // matrices; norms stay F32
+  // Per-matrix types instead of weight_type ("blk.0.ffn_down.weight" -> Q6_K).
+  // The values drawn do not depend on the types: only their quantization does.
+  std::map<std::string, GgmlType> tensor_types;
   bool tied_output = true;
   uint64_t seed = 1;
   // Fill weights with a counter-based generator, rows in parallel (OpenMP):

@@ -1,0 +1,285 @@
+// Repacking every supported GGUF type into the native layouts: each packed
+// weight against the GGUF dequantized value (bit-exact where the mapping is
+// exact, within the documented bound where it is not), over ragged shapes, and
+// GEMVs through every compiled kernel on repacked K-quant matrices against
+// float math.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "ops/kernels.h"
+#include "ops/matmul.h"
+#include "quant/fp16.h"
+#include "quant/packed.h"
+#include "quant/quantize.h"
+
+using namespace ember;
+
+namespace {
+
+constexpr GgmlType kAllTypes[] = {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ8_0,
+                                  GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ4_K,
+                                  GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kF16,
+                                  GgmlType::kBF16, GgmlType::kF32};
+
+// Rows of weights like a model's: normal, a per-row scale in [0.005, 0.1],
+// and one weight in 500 an outlier 8 times larger.
+std::vector<float> ModelLikeWeights(int64_t n, int64_t k, std::mt19937& rng) {
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::uniform_real_distribution<float> scale(0.005f, 0.1f);
+  std::uniform_int_distribution<int> outlier(0, 499);
+  std::vector<float> x(static_cast<size_t>(n * k));
+  for (int64_t r = 0; r < n; ++r) {
+    const float s = scale(rng);
+    for (int64_t c = 0; c < k; ++c) x[r * k + c] = s * nd(rng) * (outlier(rng) == 0 ? 8.0f : 1.0f);
+  }
+  return x;
+}
+
+std::vector<uint8_t> ToGguf(GgmlType type, const std::vector<float>& x, int64_t n, int64_t k) {
+  const size_t rb = GgmlRowBytes(type, static_cast<uint64_t>(k));
+  std::vector<uint8_t> bytes(rb * static_cast<size_t>(n));
+  for (int64_t r = 0; r < n; ++r) QuantizeRow(type, &x[r * k], &bytes[r * rb], k);
+  return bytes;
+}
+
+// The bound on |packed - GGUF| for weight `c` of a row (see RepackIsExact and
+// docs/FORMATS.md), given the row's GGUF bytes and dequantized values.
+double ErrorBound(GgmlType type, const uint8_t* row, const float* w, int64_t c) {
+  if (RepackIsExact(type)) return 0.0;
+  const int64_t g = c / 32;
+  if (type == GgmlType::kQ4_K) {
+    // q * (fp16(ds) - ds) + (fp16(-dm) + dm): each rounding is at most 2^-11
+    // relative (plus half the smallest fp16 subnormal, 2^-25).
+    const auto& b = reinterpret_cast<const BlockQ4_K*>(row)[g / 8];
+    int sc, m;
+    UnpackScaleMinK4(b.scales, static_cast<int>(g % 8), &sc, &m);
+    const double ds = double(Fp16ToFp32(b.d)) * sc, dm = double(Fp16ToFp32(b.dmin)) * m;
+    return (15 * ds + dm) * std::ldexp(1.0, -11) + 16 * std::ldexp(1.0, -25) +
+           std::fabs(w[c]) * std::ldexp(1.0, -22);
+  }
+  // Requantized to int8: half a step d, d = max|w| / 127 rounded up to fp16.
+  double amax = 0;
+  for (int64_t j = g * 32; j < g * 32 + 32; ++j) amax = std::max(amax, double(std::fabs(w[j])));
+  const double d = amax / 127 * (1 + std::ldexp(1.0, -10)) + std::ldexp(1.0, -24);
+  return 0.5 * d * (1 + 1e-6);
+}
+
+// The source's quantization step for group g of a row (0 for float types).
+double SourceStep(GgmlType type, const uint8_t* row, int64_t g) {
+  switch (type) {
+    case GgmlType::kQ5_1:
+      return Fp16ToFp32(reinterpret_cast<const BlockQ5_1*>(row)[g].d);
+    case GgmlType::kQ5_K: {
+      const auto& b = reinterpret_cast<const BlockQ5_K*>(row)[g / 8];
+      int sc, m;
+      UnpackScaleMinK4(b.scales, static_cast<int>(g % 8), &sc, &m);
+      return double(Fp16ToFp32(b.d)) * sc;
+    }
+    case GgmlType::kQ6_K: {  // the larger of the group's two sub-block steps
+      const auto& b = reinterpret_cast<const BlockQ6_K*>(row)[g / 8];
+      const int i = static_cast<int>(g % 8) * 2;
+      return double(Fp16ToFp32(b.d)) * std::max(std::abs(b.scales[i]), std::abs(b.scales[i + 1]));
+    }
+    default:
+      return 0.0;
+  }
+}
+
+std::vector<Isa> KernelIsas() {
+  std::vector<Isa> out = {Isa::kRef};
+  for (Isa isa :
+       {Isa::kAvx2, Isa::kAvx512, Isa::kAvx512Vnni, Isa::kNeon, Isa::kNeonDot, Isa::kNeonI8mm}) {
+    if (HasVariantsFor(isa) && HostCpu().Supports(isa)) out.push_back(isa);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("repack: every weight equals the GGUF value or stays within its bound", "[quant]") {
+  std::mt19937 rng(21);
+  for (GgmlType type : kAllTypes) {
+    const int64_t block = FindGgmlType(static_cast<uint32_t>(type))->block_elems;
+    for (int64_t n : {1, 37}) {  // one partial tile; two full tiles and a partial one
+      const int64_t k = block == 256 ? 512 : 96;
+      const auto x = ModelLikeWeights(n, k, rng);
+      const auto src = ToGguf(type, x, n, k);
+      PackedMatrix w;
+      REQUIRE(Repack(type, src.data(), n, k, &w).ok());
+      CHECK(w.n_tiles == (n + 15) / 16);
+      CHECK(w.layout ==
+            (type == GgmlType::kQ4_0 || type == GgmlType::kQ4_1 || type == GgmlType::kQ4_K
+                 ? PackedLayout::kQ4x16
+                 : PackedLayout::kQ8x16));
+      const size_t rb = GgmlRowBytes(type, static_cast<uint64_t>(k));
+      std::vector<float> row(static_cast<size_t>(k));
+      double worst_vs_bound = 0, worst_vs_step = 0;
+      for (int64_t r = 0; r < n; ++r) {
+        DequantizeRow(type, &src[r * rb], row.data(), k);
+        for (int64_t c = 0; c < k; ++c) {
+          const double err = std::fabs(double(PackedWeight(w, r, c)) - row[c]);
+          const double bound = ErrorBound(type, &src[r * rb], row.data(), c);
+          INFO(GgmlTypeName(type) << " row " << r << " col " << c << " err " << err << " bound "
+                                  << bound);
+          REQUIRE(err <= bound);
+          if (bound > 0) worst_vs_bound = std::max(worst_vs_bound, err / bound);
+          const double step = SourceStep(type, &src[r * rb], c / 32);
+          if (step > 0) worst_vs_step = std::max(worst_vs_step, err / step);
+        }
+      }
+      INFO(GgmlTypeName(type) << " n " << n);
+      // Requantized K-quants and Q5_1 (docs/FORMATS.md): on groups that
+      // straddle zero, as these do, within 0.13 of one source step (the
+      // source's own rounding is up to 0.5 of it).
+      CHECK(worst_vs_step <= 0.13);
+      if (n > 1 && !RepackIsExact(type)) CHECK(worst_vs_bound > 0.3);  // the bound is not slack
+    }
+  }
+}
+
+TEST_CASE("repack: which types repack, which exactly, and what is refused", "[quant]") {
+  for (GgmlType t : kAllTypes) CHECK(CanRepack(t));
+  for (GgmlType t : {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ8_0, GgmlType::kQ5_0}) {
+    CHECK(RepackIsExact(t));
+  }
+  for (GgmlType t : {GgmlType::kQ5_1, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K,
+                     GgmlType::kF16, GgmlType::kBF16, GgmlType::kF32}) {
+    CHECK_FALSE(RepackIsExact(t));
+  }
+  PackedMatrix w;
+  std::vector<uint8_t> junk(4096);
+  CHECK(Repack(GgmlType::kQ2_K, junk.data(), 2, 256, &w).code() == Code::kUnsupported);
+  CHECK_FALSE(CanRepack(GgmlType::kQ8_1));
+  // K-quant rows are whole super-blocks of 256.
+  CHECK(Repack(GgmlType::kQ4_K, junk.data(), 2, 96, &w).code() == Code::kInvalidArgument);
+  CHECK(Repack(GgmlType::kF16, junk.data(), 2, 48, &w).code() == Code::kInvalidArgument);
+
+  // Float weights that no int8 group with an fp16 scale can hold are refused.
+  std::vector<float> f(64, 0.5f);
+  f[40] = std::numeric_limits<float>::infinity();
+  CHECK(Repack(GgmlType::kF32, reinterpret_cast<const uint8_t*>(f.data()), 1, 64, &w).code() ==
+        Code::kInvalidArgument);
+  f[40] = std::nanf("");
+  CHECK(Repack(GgmlType::kF32, reinterpret_cast<const uint8_t*>(f.data()), 1, 64, &w).code() ==
+        Code::kInvalidArgument);
+  f[40] = 1e10f;  // scale 1e10 / 127 > 65504
+  CHECK(Repack(GgmlType::kF32, reinterpret_cast<const uint8_t*>(f.data()), 1, 64, &w).code() ==
+        Code::kInvalidArgument);
+  // The largest finite group still fits: 65504 * 127 -> scale 65504, q = 127.
+  f[40] = 65504.0f * 127.0f;
+  REQUIRE(Repack(GgmlType::kF32, reinterpret_cast<const uint8_t*>(f.data()), 1, 64, &w).ok());
+  CHECK(PackedWeight(w, 0, 40) == f[40]);
+}
+
+TEST_CASE("repack: zero groups, tiny groups and extreme Q6_K scales", "[quant]") {
+  // A zero group gets scale 0; a group whose max / 127 is below the smallest
+  // fp16 normal gets a subnormal scale that still bounds the error.
+  std::vector<float> f(96, 0.0f);
+  for (int j = 32; j < 64; ++j) f[j] = 1e-7f * static_cast<float>(j - 48);
+  for (int j = 64; j < 96; ++j) f[j] = static_cast<float>(j - 80);
+  PackedMatrix w;
+  REQUIRE(Repack(GgmlType::kF32, reinterpret_cast<const uint8_t*>(f.data()), 1, 96, &w).ok());
+  for (int j = 0; j < 96; ++j) {
+    INFO("col " << j);
+    const double err = std::fabs(PackedWeight(w, 0, j) - f[j]);
+    if (j < 32) CHECK(err == 0.0);
+    if (j >= 32 && j < 64) CHECK(err <= std::ldexp(1.0, -25) * 1.0001);  // d = 2^-24
+    if (j >= 64) CHECK(err <= 0.5 * 16 / 127 * (1 + std::ldexp(1.0, -9)));
+  }
+
+  // Q6_K with scales -128 and 127 and quants at both ends.
+  BlockQ6_K b{};
+  b.d = Fp32ToFp16(0.01f);
+  for (int k = 0; k < 16; ++k) b.scales[k] = static_cast<int8_t>(k % 2 == 0 ? -128 : 127);
+  for (int i = 0; i < 128; ++i) b.ql[i] = static_cast<uint8_t>(i % 3 == 0 ? 0x00 : 0xFF);
+  for (int i = 0; i < 64; ++i) b.qh[i] = static_cast<uint8_t>(i % 5 == 0 ? 0x00 : 0xFF);
+  REQUIRE(Repack(GgmlType::kQ6_K, reinterpret_cast<const uint8_t*>(&b), 1, 256, &w).ok());
+  std::vector<float> y(256);
+  DequantizeRow(GgmlType::kQ6_K, &b, y.data(), 256);
+  for (int c = 0; c < 256; ++c) {
+    INFO("col " << c);
+    CHECK(std::fabs(PackedWeight(w, 0, c) - y[c]) <=
+          ErrorBound(GgmlType::kQ6_K, reinterpret_cast<const uint8_t*>(&b), y.data(), c));
+  }
+}
+
+TEST_CASE("repack: GEMV on repacked K-quant matrices matches float math", "[quant]") {
+  // y = W x with W repacked from Q4_K / Q5_K / Q6_K, through every compiled
+  // kernel, against the float dot product of the GGUF dequantized weights with
+  // the unquantized activations. The allowed error is built from the inputs:
+  // per column, |w| times the activation's int8 rounding (d_a (1/2 + 127 *
+  // 2^-11): d_a is rounded to fp16 after the quants are chosen) plus |x| times
+  // the weight's repacking bound, plus float rounding of the sum.
+  std::mt19937 rng(33);
+  for (GgmlType type : {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K}) {
+    for (int64_t n : {5, 16, 45}) {
+      const int64_t k = 768, m = 3;
+      const auto wf = ModelLikeWeights(n, k, rng);
+      const auto src = ToGguf(type, wf, n, k);
+      PackedMatrix w;
+      REQUIRE(Repack(type, src.data(), n, k, &w).ok());
+      std::normal_distribution<float> nd(0.0f, 1.5f);
+      std::vector<float> x(static_cast<size_t>(m * k));
+      for (float& v : x) v = nd(rng);
+      QuantizedActs a;
+      QuantizeActs_ref(x.data(), m, k, &a);
+
+      const size_t rb = GgmlRowBytes(type, static_cast<uint64_t>(k));
+      std::vector<double> expect(static_cast<size_t>(m * n)), tol(static_cast<size_t>(m * n));
+      std::vector<float> row(static_cast<size_t>(k));
+      for (int64_t r = 0; r < n; ++r) {
+        DequantizeRow(type, &src[r * rb], row.data(), k);
+        for (int64_t t = 0; t < m; ++t) {
+          double e = 0, bound = 0, mag = 0;
+          for (int64_t c = 0; c < k; ++c) {
+            const double xv = x[t * k + c];
+            double amax = 0;
+            for (int64_t j = c / 32 * 32; j < c / 32 * 32 + 32; ++j) {
+              amax = std::max(amax, double(std::fabs(x[t * k + j])));
+            }
+            const double da = amax / 127 * (0.5 + 127 * std::ldexp(1.0, -11));
+            e += row[c] * xv;
+            bound += std::fabs(row[c]) * da +
+                     std::fabs(xv) * ErrorBound(type, &src[r * rb], row.data(), c);
+            mag += std::fabs(row[c] * xv);
+            if (type == GgmlType::kQ4_K) {
+              // The min multiplies the group's activation sum rounded to fp16
+              // (ggml's Q8_1 s) from the unrounded d_a: 2^-10 of m * sum|x|.
+              const auto& b = reinterpret_cast<const BlockQ4_K*>(&src[r * rb])[c / 256];
+              int sc, mi;
+              UnpackScaleMinK4(b.scales, static_cast<int>(c / 32 % 8), &sc, &mi);
+              bound += double(Fp16ToFp32(b.dmin)) * mi * std::fabs(xv) * std::ldexp(1.0, -9);
+            }
+          }
+          expect[t * n + r] = e;
+          tol[t * n + r] = bound + 1e-5 * mag;
+        }
+      }
+      for (Isa isa : KernelIsas()) {
+        const Kernels kern = KernelsFor(isa);
+        const QGemmFn fn = w.layout == PackedLayout::kQ4x16 ? kern.qgemm_q4x16 : kern.qgemm_q8x16;
+        std::vector<float> y(static_cast<size_t>(m * n), -7.0f);
+        fn(w, 0, w.n_tiles, a, y.data(), n);
+        for (int64_t i = 0; i < m * n; ++i) {
+          INFO(IsaName(isa) << " " << GgmlTypeName(type) << " n=" << n << " i=" << i << " got "
+                            << y[i] << " want " << expect[i] << " tol " << tol[i]);
+          REQUIRE(std::fabs(y[i] - expect[i]) <= tol[i]);
+        }
+      }
+      // And through MatMul, as the model runs it (best ISA, two threads).
+      WeightView view;
+      view.type = type;
+      view.n_rows = n;
+      view.n_cols = k;
+      view.packed = &w;
+      MatMulScratch scratch;
+      std::vector<float> y(static_cast<size_t>(m * n));
+      MatMul(view, x.data(), m, y.data(), n, 2, &scratch);
+      for (int64_t i = 0; i < m * n; ++i) REQUIRE(std::fabs(y[i] - expect[i]) <= tol[i]);
+    }
+  }
+}

@@ -1,0 +1,151 @@
+// Whole models whose matrices are Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, F16 or BF16
+// load, repack into the native layouts and give logits close to the same
+// model's F32 weights (the builder draws the same values for every type), and
+// embedding lookups stay exact.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+
+#include "quant/packed.h"
+#include "quant/quantize.h"
+#include "runtime/model.h"
+#include "runtime/session.h"
+#include "support/model_builder.h"
+#include "support/test_paths.h"
+
+using namespace ember;
+using ember::test::TinyModelSpec;
+
+namespace {
+
+// n_embd and n_ff are multiples of 256, as K-quant rows must be.
+TinyModelSpec KQuantSpec() {
+  TinyModelSpec spec;
+  spec.vocab_file = "ggml-vocab-llama-spm.gguf";  // 32000 tokens
+  spec.n_embd = 256;
+  spec.n_head = 4;
+  spec.n_head_kv = 2;
+  spec.n_ff = 512;
+  spec.tied_output = false;
+  spec.seed = 7;
+  return spec;
+}
+
+std::unique_ptr<Model> Build(const TinyModelSpec& spec, const std::string& name) {
+  const std::string path = test::TempPath(name);
+  REQUIRE(test::BuildTinyModel(spec, path).ok());
+  std::unique_ptr<Model> m;
+  Status s = Model::Load(path, nullptr, &m);
+  INFO(name << ": " << s.message());
+  REQUIRE(s.ok());
+  return m;
+}
+
+std::vector<float> Logits(const Model& m, int threads) {
+  SessionParams p;
+  p.n_ctx = 16;
+  p.n_threads = threads;
+  std::unique_ptr<Session> s;
+  REQUIRE(Session::Create(m, p, &s).ok());
+  REQUIRE(s->Decode({1, 450, 4996, 17354, 1701}).ok());
+  return s->logits();
+}
+
+// Max |a - b| relative to max |b|.
+double RelErr(const std::vector<float>& a, const std::vector<float>& b) {
+  REQUIRE(a.size() == b.size());
+  double err = 0, norm = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    REQUIRE(std::isfinite(a[i]));
+    err = std::max(err, double(std::fabs(a[i] - b[i])));
+    norm = std::max(norm, double(std::fabs(b[i])));
+  }
+  return err / norm;
+}
+
+void CheckAllMatricesPacked(const Model& m) {
+  CHECK(m.weights().output.packed != nullptr);
+  for (const LayerWeights& L : m.weights().layers) {
+    for (const WeightView* v : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) {
+      CHECK(v->packed != nullptr);
+    }
+  }
+}
+
+// Embedding rows as the model reads them equal the GGUF dequantized rows.
+void CheckEmbeddingExact(const Model& m) {
+  const WeightView& e = m.weights().token_embd;
+  const GgufTensorInfo* t = m.gguf().FindTensor("token_embd.weight");
+  REQUIRE(t != nullptr);
+  std::vector<float> got(static_cast<size_t>(e.n_cols)), want(got.size());
+  for (int64_t id : {0, 1, 4996, 31999}) {
+    WeightRow(e, id, got.data());
+    DequantizeRow(t->type, t->data + static_cast<size_t>(id) * e.row_bytes, want.data(), e.n_cols);
+    INFO("token " << id);
+    CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("model: Q5, K-quant and float matrices repack and stay close to F32", "[model][quant]") {
+  TinyModelSpec spec = KQuantSpec();
+  spec.weight_type = GgmlType::kF32;
+  const std::vector<float> ref = Logits(*Build(spec, "formats_f32.gguf"), 1);
+  // Bound on the max logit error relative to the largest logit: measured
+  // F16 0.016, BF16 0.020, Q6_K 0.056, Q5_0 0.12, Q5_1 0.097, Q5_K 0.10, Q4_K
+  // 0.22 (this random model amplifies weight noise: even F16 vs F32 shows it).
+  // A wrong layout gives errors near 1.
+  for (auto [type, bound] : {std::pair{GgmlType::kF16, 0.03},
+                             {GgmlType::kBF16, 0.04},
+                             {GgmlType::kQ6_K, 0.1},
+                             {GgmlType::kQ5_0, 0.2},
+                             {GgmlType::kQ5_1, 0.2},
+                             {GgmlType::kQ5_K, 0.2},
+                             {GgmlType::kQ4_K, 0.4}}) {
+    spec.weight_type = type;
+    auto m = Build(spec, std::string("formats_") + GgmlTypeName(type) + ".gguf");
+    INFO(GgmlTypeName(type));
+    CheckAllMatricesPacked(*m);
+    // An untied embedding is repacked only when that is exact.
+    CHECK((m->weights().token_embd.packed != nullptr) == RepackIsExact(type));
+    CheckEmbeddingExact(*m);
+    const std::vector<float> a = Logits(*m, 1);
+    CHECK(RelErr(a, ref) < bound);
+    const std::vector<float> b = Logits(*m, 2);
+    CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+  }
+}
+
+TEST_CASE("model: mixed Q4_K / Q6_K / Q5_0 / F16 with a tied Q6_K embedding", "[model][quant]") {
+  TinyModelSpec spec = KQuantSpec();
+  spec.tied_output = true;
+  spec.weight_type = GgmlType::kF32;
+  const std::vector<float> ref = Logits(*Build(spec, "mixed_f32.gguf"), 1);
+
+  spec.tensor_types["token_embd.weight"] = GgmlType::kQ6_K;
+  for (int l = 0; l < spec.n_layer; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    spec.tensor_types[p + "attn_q.weight"] = GgmlType::kQ4_K;
+    spec.tensor_types[p + "attn_k.weight"] = GgmlType::kQ4_K;
+    spec.tensor_types[p + "attn_v.weight"] = GgmlType::kF16;
+    spec.tensor_types[p + "attn_output.weight"] = GgmlType::kQ5_0;
+    spec.tensor_types[p + "ffn_gate.weight"] = GgmlType::kQ4_K;
+    spec.tensor_types[p + "ffn_up.weight"] = GgmlType::kQ5_0;
+    spec.tensor_types[p + "ffn_down.weight"] = GgmlType::kQ6_K;
+  }
+  auto m = Build(spec, "mixed.gguf");
+  CHECK(m->hparams().tied_output);
+  CHECK(m->weights().layers[0].wq.type == GgmlType::kQ4_K);
+  CHECK(m->weights().layers[1].w_down.type == GgmlType::kQ6_K);
+  CheckAllMatricesPacked(*m);
+  // The tied output is repacked (lossy, Q6_K -> int8 groups); lookups read
+  // the embedding's GGUF rows, paged back in after the repacking released them.
+  CHECK(m->weights().token_embd.packed == nullptr);
+  CHECK(m->weights().token_embd.data != nullptr);
+  CheckEmbeddingExact(*m);
+  const std::vector<float> a = Logits(*m, 2);
+  CHECK(RelErr(a, ref) < 0.15);  // measured 0.037
+  CHECK(RelErr(Logits(*m, 1), a) == 0.0);
+}
