@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sampling/rng.h"
+#include "sampling/sampler.h"
 #include "sampling/temperature_draw.h"
 
 using namespace ember;
@@ -48,4 +49,27 @@ TEST_CASE("temperature draw: frequencies follow softmax(logits / T)", "[sampling
   for (int i = 0; i < 4; ++i) chi2 += std::pow(count[i] - n * p[i], 2) / (n * p[i]);
   // 3 degrees of freedom: P(chi2 > 16.27) = 0.001.
   CHECK(chi2 < 16.27);
+}
+
+TEST_CASE("greedy sampler: largest logit, ties to the lowest id, in any order", "[sampling]") {
+  SamplerSpec spec;
+  spec.kind = SamplerKind::kGreedy;
+  std::unique_ptr<Sampler> g;
+  REQUIRE(MakeSampler(spec, SamplerContext{5, nullptr}, &g).ok());
+  const std::vector<float> l = {0.5f, 3.0f, -1.0f, 3.0f, 2.9f};
+  Rng rng(1);
+  Candidates c;
+  c.Reset(l.data(), 5);
+  g->Apply(c, rng);
+  CHECK(c.selected == 1);
+  CHECK(c.size() == 5);  // selects, removes nothing
+  // Reordered so that id 3 comes before id 1: still id 1.
+  c.Reset(l.data(), 5);
+  std::swap(c.items()[1], c.items()[3]);
+  g->Apply(c, rng);
+  CHECK(c.selected == 1);
+  c.Reset(l.data(), 5);
+  c.Sort();
+  g->Apply(c, rng);
+  CHECK(c.selected == 1);
 }

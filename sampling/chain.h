@@ -1,0 +1,94 @@
+// SamplerChain: samplers in order, the last one a terminal selector, with the
+// chain's own RNG. Building validates the whole chain; a built chain cannot fail.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "platform/status.h"
+#include "sampling/candidates.h"
+#include "sampling/rng.h"
+#include "sampling/sampler.h"
+
+namespace ember {
+
+// One stage of a trace: the candidates that survived a sampler, with their
+// probabilities (softmax over the survivors' logits at that point).
+struct TraceStage {
+  std::string sampler;               // SamplerKindName
+  std::vector<Candidate> survivors;  // sorted by p, descending
+};
+
+class SamplerChain {
+ public:
+  // Exactly one terminal sampler, and it is last; every spec valid.
+  static Status Create(const std::vector<SamplerSpec>& specs, const SamplerContext& ctx,
+                       uint64_t seed, std::unique_ptr<SamplerChain>* out);
+
+  // Runs the chain on logits[n_vocab] and returns the chosen id. Does not
+  // record it: call Accept with the token actually used.
+  int32_t Sample(const float* logits);
+  // Same, recording each stage (slower; for `ember sample --trace`).
+  int32_t SampleWithTrace(const float* logits, std::vector<TraceStage>* trace);
+  // The candidates as the terminal sampler saw them (after Sample): the final
+  // distribution, for --n-probs and `ember sample`.
+  const Candidates& last_candidates() const { return candidates_; }
+
+  void Accept(int32_t token);
+  void Reset();  // history, adaptive state; the RNG is reseeded
+  // A copy with the same history, adaptive state and RNG state: it draws what
+  // this chain would. Its last_candidates() is empty until it samples.
+  std::unique_ptr<SamplerChain> Clone() const;
+
+  const std::vector<SamplerSpec>& specs() const { return specs_; }
+  int32_t n_vocab() const { return n_vocab_; }
+
+ private:
+  SamplerChain(std::vector<SamplerSpec> specs, uint64_t seed);
+
+  std::vector<SamplerSpec> specs_;
+  std::vector<std::unique_ptr<Sampler>> samplers_;
+  uint64_t seed_;
+  int32_t n_vocab_ = 0;  // logits per Sample call (SamplerContext::n_vocab)
+  Rng rng_;
+  Candidates candidates_;
+};
+
+// llama.cpp-style sampling settings (ember run's flags, with llama.cpp's
+// defaults) turned into a chain: each sampler is included only when its
+// parameters make it do something, in the order `order` names (default:
+// logit-bias, penalties, dry, top-n-sigma, temperature, top-k, typical, top-p,
+// min-p, xtc; why: docs/SAMPLING.md), ending with dist, or greedy when
+// temperature is 0, or mirostat-v2 when mirostat is 2.
+struct SamplingParams {
+  float temperature = 0.8f;
+  int32_t top_k = 40;
+  float top_p = 0.95f;
+  float min_p = 0.05f;
+  float typical_p = 1.0f;
+  float top_n_sigma = -1.0f;  // <= 0: off
+  float xtc_probability = 0.0f;
+  float xtc_threshold = 0.1f;
+  int32_t penalty_last_n = 64;
+  float repeat_penalty = 1.0f;
+  float presence_penalty = 0.0f;
+  float frequency_penalty = 0.0f;
+  float dry_multiplier = 0.0f;
+  float dry_base = 1.75f;
+  int32_t dry_allowed_length = 2;
+  int32_t dry_penalty_last_n = -1;
+  int mirostat = 0;  // 0 off, 2 = mirostat 2.0 (1 is not implemented: an error)
+  float mirostat_tau = 5.0f;
+  float mirostat_eta = 0.1f;
+  std::vector<std::pair<int32_t, float>> logit_bias;
+  // Order of the non-terminal samplers; empty = the default order.
+  std::vector<SamplerKind> order;
+  uint64_t seed = 0;
+};
+
+// The specs of the chain SamplingParams describe (validated by SamplerChain::Create).
+Status SpecsFromParams(const SamplingParams& params, std::vector<SamplerSpec>* out);
+
+}  // namespace ember

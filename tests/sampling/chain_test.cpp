@@ -1,0 +1,219 @@
+#include "sampling/chain.h"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <string>
+#include <vector>
+
+using namespace ember;
+
+namespace {
+
+SamplerSpec Spec(SamplerKind kind) {
+  SamplerSpec s;
+  s.kind = kind;
+  return s;
+}
+
+std::string CreateError(const std::vector<SamplerSpec>& specs, int32_t n_vocab = 10) {
+  std::unique_ptr<SamplerChain> chain;
+  const Status st = SamplerChain::Create(specs, SamplerContext{n_vocab, nullptr}, 1, &chain);
+  if (st.ok()) return "";
+  CHECK(chain == nullptr);
+  return st.message();
+}
+
+std::vector<SamplerKind> Kinds(const SamplingParams& p) {
+  std::vector<SamplerSpec> specs;
+  REQUIRE(SpecsFromParams(p, &specs).ok());
+  std::vector<SamplerKind> kinds;
+  for (const SamplerSpec& s : specs) kinds.push_back(s.kind);
+  return kinds;
+}
+
+std::unique_ptr<SamplerChain> ChainOf(const SamplingParams& p, int32_t n_vocab) {
+  std::vector<SamplerSpec> specs;
+  REQUIRE(SpecsFromParams(p, &specs).ok());
+  std::unique_ptr<SamplerChain> chain;
+  REQUIRE(SamplerChain::Create(specs, SamplerContext{n_vocab, nullptr}, p.seed, &chain).ok());
+  return chain;
+}
+
+using K = SamplerKind;
+
+}  // namespace
+
+TEST_CASE("chain: structure errors", "[sampling]") {
+  CHECK(CreateError({}).find("the sampler chain is empty") == 0);
+  CHECK(CreateError({Spec(K::kTopK)}) ==
+        "the sampler chain must end with exactly one terminal sampler (greedy, dist or "
+        "mirostat-v2); got 'top-k' last");
+  CHECK(CreateError({Spec(K::kGreedy), Spec(K::kTopK)}).find("got 'top-k' last") !=
+        std::string::npos);
+  CHECK(CreateError({Spec(K::kTopK), Spec(K::kGreedy), Spec(K::kDist)}) ==
+        "two terminal samplers: 'greedy' and 'dist'");
+  SamplerSpec bad = Spec(K::kTopP);
+  bad.top_p = 1.5f;
+  CHECK(CreateError({bad, Spec(K::kDist)}) == "top-p must be in (0, 1] (got 1.5)");
+  SamplerSpec bias = Spec(K::kLogitBias);
+  bias.logit_bias = {{10, 1.0f}};
+  CHECK(CreateError({bias, Spec(K::kGreedy)}) == "logit-bias token id 10 is out of range [0, 10)");
+  CHECK(CreateError({Spec(K::kGreedy)}, 0).find("n_vocab") != std::string::npos);
+  CHECK(CreateError({Spec(K::kTopK), Spec(K::kTemperature), Spec(K::kDist)}).empty());
+}
+
+TEST_CASE("chain: SpecsFromParams includes only active samplers, in order", "[sampling]") {
+  SamplingParams p;  // llama.cpp's defaults
+  CHECK(Kinds(p) == std::vector<K>{K::kTemperature, K::kTopK, K::kTopP, K::kMinP, K::kDist});
+  p.repeat_penalty = 1.1f;
+  p.dry_multiplier = 0.8f;
+  p.logit_bias = {{1, 2.0f}};
+  p.typical_p = 0.9f;
+  p.top_n_sigma = 1.0f;
+  p.xtc_probability = 0.5f;
+  CHECK(Kinds(p) == std::vector<K>{K::kLogitBias, K::kPenalties, K::kDry, K::kTopNSigma,
+                                   K::kTemperature, K::kTopK, K::kTypicalP, K::kTopP, K::kMinP,
+                                   K::kXtc, K::kDist});
+  p.penalty_last_n = 0;  // penalties off
+  p.dry_penalty_last_n = 0;
+  CHECK(Kinds(p)[1] == K::kTopNSigma);
+
+  SamplingParams off;
+  off.temperature = 1.0f;
+  off.top_k = 0;
+  off.top_p = 1.0f;
+  off.min_p = 0.0f;
+  CHECK(Kinds(off) == std::vector<K>{K::kDist});
+}
+
+TEST_CASE("chain: temperature 0 ends in greedy; mirostat 2; mirostat 1 is an error", "[sampling]") {
+  SamplingParams p;
+  p.temperature = 0.0f;
+  CHECK(Kinds(p) == std::vector<K>{K::kGreedy});
+  p.repeat_penalty = 1.3f;
+  p.xtc_probability = 1.0f;  // would remove the top token: dropped under greedy
+  CHECK(Kinds(p) == std::vector<K>{K::kPenalties, K::kGreedy});
+  p.top_p = 1.5f;  // dropped, but still checked
+  std::vector<SamplerSpec> specs;
+  CHECK(SpecsFromParams(p, &specs).message() == "top-p must be in (0, 1] (got 1.5)");
+
+  SamplingParams m;
+  m.mirostat = 2;
+  CHECK(Kinds(m) == std::vector<K>{K::kTemperature, K::kMirostatV2});
+  m.temperature = 1.0f;
+  CHECK(Kinds(m) == std::vector<K>{K::kMirostatV2});
+  m.mirostat = 1;
+  Status st = SpecsFromParams(m, &specs);
+  CHECK(st.code() == Code::kUnsupported);
+  CHECK(st.message().find("mirostat v1 is not implemented") != std::string::npos);
+  m.mirostat = 3;
+  CHECK(SpecsFromParams(m, &specs).message() == "mirostat must be 0, 1 or 2 (got 3)");
+
+  SamplingParams neg;
+  neg.temperature = -0.5f;
+  CHECK(SpecsFromParams(neg, &specs).message() == "temperature must be >= 0 (got -0.5)");
+}
+
+TEST_CASE("chain: a custom order is followed and validated", "[sampling]") {
+  SamplingParams p;
+  p.order = {K::kMinP, K::kTopK, K::kTemperature};  // top-p not listed: not used
+  p.logit_bias = {{0, 1.0f}};                       // not listed: first anyway
+  CHECK(Kinds(p) == std::vector<K>{K::kLogitBias, K::kMinP, K::kTopK, K::kTemperature, K::kDist});
+  std::vector<SamplerSpec> specs;
+  p.order = {K::kTopK, K::kMinP, K::kTopK};
+  CHECK(SpecsFromParams(p, &specs).message() == "'top-k' appears twice in the sampler order");
+  p.order = {K::kTopK, K::kDist};
+  CHECK(SpecsFromParams(p, &specs).message().find("'dist' cannot be in the sampler order") == 0);
+  p.order = {static_cast<SamplerKind>(42)};
+  CHECK(SpecsFromParams(p, &specs).message() == "unknown sampler kind 42 in the sampler order");
+}
+
+TEST_CASE("chain: trace stages hold the survivors and their probabilities", "[sampling]") {
+  SamplerSpec top_k = Spec(K::kTopK);
+  top_k.top_k = 2;
+  SamplerSpec temp = Spec(K::kTemperature);
+  temp.temperature = 0.5f;
+  std::unique_ptr<SamplerChain> chain;
+  REQUIRE(SamplerChain::Create({temp, top_k, Spec(K::kDist)}, SamplerContext{4, nullptr}, 3, &chain)
+              .ok());
+  const std::vector<float> l = {1.0f, 0.5f, 2.0f, 3.0f};
+  std::vector<TraceStage> trace;
+  const int32_t id = chain->SampleWithTrace(l.data(), &trace);
+  REQUIRE(trace.size() == 3);
+  CHECK(trace[0].sampler == "temperature");
+  REQUIRE(trace[0].survivors.size() == 4);
+  const int32_t ids0[] = {3, 2, 0, 1};
+  const double p0[] = {0.8618, 0.1166, 0.0158, 0.0058};
+  for (int i = 0; i < 4; ++i) {
+    CHECK(trace[0].survivors[i].id == ids0[i]);
+    CHECK(trace[0].survivors[i].p == Approx(p0[i]).margin(1e-4));
+  }
+  CHECK(trace[1].sampler == "top-k");
+  REQUIRE(trace[1].survivors.size() == 2);
+  CHECK(trace[1].survivors[0].id == 3);
+  CHECK(trace[1].survivors[0].p == Approx(0.8808).margin(1e-4));  // e^2 / (e^2 + 1)
+  CHECK(trace[1].survivors[1].p == Approx(0.1192).margin(1e-4));
+  CHECK(trace[2].sampler == "dist");
+  CHECK(trace[2].survivors.size() == 2);
+  CHECK((id == 3 || id == 2));
+  // Tracing does not change what is drawn.
+  auto again = chain->Clone();
+  again->Reset();
+  chain->Reset();
+  for (int i = 0; i < 50; ++i) {
+    CHECK(chain->SampleWithTrace(l.data(), &trace) == again->Sample(l.data()));
+  }
+}
+
+TEST_CASE("chain: Accept reaches the samplers; Clone copies state; Reset reseeds", "[sampling]") {
+  SamplingParams p;
+  p.temperature = 0.0f;
+  p.repeat_penalty = 1.3f;
+  auto chain = ChainOf(p, 2);
+  const std::vector<float> l = {2.0f, 1.9f};
+  CHECK(chain->Sample(l.data()) == 0);
+  chain->Accept(0);  // 2.0 / 1.3 = 1.54 < 1.9
+  auto clone = chain->Clone();
+  CHECK(chain->Sample(l.data()) == 1);
+  CHECK(clone->Sample(l.data()) == 1);
+  chain->Reset();
+  CHECK(chain->Sample(l.data()) == 0);
+  CHECK(clone->Sample(l.data()) == 1);
+
+  SamplingParams r;
+  r.seed = 99;
+  auto a = ChainOf(r, 64);
+  std::vector<float> flat(64, 0.0f);
+  std::vector<int32_t> first;
+  for (int i = 0; i < 20; ++i) first.push_back(a->Sample(flat.data()));
+  auto fork = a->Clone();  // same RNG state: draws what a draws
+  for (int i = 0; i < 20; ++i) CHECK(fork->Sample(flat.data()) == a->Sample(flat.data()));
+  a->Reset();
+  for (int i = 0; i < 20; ++i) CHECK(a->Sample(flat.data()) == first[static_cast<size_t>(i)]);
+}
+
+TEST_CASE("chain: at 151936 tokens, top-k 40 + top-p + min-p + dist draws from the top 40",
+          "[sampling]") {
+  const int n = 151936;
+  std::vector<float> l(n);
+  Rng rng(2024);
+  for (float& x : l) {  // Box-Muller normal logits, scale 2
+    const double u1 = 1.0 - rng.NextDouble(), u2 = rng.NextDouble();
+    x = static_cast<float>(2.0 * std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307 * u2));
+  }
+  std::vector<float> sorted = l;
+  std::nth_element(sorted.begin(), sorted.begin() + 39, sorted.end(), std::greater<float>());
+  const float fortieth = sorted[39];
+
+  SamplingParams p;  // temperature 0.8, top-k 40, top-p 0.95, min-p 0.05
+  p.seed = 5;
+  p.min_p = 0.01f;
+  auto chain = ChainOf(p, n);
+  for (int i = 0; i < 200; ++i) {
+    const int32_t id = chain->Sample(l.data());
+    REQUIRE(id >= 0);
+    REQUIRE(l[static_cast<size_t>(id)] >= fortieth);
+    REQUIRE(chain->last_candidates().size() <= 40);
+  }
+}
