@@ -110,8 +110,8 @@ double ember_measure_read_bandwidth(int32_t n_threads);
  * becomes that token. Writes up to capacity ids; *n_tokens gets the count
  * needed. Returns EMBER_ERR_BUFFER_TOO_SMALL when capacity < *n_tokens. */
 ember_status ember_tokenize(const ember_model* model, const char* text, size_t text_len,
-                            bool add_special, bool parse_special, int32_t* tokens,
-                            size_t capacity, size_t* n_tokens);
+                            bool add_special, bool parse_special, int32_t* tokens, size_t capacity,
+                            size_t* n_tokens);
 
 /* The bytes of one token (may be part of a UTF-8 character; not NUL-terminated).
  * *n_bytes gets the length needed; EMBER_ERR_BUFFER_TOO_SMALL if buf_size is less. */
@@ -151,28 +151,185 @@ int32_t ember_session_n_past(const ember_session* session);
 /* Forgets the context (the cache is reused). */
 void ember_session_reset(ember_session* session);
 
+/* ---- Samplers ---------------------------------------------------------- */
+
+/* A sampler chain: samplers applied in order to the next-token logits, the
+ * last one a terminal selector that picks the token. docs/SAMPLING.md defines
+ * each sampler. A chain has its own RNG (seeded) and history (penalties, DRY,
+ * mirostat); it is not thread-safe: one chain per generation at a time. */
+typedef struct ember_sampler ember_sampler;
+
+typedef enum ember_sampler_type {
+  EMBER_SAMPLER_LOGIT_BIAS = 0,
+  EMBER_SAMPLER_PENALTIES = 1, /* repetition (CTRL), presence and frequency (OpenAI) */
+  EMBER_SAMPLER_DRY = 2,
+  EMBER_SAMPLER_TEMPERATURE = 3,
+  EMBER_SAMPLER_TOP_K = 4,
+  EMBER_SAMPLER_TOP_P = 5,
+  EMBER_SAMPLER_MIN_P = 6,
+  EMBER_SAMPLER_TYPICAL_P = 7,
+  EMBER_SAMPLER_TOP_N_SIGMA = 8,
+  EMBER_SAMPLER_XTC = 9,
+  /* terminal selectors: exactly one, last */
+  EMBER_SAMPLER_GREEDY = 10,
+  EMBER_SAMPLER_DIST = 11, /* seeded random draw */
+  EMBER_SAMPLER_MIROSTAT_V2 = 12
+} ember_sampler_type;
+
+/* One sampler and its parameters; only the fields of its type are read.
+ * Start from ember_sampler_spec_default(type). */
+typedef struct ember_sampler_spec {
+  ember_sampler_type type;
+  float temperature;      /* TEMPERATURE: >= 0 (0 keeps only the maximum) */
+  int32_t top_k;          /* TOP_K: >= 0 (0 keeps all) */
+  float top_p;            /* TOP_P: (0, 1] */
+  float min_p;            /* MIN_P: [0, 1] */
+  float typical_p;        /* TYPICAL_P: (0, 1] */
+  float top_n_sigma;      /* TOP_N_SIGMA: > 0 */
+  float xtc_probability;  /* XTC: [0, 1] */
+  float xtc_threshold;    /* XTC: [0, 1] */
+  int32_t min_keep;       /* truncating samplers keep at least this many (>= 1) */
+  int32_t penalty_last_n; /* PENALTIES: tokens of history (-1 all, 0 off) */
+  float repeat_penalty;   /* PENALTIES: > 0, 1 = off */
+  float presence_penalty;
+  float frequency_penalty;
+  float dry_multiplier; /* DRY */
+  float dry_base;
+  int32_t dry_allowed_length;
+  int32_t dry_penalty_last_n;
+  const char* const* dry_sequence_breakers; /* NULL: "\n", ":", "\"", "*" */
+  size_t n_dry_sequence_breakers;
+  const int32_t* logit_bias_ids; /* LOGIT_BIAS: n_logit_bias (id, bias) pairs */
+  const float* logit_bias_values;
+  size_t n_logit_bias;
+  float mirostat_tau; /* MIROSTAT_V2 */
+  float mirostat_eta;
+} ember_sampler_spec;
+
+ember_sampler_spec ember_sampler_spec_default(ember_sampler_type type);
+
+/* Builds a chain of n specs, validating every parameter and the order (one
+ * terminal sampler, last). model gives the vocabulary (size, and token text
+ * for DRY); with model NULL, n_vocab must be given (and DRY sees no text).
+ * The chain copies everything it needs from specs. */
+ember_status ember_sampler_create(const ember_model* model, int32_t n_vocab,
+                                  const ember_sampler_spec* specs, size_t n, uint64_t seed,
+                                  ember_sampler** out);
+
+/* llama.cpp-style settings, as `ember run` takes them. */
+typedef struct ember_sampling_params {
+  float temperature;                                         /* 0.8; 0 = greedy */
+  int32_t top_k;                                             /* 40; 0 off */
+  float top_p;                                               /* 0.95; 1 off */
+  float min_p;                                               /* 0.05; 0 off */
+  float typical_p;                                           /* 1 (off) */
+  float top_n_sigma;                                         /* -1 (off) */
+  float xtc_probability, xtc_threshold;                      /* 0 (off), 0.1 */
+  int32_t penalty_last_n;                                    /* 64 */
+  float repeat_penalty, presence_penalty, frequency_penalty; /* 1, 0, 0 (off) */
+  float dry_multiplier, dry_base;                            /* 0 (off), 1.75 */
+  int32_t dry_allowed_length, dry_penalty_last_n;            /* 2, -1 */
+  int32_t mirostat;                                          /* 0 off, 2 = v2 (1 unsupported) */
+  float mirostat_tau, mirostat_eta;                          /* 5, 0.1 */
+  const int32_t* logit_bias_ids;
+  const float* logit_bias_values;
+  size_t n_logit_bias;
+  /* Order of the samplers, names separated by ';' or ',' (llama.cpp's
+   * --samplers: "penalties;dry;top_k;top_p;min_p;temperature"); NULL = the
+   * default (docs/SAMPLING.md). Samplers whose settings make them inactive are
+   * left out. */
+  const char* samplers;
+  uint64_t seed;
+} ember_sampling_params;
+
+ember_sampling_params ember_sampling_default_params(void);
+
+/* The chain those settings describe (model or n_vocab as for ember_sampler_create). */
+ember_status ember_sampler_from_params(const ember_model* model, int32_t n_vocab,
+                                       const ember_sampling_params* params, ember_sampler** out);
+
+void ember_sampler_free(ember_sampler* sampler); /* NULL is fine */
+
+/* Runs the chain on logits[n_vocab] and stores the chosen id in *token. Does
+ * not record it in the history: call ember_sampler_accept with the token used.
+ * trace: record every stage (see ember_sampler_trace). */
+ember_status ember_sampler_sample(ember_sampler* sampler, const float* logits, int32_t n_vocab,
+                                  bool trace, int32_t* token);
+ember_status ember_sampler_accept(ember_sampler* sampler, int32_t token);
+/* Forgets the history and reseeds the RNG. */
+void ember_sampler_reset(ember_sampler* sampler);
+
+typedef struct ember_candidate {
+  int32_t id;
+  float logit;
+  float p;
+} ember_candidate;
+
+/* The distribution the terminal sampler saw in the last ember_sampler_sample,
+ * most probable first. *n gets the count; EMBER_ERR_BUFFER_TOO_SMALL if
+ * capacity is less (buf may then be NULL). */
+ember_status ember_sampler_candidates(const ember_sampler* sampler, ember_candidate* buf,
+                                      size_t capacity, size_t* n);
+
+/* The trace of the last traced sample: n_stages() stages, one per sampler;
+ * stage i is the sampler's name and its surviving candidates (p = softmax over
+ * them), most probable first. */
+size_t ember_sampler_trace_stages(const ember_sampler* sampler);
+ember_status ember_sampler_trace(const ember_sampler* sampler, size_t stage, const char** name,
+                                 ember_candidate* buf, size_t capacity, size_t* n);
+
 /* ---- Generation -------------------------------------------------------- */
 
-/* Called with each piece of generated text as soon as it is complete UTF-8
- * (bytes of an unfinished character are held back); len excludes any NUL.
- * token is the id that completed the piece. Return false to stop. */
+/* Called with each piece of generated text as soon as it is safe to emit:
+ * complete UTF-8 (bytes of an unfinished character are held back) that can no
+ * longer be part of a stop string; len excludes any NUL. token is the id that
+ * completed the piece. Return false to stop. */
 typedef bool (*ember_piece_fn)(const char* piece, size_t len, int32_t token, void* user_data);
 
 typedef enum ember_finish_reason {
   EMBER_FINISH_LENGTH = 0,   /* n_predict tokens or the context is full */
   EMBER_FINISH_EOS = 1,      /* the model produced an end-of-generation token */
-  EMBER_FINISH_CANCELLED = 2 /* the callback returned false */
+  EMBER_FINISH_STOP = 2,     /* a stop string (ember_generate_stats.stop_index) */
+  EMBER_FINISH_CANCELLED = 3 /* a callback returned false */
 } ember_finish_reason;
 
 const char* ember_finish_reason_str(ember_finish_reason reason); /* "length", "eos", ... */
 
+typedef struct ember_token_prob {
+  int32_t id;
+  float p; /* under the model: softmax of the raw logits */
+} ember_token_prob;
+
+/* What ember knows of one generated token (see on_token_info). */
+typedef struct ember_token_info {
+  int32_t token;
+  float logprob;               /* log p(token) under the model, before samplers */
+  const ember_token_prob* top; /* the n_probs most likely candidates, most likely first */
+  size_t n_top;
+} ember_token_info;
+
 typedef struct ember_generate_params {
   int32_t n_predict; /* tokens to generate at most, >= 0 (default 128) */
-  float temperature; /* 0: greedy (ties to the lowest id); > 0: softmax(logits / T) draw */
-  uint64_t seed;     /* for temperature > 0 */
-  bool ignore_eos;   /* keep going past end-of-generation tokens */
+  /* How tokens are chosen: `sampler` if not NULL (borrowed; its history and
+   * RNG advance). Else: temperature 0 is greedy (ties to the lowest id),
+   * temperature > 0 draws from softmax(logits / T) with `seed`. */
+  ember_sampler* sampler;
+  float temperature;
+  uint64_t seed;
+  bool ignore_eos; /* keep going past end-of-generation tokens */
+  /* Stop strings: generation ends where one begins; it is never emitted. */
+  const char* const* stop;
+  size_t n_stop;
+  int32_t n_probs; /* candidates per token for on_token_info (0..1000) */
+  /* beams >= 1: beam search (samplers not applied; 1 gives greedy's tokens).
+   * The text is emitted when the search ends. */
+  int32_t beams;
+  float length_penalty; /* beam score = logprob / length^length_penalty (default 1) */
   /* Optional: called with each generated token id, in order, before its text. */
   bool (*on_token)(int32_t token, void* user_data);
+  /* Optional: called with each generated token's log-probability and top
+   * candidates (not with beam search), before its text. */
+  bool (*on_token_info)(const ember_token_info* info, void* user_data);
 } ember_generate_params;
 
 ember_generate_params ember_generate_default_params(void);
@@ -181,6 +338,8 @@ typedef struct ember_generate_stats {
   int32_t n_prompt;
   int32_t n_gen;
   ember_finish_reason finish_reason;
+  int32_t stop_index; /* which stop string ended generation, or -1 */
+  double logprob;     /* total log-probability of the generated tokens under the model */
   double prefill_seconds;
   double decode_seconds;
   double prefill_tokens_per_second;

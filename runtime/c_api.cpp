@@ -8,83 +8,38 @@
 #include "ember.h"
 #include "ops/kernels.h"
 #include "platform/bandwidth.h"
+#include "runtime/c_api_internal.h"
 #include "runtime/generate.h"
 #include "runtime/model.h"
 #include "runtime/quantize_model.h"
 #include "runtime/session.h"
 
-struct ember_model {
-  std::unique_ptr<ember::Model> model;
-};
-
-struct ember_session {
-  std::unique_ptr<ember::Session> session;
-  bool has_logits = false;
-};
-
-namespace {
-
-thread_local std::string g_last_error;
-
-ember_status ToC(ember::Code code) {
-  switch (code) {
-    case ember::Code::kOk: return EMBER_OK;
-    case ember::Code::kInvalidArgument: return EMBER_ERR_INVALID_ARGUMENT;
-    case ember::Code::kIoError: return EMBER_ERR_IO;
-    case ember::Code::kBadFormat: return EMBER_ERR_BAD_FORMAT;
-    case ember::Code::kUnsupported: return EMBER_ERR_UNSUPPORTED;
-    case ember::Code::kOutOfMemory: return EMBER_ERR_OUT_OF_MEMORY;
-    case ember::Code::kContextOverflow: return EMBER_ERR_CONTEXT_OVERFLOW;
-    case ember::Code::kCancelled: return EMBER_ERR_CANCELLED;
-    case ember::Code::kInternal: return EMBER_ERR_INTERNAL;
-  }
-  return EMBER_ERR_INTERNAL;
-}
-
-ember_status Fail(ember_status s, std::string message) {
-  g_last_error = std::move(message);
-  return s;
-}
-
-ember_status Report(const ember::Status& s) {
-  if (s.ok()) return EMBER_OK;
-  return Fail(ToC(s.code()), s.message());
-}
-
-// Runs f, turning exceptions into statuses.
-template <typename F>
-ember_status Guard(F&& f) {
-  try {
-    g_last_error.clear();
-    return f();
-  } catch (const std::bad_alloc&) {
-    return Fail(EMBER_ERR_OUT_OF_MEMORY, "out of memory");
-  } catch (const std::exception& e) {
-    return Fail(EMBER_ERR_INTERNAL, std::string("internal error: ") + e.what());
-  } catch (...) {
-    return Fail(EMBER_ERR_INTERNAL, "internal error");
-  }
-}
-
-#define EMBER_REQUIRE_ARG(cond, what) \
-  if (!(cond)) return Fail(EMBER_ERR_INVALID_ARGUMENT, what)
-
-}  // namespace
+using namespace ember::capi;
 
 extern "C" {
 
 const char* ember_status_str(ember_status status) {
   switch (status) {
-    case EMBER_OK: return "EMBER_OK";
-    case EMBER_ERR_INVALID_ARGUMENT: return "EMBER_ERR_INVALID_ARGUMENT";
-    case EMBER_ERR_IO: return "EMBER_ERR_IO";
-    case EMBER_ERR_BAD_FORMAT: return "EMBER_ERR_BAD_FORMAT";
-    case EMBER_ERR_UNSUPPORTED: return "EMBER_ERR_UNSUPPORTED";
-    case EMBER_ERR_OUT_OF_MEMORY: return "EMBER_ERR_OUT_OF_MEMORY";
-    case EMBER_ERR_CONTEXT_OVERFLOW: return "EMBER_ERR_CONTEXT_OVERFLOW";
-    case EMBER_ERR_CANCELLED: return "EMBER_ERR_CANCELLED";
-    case EMBER_ERR_BUFFER_TOO_SMALL: return "EMBER_ERR_BUFFER_TOO_SMALL";
-    case EMBER_ERR_INTERNAL: return "EMBER_ERR_INTERNAL";
+    case EMBER_OK:
+      return "EMBER_OK";
+    case EMBER_ERR_INVALID_ARGUMENT:
+      return "EMBER_ERR_INVALID_ARGUMENT";
+    case EMBER_ERR_IO:
+      return "EMBER_ERR_IO";
+    case EMBER_ERR_BAD_FORMAT:
+      return "EMBER_ERR_BAD_FORMAT";
+    case EMBER_ERR_UNSUPPORTED:
+      return "EMBER_ERR_UNSUPPORTED";
+    case EMBER_ERR_OUT_OF_MEMORY:
+      return "EMBER_ERR_OUT_OF_MEMORY";
+    case EMBER_ERR_CONTEXT_OVERFLOW:
+      return "EMBER_ERR_CONTEXT_OVERFLOW";
+    case EMBER_ERR_CANCELLED:
+      return "EMBER_ERR_CANCELLED";
+    case EMBER_ERR_BUFFER_TOO_SMALL:
+      return "EMBER_ERR_BUFFER_TOO_SMALL";
+    case EMBER_ERR_INTERNAL:
+      return "EMBER_ERR_INTERNAL";
   }
   return "EMBER_ERR_UNKNOWN";
 }
@@ -178,8 +133,8 @@ double ember_measure_read_bandwidth(int32_t n_threads) {
 }
 
 ember_status ember_tokenize(const ember_model* model, const char* text, size_t text_len,
-                            bool add_special, bool parse_special, int32_t* tokens,
-                            size_t capacity, size_t* n_tokens) {
+                            bool add_special, bool parse_special, int32_t* tokens, size_t capacity,
+                            size_t* n_tokens) {
   return Guard([&]() -> ember_status {
     EMBER_REQUIRE_ARG(model != nullptr, "ember_tokenize: model is NULL");
     EMBER_REQUIRE_ARG(text != nullptr || text_len == 0, "ember_tokenize: text is NULL");
@@ -249,7 +204,8 @@ ember_status ember_session_eval(ember_session* session, const int32_t* tokens, s
   return Guard([&]() -> ember_status {
     EMBER_REQUIRE_ARG(session != nullptr, "ember_session_eval: session is NULL");
     EMBER_REQUIRE_ARG(tokens != nullptr && n_tokens > 0, "ember_session_eval: no tokens");
-    ember_status s = Report(session->session->Decode(std::vector<int32_t>(tokens, tokens + n_tokens)));
+    ember_status s =
+        Report(session->session->Decode(std::vector<int32_t>(tokens, tokens + n_tokens)));
     if (s == EMBER_OK) session->has_logits = true;
     return s;
   });
@@ -276,20 +232,25 @@ void ember_session_reset(ember_session* session) {
 
 const char* ember_finish_reason_str(ember_finish_reason reason) {
   switch (reason) {
-    case EMBER_FINISH_LENGTH: return "length";
-    case EMBER_FINISH_EOS: return "eos";
-    case EMBER_FINISH_CANCELLED: return "cancelled";
+    case EMBER_FINISH_LENGTH:
+      return "length";
+    case EMBER_FINISH_EOS:
+      return "eos";
+    case EMBER_FINISH_STOP:
+      return "stop";
+    case EMBER_FINISH_CANCELLED:
+      return "cancelled";
   }
   return "unknown";
 }
 
 ember_generate_params ember_generate_default_params(void) {
   ember_generate_params p;
+  std::memset(&p, 0, sizeof(p));
   p.n_predict = 128;
+  p.sampler = nullptr;
   p.temperature = 0.8f;
-  p.seed = 0;
-  p.ignore_eos = false;
-  p.on_token = nullptr;
+  p.length_penalty = 1.0f;
   return p;
 }
 
@@ -300,26 +261,65 @@ ember_status ember_generate(ember_session* session, const int32_t* prompt, size_
     EMBER_REQUIRE_ARG(session != nullptr, "ember_generate: session is NULL");
     EMBER_REQUIRE_ARG(prompt != nullptr && n_prompt > 0, "ember_generate: the prompt is empty");
     ember_generate_params p = params ? *params : ember_generate_default_params();
+    EMBER_REQUIRE_ARG(p.n_stop == 0 || p.stop != nullptr, "ember_generate: stop is NULL");
     ember::GenerateParams gp;
     gp.n_predict = p.n_predict;
-    gp.temperature = p.temperature;
-    gp.seed = p.seed;
     gp.ignore_eos = p.ignore_eos;
+    for (size_t i = 0; i < p.n_stop; ++i) {
+      EMBER_REQUIRE_ARG(p.stop[i] != nullptr, "ember_generate: a stop string is NULL");
+      gp.stop.emplace_back(p.stop[i]);
+    }
+    gp.n_probs = p.n_probs;
+    gp.beams = p.beams;
+    gp.length_penalty = p.length_penalty;
+    if (p.sampler != nullptr) {
+      gp.chain = SamplerChainOf(p.sampler);
+    } else {
+      // The v0 meaning of temperature: a plain softmax(logits / T) draw.
+      EMBER_REQUIRE_ARG(p.temperature >= 0.0f, "temperature must be >= 0");
+      gp.sampling = ember::SamplingParams();
+      gp.sampling.temperature = p.temperature;
+      gp.sampling.top_k = 0;
+      gp.sampling.top_p = 1.0f;
+      gp.sampling.min_p = 0.0f;
+      gp.sampling.seed = p.seed;
+    }
     ember::PieceFn fn = [&](std::string_view piece, int32_t token) {
       return on_piece == nullptr || on_piece(piece.data(), piece.size(), token, user_data);
     };
-    ember::TokenFn token_fn;
-    if (p.on_token) token_fn = [&](int32_t token) { return p.on_token(token, user_data); };
     ember::GenerateResult r;
-    ember_status s = Report(ember::Generate(*session->session,
-                                            std::vector<int32_t>(prompt, prompt + n_prompt), gp,
-                                            fn, token_fn, &r));
+    ember::TokenFn token_fn;
+    if (p.on_token || p.on_token_info) {
+      token_fn = [&](int32_t token) {
+        if (p.on_token && !p.on_token(token, user_data)) return false;
+        const size_t i = r.tokens.size() - 1;
+        if (p.on_token_info && i < r.token_logprobs.size()) {  // not with beam search
+          std::vector<ember_token_prob> top;
+          if (i < r.top_probs.size()) {
+            for (const ember::TokenProb& t : r.top_probs[i]) top.push_back({t.id, t.p});
+          }
+          ember_token_info info{token, r.token_logprobs[i], top.data(), top.size()};
+          if (!p.on_token_info(&info, user_data)) return false;
+        }
+        return true;
+      };
+    }
+    ember_status s = Report(ember::Generate(
+        *session->session, std::vector<int32_t>(prompt, prompt + n_prompt), gp, fn, token_fn, &r));
     if (s != EMBER_OK) return s;
     session->has_logits = true;
     if (stats) {
       stats->n_prompt = static_cast<int32_t>(r.n_prompt);
       stats->n_gen = static_cast<int32_t>(r.tokens.size());
       stats->finish_reason = static_cast<ember_finish_reason>(r.finish);
+      stats->stop_index = -1;
+      for (size_t i = 0; i < gp.stop.size(); ++i) {
+        if (r.finish == ember::FinishReason::kStop && gp.stop[i] == r.stop) {
+          stats->stop_index = static_cast<int32_t>(i);
+          break;
+        }
+      }
+      stats->logprob = r.logprob;
       stats->prefill_seconds = r.prefill_seconds;
       stats->decode_seconds = r.decode_seconds;
       stats->prefill_tokens_per_second =
@@ -351,9 +351,8 @@ ember_status ember_quantize(const char* in_path, const char* out_path, const cha
     EMBER_REQUIRE_ARG(type != nullptr, "ember_quantize: type is NULL");
     ember::GgmlType t;
     if (!ember::ParseQuantizeType(type, &t)) {
-      return Fail(EMBER_ERR_INVALID_ARGUMENT,
-                  std::string("unknown quantization type '") + type +
-                      "' (supported: Q8_0, Q4_0, Q4_1, F16, F32)");
+      return Fail(EMBER_ERR_INVALID_ARGUMENT, std::string("unknown quantization type '") + type +
+                                                  "' (supported: Q8_0, Q4_0, Q4_1, F16, F32)");
     }
     ember::QuantizeProgressFn fn;
     if (progress) {

@@ -1,5 +1,6 @@
-// The decode loop: prefill the prompt, then sample token by token, streaming
-// text pieces (complete UTF-8 only) to a callback.
+// The decode loop: prefill the prompt, then choose token by token (a sampler
+// chain, or beam search), streaming text to a callback through the streaming
+// detokenizer (complete UTF-8 only, stop strings never emitted).
 #pragma once
 
 #include <cstdint>
@@ -10,37 +11,57 @@
 
 #include "platform/status.h"
 #include "runtime/session.h"
+#include "sampling/chain.h"
 
 namespace ember {
 
 struct GenerateParams {
-  int64_t n_predict = 128;   // tokens to generate at most (>= 0)
-  float temperature = 0.0f;  // 0: greedy
-  uint64_t seed = 0;
+  int64_t n_predict = 128;  // tokens to generate at most (>= 0)
   bool ignore_eos = false;
+  std::vector<std::string> stop;  // stop strings: generation ends where one begins
+  int32_t n_probs = 0;            // per token, report this many most likely candidates
+  // How tokens are chosen: `chain` if set (borrowed; its history and RNG
+  // advance), else a chain built from `sampling` (llama.cpp's defaults).
+  SamplerChain* chain = nullptr;
+  SamplingParams sampling;
+  // beams >= 1: beam search instead of sampling (samplers are not applied;
+  // --beams 1 gives greedy's tokens). The text is emitted when the search ends.
+  int32_t beams = 0;
+  float length_penalty = 1.0f;
 };
 
-enum class FinishReason { kLength, kEos, kCancelled };
+enum class FinishReason { kLength, kEos, kStop, kCancelled };
 const char* FinishReasonName(FinishReason r);
 
-struct GenerateResult {
-  std::vector<int32_t> tokens;  // generated ids
-  std::string text;             // generated text
-  int64_t n_prompt = 0;
-  FinishReason finish = FinishReason::kLength;
-  double prefill_seconds = 0;
-  double decode_seconds = 0;  // from the first sampled token to the end
-  int64_t n_decode_evals = 0;  // forward passes of one token (for tok/s)
+struct TokenProb {
+  int32_t id;
+  float p;  // probability under the model (softmax of the raw logits)
 };
 
-// Called with each piece of text as it becomes complete and the id of the
+struct GenerateResult {
+  std::vector<int32_t> tokens;  // generated ids (with the one that completed a stop string)
+  std::string text;             // generated text (without the stop string)
+  int64_t n_prompt = 0;
+  FinishReason finish = FinishReason::kLength;
+  std::string stop;  // the stop string, when finish == kStop
+  // Log-probability of the generated tokens under the model's distribution
+  // (softmax of the raw logits, before samplers): total and per token.
+  double logprob = 0;
+  std::vector<float> token_logprobs;
+  std::vector<std::vector<TokenProb>> top_probs;  // [n_gen][n_probs] when n_probs > 0
+  double prefill_seconds = 0;
+  double decode_seconds = 0;   // from the first chosen token to the end
+  int64_t n_decode_evals = 0;  // forward passes after the prompt (for tok/s)
+};
+
+// Called with each piece of text as it becomes safe to emit and the id of the
 // token that completed it; return false to stop (finish = kCancelled).
 using PieceFn = std::function<bool(std::string_view piece, int32_t token)>;
 // Called with each generated id before its text; return false to stop.
 using TokenFn = std::function<bool(int32_t token)>;
 
 // Runs the prompt through `session` (appending to what it already holds) and
-// generates. The prompt must be non-empty and fit, with n_predict tokens, in the context.
+// generates. The prompt must be non-empty and fit in the context.
 Status Generate(Session& session, const std::vector<int32_t>& prompt, const GenerateParams& params,
                 const PieceFn& on_piece, const TokenFn& on_token, GenerateResult* result);
 

@@ -34,8 +34,10 @@ class Session {
   // SetTokens when the strategy has arranged the cache.
   Status DecodePlaced(const std::vector<int32_t>& tokens, const std::vector<TokenPlace>& places,
                       std::vector<float>* logits);
-  // Copies cache rows [src, src + n) to [dst, dst + n) in every layer.
-  void CopyKvRows(int64_t src, int64_t dst, int64_t n) { kv_.CopyRows(src, dst, n); }
+  // Moves runs of n cache rows from src[i] to dst[i] (see KvCache::CopyRuns).
+  void CopyKvRuns(const std::vector<int64_t>& src, const std::vector<int64_t>& dst, int64_t n) {
+    kv_.CopyRuns(src, dst, n);
+  }
   // Declares that rows 0..size-1 of the cache hold `tokens` (a prefix of what
   // was decoded there), and that `logits` are the next-token logits after them.
   void SetTokens(std::vector<int32_t> tokens, const float* logits);

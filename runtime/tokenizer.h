@@ -91,6 +91,8 @@ class Tokenizer {
   std::string Decode(const std::vector<int32_t>& ids, bool render_special = false) const;
 
   const VocabData& vocab() const { return vocab_; }
+  // Every token's bytes, special tokens rendered as their text ([n_vocab]).
+  const std::vector<std::string>& pieces() const { return pieces_; }
   int32_t n_vocab() const { return static_cast<int32_t>(vocab_.tokens.size()); }
   // End of generation: EOS, EOT, EOM and the like.
   bool IsEndOfGeneration(int32_t id) const;

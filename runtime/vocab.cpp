@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/chat_markers.h"
 #include "runtime/gguf.h"
 #include "runtime/tokenizer.h"
 
@@ -374,6 +375,24 @@ Status LoadVocab(const GgufFile& gguf, VocabData* out) {
   std::transform(name.begin(), name.end(), name.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   ApplyLlamaCppFixes(name, fim, &v);
+  // The end-of-turn markers of the model's own chat template end generation too.
+  const std::string tmpl = gguf.GetStringOr("tokenizer.chat_template", "");
+  for (const std::string& m : FindChatEndMarkers(tmpl)) {
+    int32_t id = -1;
+    if (m == "eos_token") continue;  // EOS always ends generation
+    for (size_t i = 0; i < v.tokens.size(); ++i) {
+      if (v.tokens[i] == m) {
+        id = static_cast<int32_t>(i);
+        break;
+      }
+    }
+    const bool special =
+        id >= 0 && (v.token_types[static_cast<size_t>(id)] == TokenType::kControl ||
+                    v.token_types[static_cast<size_t>(id)] == TokenType::kUserDefined);
+    if (special && std::count(v.eog_ids.begin(), v.eog_ids.end(), id) == 0) {
+      v.eog_ids.push_back(id);
+    }
+  }
 
   *out = std::move(v);
   return Status::Ok();

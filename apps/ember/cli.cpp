@@ -40,8 +40,8 @@ bool Args::Parse(const std::string& command, const std::string& synopsis,
       if (a == s.name || (!s.alias.empty() && a == s.alias)) spec = &s;
     }
     if (spec == nullptr) {
-      throw UsageError{"unknown option '" + a + "' for 'ember " + command +
-                       "' (see 'ember " + command + " --help')"};
+      throw UsageError{"unknown option '" + a + "' for 'ember " + command + "' (see 'ember " +
+                       command + " --help')"};
     }
     if (spec->value.empty()) {
       if (has_inline) throw UsageError{"option " + spec->name + " takes no value"};
@@ -52,8 +52,14 @@ bool Args::Parse(const std::string& command, const std::string& synopsis,
       if (i + 1 >= argc) throw UsageError{"option " + spec->name + " needs a value"};
       values_[spec->name] = argv[++i];
     }
+    all_[spec->name].push_back(values_[spec->name]);
   }
   return true;
+}
+
+std::vector<std::string> Args::GetAll(const std::string& name) const {
+  auto it = all_.find(name);
+  return it == all_.end() ? std::vector<std::string>{} : it->second;
 }
 
 std::string Args::Get(const std::string& name, const std::string& fallback) const {
@@ -167,11 +173,21 @@ std::string JsonEscape(const std::string& s) {
   out.reserve(s.size() + 2);
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           char buf[8];

@@ -33,12 +33,15 @@ class Args {
 
   bool Has(const std::string& name) const { return values_.count(name) != 0; }
   std::string Get(const std::string& name, const std::string& fallback = "") const;
+  // Every value of a repeatable option, in command-line order.
+  std::vector<std::string> GetAll(const std::string& name) const;
   int64_t GetInt(const std::string& name, int64_t fallback, int64_t min, int64_t max) const;
   double GetDouble(const std::string& name, double fallback, double min, double max) const;
   uint64_t GetUint64(const std::string& name, uint64_t fallback) const;
 
  private:
-  std::map<std::string, std::string> values_;
+  std::map<std::string, std::string> values_;  // the last value of each option
+  std::map<std::string, std::vector<std::string>> all_;
 };
 
 // Reads a file whole; throws UsageError naming it when it cannot be read.
@@ -70,6 +73,7 @@ int EvalCommand(int argc, char** argv);
 int InfoCommand(int argc, char** argv);
 int BenchCommand(int argc, char** argv);
 int QuantizeCommand(int argc, char** argv);
+int SampleCommand(int argc, char** argv);
 
 }  // namespace cli
 

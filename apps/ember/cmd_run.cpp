@@ -5,17 +5,32 @@
 #include <vector>
 
 #include "cli.h"
+#include "sampling_flags.h"
 
 namespace cli {
 namespace {
 
+struct SamplerDeleter {
+  void operator()(ember_sampler* s) const { ember_sampler_free(s); }
+};
+
+struct TokenRecord {
+  int32_t id;
+  float logprob;
+  std::vector<ember_token_prob> top;
+};
+
 struct RunState {
   bool stream = true;
+  bool record_probs = false;
+  std::string text;
   std::vector<int32_t> tokens;
+  std::vector<TokenRecord> records;
 };
 
 bool OnPiece(const char* piece, size_t len, int32_t /*token*/, void* user_data) {
   auto* st = static_cast<RunState*>(user_data);
+  st->text.append(piece, len);
   if (st->stream) {
     std::fwrite(piece, 1, len, stdout);
     std::fflush(stdout);
@@ -28,21 +43,42 @@ bool OnToken(int32_t token, void* user_data) {
   return true;
 }
 
+bool OnTokenInfo(const ember_token_info* info, void* user_data) {
+  auto* st = static_cast<RunState*>(user_data);
+  if (st->record_probs) {
+    st->records.push_back({info->token, info->logprob,
+                           std::vector<ember_token_prob>(info->top, info->top + info->n_top)});
+  }
+  return true;
+}
+
+std::string Piece(ember_model* model, int32_t id) {
+  char buf[256];
+  size_t n = 0;
+  if (ember_token_to_piece(model, id, true, buf, sizeof(buf), &n) != EMBER_OK) return "";
+  return std::string(buf, n);
+}
+
 }  // namespace
 
 int RunCommand(int argc, char** argv) {
-  const std::vector<OptionSpec> specs = {
+  std::vector<OptionSpec> specs = {
       kModelOption,
       kPromptOption,
       kFileOption,
       {"--n-predict", "-n", "N", "tokens to generate (default 128)"},
       {"--ctx-size", "-c", "N", "context size in tokens (default: training context, at most 4096)"},
       {"--threads", "-t", "N", "threads (default: all cores)"},
-      {"--temp", "", "T", "temperature; 0 is greedy (default 0.8)"},
-      {"--seed", "", "S", "random seed for sampling (default 0)"},
+      {"--stop", "", "STR", "stop where STR begins; STR is not printed (repeatable)"},
       {"--ignore-eos", "", "", "keep generating after end-of-generation tokens"},
+      {"--n-probs", "", "K", "with --json: each token's K most likely candidates"},
+      {"--beams", "", "B", "beam search with B beams instead of sampling (1 = greedy)"},
+      {"--length-penalty", "", "A", "beam score = logprob / length^A (default 1)"},
       {"--json", "", "", "print one JSON object at the end instead of streaming"},
   };
+  for (OptionSpec& o : SamplingOptions("temperature; 0 is greedy (default 0.8)")) {
+    specs.push_back(std::move(o));
+  }
   Args args;
   if (!args.Parse("run", "[-m MODEL] (-p PROMPT | -f FILE) [options]", specs, argc, argv)) {
     return 0;
@@ -51,19 +87,35 @@ int RunCommand(int argc, char** argv) {
   const int64_t n_predict = args.GetInt("--n-predict", 128, 0, 1 << 24);
   const int64_t n_ctx = args.GetInt("--ctx-size", 0, 0, 1 << 24);
   const int64_t n_threads = args.GetInt("--threads", 0, 0, 1024);
-  const double temp = args.GetDouble("--temp", 0.8, 0.0, 1e6);
-  const uint64_t seed = args.GetUint64("--seed", 0);
+  const int64_t n_probs = args.GetInt("--n-probs", 0, 0, 1000);
+  const int64_t beams = args.GetInt("--beams", 0, 1, 64);
+  const double length_penalty = args.GetDouble("--length-penalty", 1.0, 0.0, 10.0);
   const bool json = args.Has("--json");
+  const std::vector<std::string> stops = args.GetAll("--stop");
+  for (const std::string& s : stops) {
+    if (s.empty()) throw UsageError{"--stop needs a non-empty string"};
+  }
+  const LogitBiases biases = ParseLogitBiases(args);
+  ember_sampling_params sampling = SamplingParamsFromFlags(args, biases);
+  const std::string sampler_order = args.Get("--samplers");
+  if (args.Has("--samplers")) sampling.samplers = sampler_order.c_str();
 
   const std::string path = ResolveModelPath(args);
   auto t0 = std::chrono::steady_clock::now();
   ModelPtr model(LoadModel(path));
   ember_model_info info;
   Check(ember_model_get_info(model.get(), &info), "model info");
-  std::fprintf(stderr, "ember: loaded %s (%s, %d layers, %.1f M params) in %.2f s\n",
-               path.c_str(), info.architecture, info.n_layer,
-               static_cast<double>(info.n_params) / 1e6,
+  std::fprintf(stderr, "ember: loaded %s (%s, %d layers, %.1f M params) in %.2f s\n", path.c_str(),
+               info.architecture, info.n_layer, static_cast<double>(info.n_params) / 1e6,
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+
+  // The sampler chain is built (and so validated) before any work.
+  std::unique_ptr<ember_sampler, SamplerDeleter> sampler;
+  if (beams == 0) {
+    ember_sampler* raw = nullptr;
+    Check(ember_sampler_from_params(model.get(), 0, &sampling, &raw), "sampling");
+    sampler.reset(raw);
+  }
 
   // Special-token text in the prompt (e.g. a chat template) is parsed as
   // special tokens, as llama.cpp's tools do; BOS is added when the model says so.
@@ -73,45 +125,65 @@ int RunCommand(int argc, char** argv) {
   ember_session_params sp = ember_session_default_params();
   sp.n_ctx = static_cast<int32_t>(n_ctx);
   sp.n_threads = static_cast<int32_t>(n_threads);
-  ember_session* raw = nullptr;
-  Check(ember_session_create(model.get(), &sp, &raw), "session");
-  SessionPtr session(raw);
+  ember_session* raw_session = nullptr;
+  Check(ember_session_create(model.get(), &sp, &raw_session), "session");
+  SessionPtr session(raw_session);
 
+  std::vector<const char*> stop_ptrs;
+  for (const std::string& s : stops) stop_ptrs.push_back(s.c_str());
   ember_generate_params gp = ember_generate_default_params();
   gp.n_predict = static_cast<int32_t>(n_predict);
-  gp.temperature = static_cast<float>(temp);
-  gp.seed = seed;
+  gp.sampler = sampler.get();
   gp.ignore_eos = args.Has("--ignore-eos");
+  gp.stop = stop_ptrs.data();
+  gp.n_stop = stop_ptrs.size();
+  gp.n_probs = static_cast<int32_t>(n_probs);
+  gp.beams = static_cast<int32_t>(beams);
+  gp.length_penalty = static_cast<float>(length_penalty);
   gp.on_token = OnToken;
+  gp.on_token_info = OnTokenInfo;
   RunState st;
   st.stream = !json;
+  st.record_probs = json && n_probs > 0;
   ember_generate_stats stats{};
-  std::string text;
-  auto collect = [](const char* piece, size_t len, int32_t token, void* ud) {
-    auto* pair = static_cast<std::pair<RunState*, std::string*>*>(ud);
-    pair->second->append(piece, len);
-    return OnPiece(piece, len, token, pair->first);
-  };
-  // One user_data for both callbacks: on_token gets the RunState through the pair.
-  gp.on_token = [](int32_t token, void* ud) {
-    return OnToken(token, static_cast<std::pair<RunState*, std::string*>*>(ud)->first);
-  };
-  std::pair<RunState*, std::string*> ud{&st, &text};
-  Check(ember_generate(session.get(), ids.data(), ids.size(), &gp, collect, &ud, &stats),
+  Check(ember_generate(session.get(), ids.data(), ids.size(), &gp, OnPiece, &st, &stats),
         "generate");
 
   if (json) {
-    std::string out = "{\"text\":\"" + JsonEscape(text) + "\",\"tokens\":[";
+    std::string out = "{\"text\":\"" + JsonEscape(st.text) + "\",\"tokens\":[";
     for (size_t i = 0; i < st.tokens.size(); ++i) {
       out += (i ? "," : "") + std::to_string(st.tokens[i]);
     }
-    char tail[256];
+    char tail[320];
+    std::snprintf(tail, sizeof(tail), "],\"n_prompt\":%d,\"n_gen\":%d,\"finish_reason\":\"%s\",",
+                  stats.n_prompt, stats.n_gen, ember_finish_reason_str(stats.finish_reason));
+    out += tail;
+    if (stats.stop_index >= 0) {
+      out += "\"stop\":\"" + JsonEscape(stops[static_cast<size_t>(stats.stop_index)]) + "\",";
+    }
     std::snprintf(tail, sizeof(tail),
-                  "],\"n_prompt\":%d,\"n_gen\":%d,\"finish_reason\":\"%s\","
-                  "\"prefill_tok_s\":%.2f,\"decode_tok_s\":%.2f}\n",
-                  stats.n_prompt, stats.n_gen, ember_finish_reason_str(stats.finish_reason),
+                  "\"logprob\":%.6f,\"prefill_tok_s\":%.2f,\"decode_tok_s\":%.2f", stats.logprob,
                   stats.prefill_tokens_per_second, stats.decode_tokens_per_second);
     out += tail;
+    if (st.record_probs) {
+      out += ",\"probs\":[";
+      for (size_t i = 0; i < st.records.size(); ++i) {
+        const TokenRecord& r = st.records[i];
+        std::snprintf(tail, sizeof(tail), "{\"id\":%d,\"logprob\":%.6f,\"piece\":\"", r.id,
+                      r.logprob);
+        out += (i ? "," : "") + std::string(tail) + JsonEscape(Piece(model.get(), r.id)) +
+               "\",\"top\":[";
+        for (size_t j = 0; j < r.top.size(); ++j) {
+          std::snprintf(tail, sizeof(tail), "{\"id\":%d,\"p\":%.6f,\"piece\":\"", r.top[j].id,
+                        r.top[j].p);
+          out += (j ? "," : "") + std::string(tail) + JsonEscape(Piece(model.get(), r.top[j].id)) +
+                 "\"}";
+        }
+        out += "]}";
+      }
+      out += "]";
+    }
+    out += "}\n";
     std::fputs(out.c_str(), stdout);
   } else {
     std::fputs("\n", stdout);

@@ -16,7 +16,8 @@ void PrintUsage(FILE* to) {
                "  eval       write the last position's logits of a prompt to a file\n"
                "  info       describe a model: architecture, dimensions, vocab, tensors\n"
                "  bench      prefill and decode speed, GB/s and %% of memory bandwidth\n"
-               "  quantize   convert a model's weights to Q8_0, Q4_0, Q4_1, F16 or F32\n\n"
+               "  quantize   convert a model's weights to Q8_0, Q4_0, Q4_1, F16 or F32\n"
+               "  sample     apply samplers to given logits and show what each one does\n\n"
                "'ember COMMAND --help' shows a command's options.\n");
 }
 
@@ -43,6 +44,7 @@ int main(int argc, char** argv) {
     if (cmd == "info") return cli::InfoCommand(argc - 2, argv + 2);
     if (cmd == "bench") return cli::BenchCommand(argc - 2, argv + 2);
     if (cmd == "quantize") return cli::QuantizeCommand(argc - 2, argv + 2);
+    if (cmd == "sample") return cli::SampleCommand(argc - 2, argv + 2);
     throw cli::UsageError{"unknown command '" + cmd + "' (see 'ember --help')"};
   } catch (const cli::UsageError& e) {
     std::fprintf(stderr, "ember: error: %s\n", e.message.c_str());

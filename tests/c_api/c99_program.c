@@ -82,6 +82,61 @@ int main(int argc, char** argv) {
   ids[0] = -5;
   EXPECT(ember_session_eval(session, ids, 1) == EMBER_ERR_INVALID_ARGUMENT);
 
+  /* A sampler chain built from C: top-k 2, temperature 1, then a draw. */
+  {
+    ember_sampler* chain = NULL;
+    ember_sampler_spec specs[3];
+    ember_candidate cand[4];
+    size_t n = 0;
+    int32_t token = -1;
+    const float logits[4] = {3.0f, 2.0f, 1.0f, 0.5f};
+    const char* stops[1] = {"\n"};
+    specs[0] = ember_sampler_spec_default(EMBER_SAMPLER_TOP_K);
+    specs[0].top_k = 2;
+    specs[1] = ember_sampler_spec_default(EMBER_SAMPLER_TEMPERATURE);
+    specs[1].temperature = 1.0f;
+    specs[2] = ember_sampler_spec_default(EMBER_SAMPLER_DIST);
+    EXPECT(ember_sampler_create(NULL, 4, specs, 3, 42, &chain) == EMBER_OK);
+    EXPECT(ember_sampler_sample(chain, logits, 4, false, &token) == EMBER_OK);
+    EXPECT(token == 0 || token == 1);
+    EXPECT(ember_sampler_candidates(chain, cand, 1, &n) == EMBER_ERR_BUFFER_TOO_SMALL);
+    EXPECT(n == 2);
+    EXPECT(ember_sampler_candidates(chain, cand, 4, &n) == EMBER_OK);
+    EXPECT(cand[0].id == 0 && cand[0].p > 0.7310f && cand[0].p < 0.7312f);
+    EXPECT(ember_sampler_sample(chain, logits, 3, false, &token) == EMBER_ERR_INVALID_ARGUMENT);
+    ember_sampler_free(chain);
+
+    /* Two terminal samplers, and a bad parameter: errors naming them. */
+    specs[0] = ember_sampler_spec_default(EMBER_SAMPLER_GREEDY);
+    EXPECT(ember_sampler_create(NULL, 4, specs, 3, 42, &chain) == EMBER_ERR_INVALID_ARGUMENT);
+    EXPECT(chain == NULL);
+    EXPECT(strstr(ember_last_error(), "terminal") != NULL);
+    specs[0] = ember_sampler_spec_default(EMBER_SAMPLER_TOP_P);
+    specs[0].top_p = 1.5f;
+    EXPECT(ember_sampler_create(NULL, 4, specs, 3, 42, &chain) == EMBER_ERR_INVALID_ARGUMENT);
+    EXPECT(strstr(ember_last_error(), "top-p") != NULL);
+
+    /* The same chain drives generation: llama.cpp-style settings, a stop string. */
+    {
+      ember_sampling_params sp = ember_sampling_default_params();
+      sp.seed = 7;
+      EXPECT(ember_sampler_from_params(model, 0, &sp, &chain) == EMBER_OK);
+    }
+    ember_session_reset(session);
+    gp = ember_generate_default_params();
+    gp.n_predict = 8;
+    gp.ignore_eos = true;
+    gp.sampler = chain;
+    gp.stop = stops;
+    gp.n_stop = 1;
+    c.pieces = 0;
+    EXPECT(ember_generate_text(session, "Hello world", &gp, NULL, NULL, &stats) == EMBER_OK);
+    EXPECT(stats.n_gen >= 1 && stats.logprob <= 0.0);
+    EXPECT(stats.finish_reason == EMBER_FINISH_LENGTH || stats.finish_reason == EMBER_FINISH_STOP);
+    EXPECT((stats.finish_reason == EMBER_FINISH_STOP) == (stats.stop_index == 0));
+    ember_sampler_free(chain);
+  }
+
   ember_session_free(session);
   ember_model_free(model);
   printf("c99_program: ok (%d pieces, %d tokens, %zu bytes)\n", c.pieces, c.tokens, c.bytes);

@@ -118,7 +118,7 @@ TEST_CASE("cli: bad input gives one clear error line", "[cli][bad-input]") {
   }
   SECTION("bad numbers and options") {
     RequireCleanError(Ember("run -m " + tiny + " -p hi --temp abc"), "--temp expects a number");
-    RequireCleanError(Ember("run -m " + tiny + " -p hi --temp -1"), "--temp must be between 0");
+    RequireCleanError(Ember("run -m " + tiny + " -p hi --temp -1"), "temperature must be >= 0 (got -1)");
     RequireCleanError(Ember("run -m " + tiny + " -p hi --frobnicate"), "unknown option");
     RequireCleanError(Ember("run -m " + tiny), "a prompt is needed");
     RequireCleanError(Ember("eval -m " + tiny + " -p hi"), "--logits-out FILE is required");
@@ -127,7 +127,7 @@ TEST_CASE("cli: bad input gives one clear error line", "[cli][bad-input]") {
 }
 
 TEST_CASE("cli: every subcommand has --help", "[cli]") {
-  for (const char* cmd : {"run", "tokenize", "eval", "info"}) {
+  for (const char* cmd : {"run", "tokenize", "eval", "info", "bench", "quantize", "sample"}) {
     Result r = Ember(std::string(cmd) + " --help");
     INFO(cmd);
     CHECK(r.exit_code == 0);

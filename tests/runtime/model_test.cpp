@@ -203,20 +203,21 @@ TEST_CASE("generate: greedy is deterministic; n_predict and cancellation hold", 
   GenerateParams gp;
   gp.n_predict = 12;
   gp.ignore_eos = true;
+  gp.sampling.temperature = 0.0f;
   GenerateResult a = run(gp, nullptr);
   GenerateResult b = run(gp, nullptr);
   CHECK(a.tokens.size() == 12);
   CHECK(a.tokens == b.tokens);
   CHECK(a.finish == FinishReason::kLength);
 
-  gp.temperature = 1.0f;
-  gp.seed = 42;
+  gp.sampling.temperature = 1.0f;
+  gp.sampling.seed = 42;
   GenerateResult c = run(gp, nullptr);
   GenerateResult d = run(gp, nullptr);
   CHECK(c.tokens == d.tokens);  // same seed, same draw
 
   int calls = 0;
-  gp.temperature = 0.0f;
+  gp.sampling.temperature = 0.0f;
   GenerateResult e = run(gp, [&](std::string_view, int32_t) { return ++calls < 3; });
   CHECK(e.finish == FinishReason::kCancelled);
   CHECK(calls == 3);
