@@ -6,7 +6,6 @@
 
 #include "sampling/rng.h"
 #include "sampling/sampler.h"
-#include "sampling/temperature_draw.h"
 
 using namespace ember;
 
@@ -34,22 +33,6 @@ TEST_CASE("rng: same seed, same stream; different seeds differ", "[sampling]") {
   }
 }
 
-TEST_CASE("temperature draw: frequencies follow softmax(logits / T)", "[sampling]") {
-  std::vector<float> l = {3.0f, 2.0f, 1.0f, 0.5f};
-  const float T = 0.5f;
-  std::vector<double> p(4);
-  double z = 0;
-  for (int i = 0; i < 4; ++i) z += p[i] = std::exp(l[i] / T);
-  for (double& x : p) x /= z;  // [0.8618, 0.1166, 0.0158, 0.0058]
-  Rng rng(1234);
-  const int n = 100000;
-  std::vector<int> count(4);
-  for (int i = 0; i < n; ++i) ++count[DrawWithTemperature(l.data(), 4, T, rng)];
-  double chi2 = 0;
-  for (int i = 0; i < 4; ++i) chi2 += std::pow(count[i] - n * p[i], 2) / (n * p[i]);
-  // 3 degrees of freedom: P(chi2 > 16.27) = 0.001.
-  CHECK(chi2 < 16.27);
-}
 
 TEST_CASE("greedy sampler: largest logit, ties to the lowest id, in any order", "[sampling]") {
   SamplerSpec spec;
