@@ -9,6 +9,7 @@ packages=(
   libdnnl-dev ocl-icd-opencl-dev libxnnpack-dev
   g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user-static
   clang-format python3 python3-pip
+  time  # /usr/bin/time -v: peak RSS in bench/compare.sh
 )
 
 missing=()
