@@ -321,6 +321,9 @@ typedef struct ember_generate_params {
   const char* const* stop;
   size_t n_stop;
   int32_t n_probs; /* candidates per token for on_token_info (0..1000) */
+  /* Compute log-probabilities (stats.logprob, on_token_info); default true.
+   * Costs a pass over the vocabulary per token. */
+  bool logprobs;
   /* beams >= 1: beam search (samplers not applied; 1 gives greedy's tokens).
    * The text is emitted when the search ends. */
   int32_t beams;

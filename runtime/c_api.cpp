@@ -251,6 +251,7 @@ ember_generate_params ember_generate_default_params(void) {
   p.sampler = nullptr;
   p.temperature = 0.8f;
   p.length_penalty = 1.0f;
+  p.logprobs = true;
   return p;
 }
 
@@ -270,6 +271,7 @@ ember_status ember_generate(ember_session* session, const int32_t* prompt, size_
       gp.stop.emplace_back(p.stop[i]);
     }
     gp.n_probs = p.n_probs;
+    gp.logprobs = p.logprobs;
     gp.beams = p.beams;
     gp.length_penalty = p.length_penalty;
     if (p.sampler != nullptr) {

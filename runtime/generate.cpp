@@ -149,7 +149,9 @@ Status Generate(Session& session, const std::vector<int32_t>& prompt, const Gene
       break;
     }
     chain->Accept(id);
-    RecordProbs(logits, n_vocab, id, params.n_probs, result);
+    if (params.logprobs || params.n_probs > 0) {
+      RecordProbs(logits, n_vocab, id, params.n_probs, result);
+    }
     result->tokens.push_back(id);
     if (on_token && !on_token(id)) {
       result->finish = FinishReason::kCancelled;

@@ -138,6 +138,7 @@ int RunCommand(int argc, char** argv) {
   gp.stop = stop_ptrs.data();
   gp.n_stop = stop_ptrs.size();
   gp.n_probs = static_cast<int32_t>(n_probs);
+  gp.logprobs = json;  // only --json reports them
   gp.beams = static_cast<int32_t>(beams);
   gp.length_penalty = static_cast<float>(length_penalty);
   gp.on_token = OnToken;

@@ -238,3 +238,16 @@ TEST_CASE("beam search: bad settings and a too small context are clear errors", 
   CHECK(BeamSearch(*s, bp, &r).code() == Code::kInvalidArgument);
   CHECK(s->n_past() == 2);
 }
+
+TEST_CASE("generate: log-probabilities can be turned off without changing the tokens",
+          "[generate]") {
+  auto m = LoadTiny();
+  GenerateParams gp = Greedy(6);
+  GenerateResult with = Run(*m, gp);
+  gp.logprobs = false;
+  GenerateResult without = Run(*m, gp);
+  CHECK(without.tokens == with.tokens);
+  CHECK(without.token_logprobs.empty());
+  CHECK(without.logprob == 0.0);
+  CHECK(with.token_logprobs.size() == 6);
+}
