@@ -26,4 +26,23 @@ using AttendHeadFn = void (*)(const float* q, const KvSpan* spans, int n_spans, 
 void AttendHead_ref(const float* q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
                     float scale, float* scores, float* out);
 
+// The same over an int8 cache (--kv-type q8): row j of a span holds head_dim
+// int8 values at k + j * stride with one f32 scale per (token, head) at
+// k_scale + j * scale_stride, so k_j = k_scale_j * k[j] (and v alike).
+struct KvSpanQ8 {
+  const int8_t* k;
+  const int8_t* v;
+  const float* k_scale;
+  const float* v_scale;
+  int64_t n;
+};
+
+// q stays f32 (no rounding: the cache, not the query, is what is compressed).
+using AttendHeadQ8Fn = void (*)(const float* q, const KvSpanQ8* spans, int n_spans, size_t stride,
+                                size_t scale_stride, int head_dim, float scale, float* scores,
+                                float* out);
+
+void AttendHeadQ8_ref(const float* q, const KvSpanQ8* spans, int n_spans, size_t stride,
+                      size_t scale_stride, int head_dim, float scale, float* scores, float* out);
+
 }  // namespace ember

@@ -8,8 +8,12 @@ Kernels KernelsFor(Isa isa) {
   k.qgemm_q4x16 = QGemmQ4x16_ref;
   k.qgemm_q8x16 = QGemmQ8x16_ref;
   k.attend_head = AttendHead_ref;
+  k.attend_head_q8 = AttendHeadQ8_ref;
 #if defined(__x86_64__)
-  if (isa != Isa::kRef) k.attend_head = AttendHead_avx2;  // AVX2 is in every x86 level above ref
+  if (isa != Isa::kRef) {  // AVX2 is in every x86 level above ref
+    k.attend_head = AttendHead_avx2;
+    k.attend_head_q8 = AttendHeadQ8_avx2;
+  }
   if (isa == Isa::kAvx2 || isa == Isa::kAvx512) {
     // Plain AVX-512 (without VNNI) uses the AVX2 kernels: same layout, and
     // without dpbusd the 512-bit maddubs path gains little over it.
@@ -37,19 +41,24 @@ Kernels KernelsFor(Isa isa) {
 
 bool HasVariantsFor(Isa isa) {
   switch (isa) {
-    case Isa::kRef: return true;
+    case Isa::kRef:
+      return true;
 #if defined(__x86_64__)
     case Isa::kAvx2:
     case Isa::kAvx512:
-    case Isa::kAvx512Vnni: return true;
+    case Isa::kAvx512Vnni:
+      return true;
 #elif defined(__aarch64__)
     case Isa::kNeon:
     case Isa::kNeonDot:
-    case Isa::kNeonI8mm: return true;
+    case Isa::kNeonI8mm:
+      return true;
 #elif defined(__arm__) && defined(__ARM_NEON)
-    case Isa::kNeon: return true;
+    case Isa::kNeon:
+      return true;
 #endif
-    default: return false;
+    default:
+      return false;
   }
 }
 

@@ -14,6 +14,7 @@ struct Kernels {
   QGemmFn qgemm_q4x16 = nullptr;
   QGemmFn qgemm_q8x16 = nullptr;
   AttendHeadFn attend_head = nullptr;
+  AttendHeadQ8Fn attend_head_q8 = nullptr;
 };
 
 // The table for `isa`: the best variant of each family at or below that level
@@ -34,6 +35,8 @@ bool HasVariantsFor(Isa isa);
 // Variants compiled per ISA (defined in the per-ISA files).
 void AttendHead_avx2(const float* q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
                      float scale, float* scores, float* out);
+void AttendHeadQ8_avx2(const float* q, const KvSpanQ8* spans, int n_spans, size_t stride,
+                       size_t scale_stride, int head_dim, float scale, float* scores, float* out);
 void QGemmQ4x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ8x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ4x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,

@@ -19,6 +19,15 @@ void QuantizeRowQ8_0(const float* x, BlockQ8_0* y, int64_t n) {
   }
 }
 
+void QuantizeGroupI8(const float* x, int8_t* q, float* scale, int64_t n) {
+  float amax = 0.0f;
+  for (int64_t j = 0; j < n; ++j) amax = std::fmax(amax, std::fabs(x[j]));
+  const float d = amax / 127.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  *scale = d;
+  for (int64_t j = 0; j < n; ++j) q[j] = static_cast<int8_t>(std::nearbyint(x[j] * id));
+}
+
 void QuantizeRowQ8_1(const float* x, BlockQ8_1* y, int64_t n) {
   for (int64_t b = 0; b < n / kQK; ++b, x += kQK) {
     float amax = 0.0f;

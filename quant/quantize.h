@@ -14,6 +14,9 @@ namespace ember {
 // x[n] -> blocks; n % 32 == 0. Scales as ggml computes them: d = max|x| / 127.
 void QuantizeRowQ8_0(const float* x, BlockQ8_0* y, int64_t n);
 void QuantizeRowQ8_1(const float* x, BlockQ8_1* y, int64_t n);
+// One symmetric int8 group of any length n with an f32 scale (the q8 KV cache:
+// one group per token and head): *scale = max|x| / 127, q = round(x / scale).
+void QuantizeGroupI8(const float* x, int8_t* q, float* scale, int64_t n);
 // d = max|x| / -8 (sign kept), as ggml's reference Q4_0 quantizer.
 void QuantizeRowQ4_0(const float* x, BlockQ4_0* y, int64_t n);
 void QuantizeRowQ4_1(const float* x, BlockQ4_1* y, int64_t n);

@@ -1,4 +1,5 @@
 // Every compiled attention variant against AttendHead_ref.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <random>
@@ -6,6 +7,7 @@
 
 #include "ops/kernels.h"
 #include "quant/fp16.h"
+#include "quant/quantize.h"
 
 using namespace ember;
 
@@ -70,6 +72,66 @@ TEST_CASE("attention: two spans equal one span over the same rows", "[attention]
     for (int i = 0; i < head_dim; ++i) {
       INFO(IsaName(isa) << " i " << i);
       REQUIRE(got[i] == want[i]);  // same rows in the same order: bit for bit
+    }
+  }
+}
+
+TEST_CASE("attention q8: every ISA variant matches _ref, and _ref matches f32 math",
+          "[attention][isa]") {
+  std::mt19937 rng(33);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  for (int head_dim : {8, 64, 72, 128}) {
+    for (int64_t n_kv : {1, 2, 7, 64, 300}) {
+      const int n_head_kv = 3;  // heads interleaved within a row, as in the cache
+      const size_t stride = static_cast<size_t>(head_dim) * n_head_kv;
+      std::vector<float> q(head_dim), kf(stride * n_kv), vf(stride * n_kv);
+      for (float& x : q) x = 2.0f * d(rng);
+      for (float& x : kf) x = d(rng);
+      for (float& x : vf) x = d(rng);
+      std::vector<int8_t> k(kf.size()), v(vf.size());
+      std::vector<float> ks(n_kv * n_head_kv), vs(n_kv * n_head_kv);
+      for (int64_t j = 0; j < n_kv; ++j) {
+        for (int h = 0; h < n_head_kv; ++h) {
+          const size_t o = j * stride + h * head_dim;
+          QuantizeGroupI8(&kf[o], &k[o], &ks[j * n_head_kv + h], head_dim);
+          QuantizeGroupI8(&vf[o], &v[o], &vs[j * n_head_kv + h], head_dim);
+        }
+      }
+      const int h = 1;  // attend with the middle head
+      const KvSpanQ8 one = {k.data() + h * head_dim, v.data() + h * head_dim, ks.data() + h,
+                            vs.data() + h, n_kv};
+      const float scale = 1.0f / std::sqrt(float(head_dim));
+      std::vector<float> s(n_kv), want(head_dim), got(head_dim);
+      AttendHeadQ8_ref(q.data(), &one, 1, stride, n_head_kv, head_dim, scale, s.data(),
+                       want.data());
+      // The reference against plain f32 attention over the dequantized rows.
+      std::vector<float> sc(n_kv), exact(head_dim, 0.0f);
+      float mx = -1e30f;
+      for (int64_t j = 0; j < n_kv; ++j) {
+        float dot = 0.0f;
+        for (int i = 0; i < head_dim; ++i) {
+          dot += q[i] * ks[j * n_head_kv + h] * k[j * stride + h * head_dim + i];
+        }
+        sc[j] = dot * scale;
+        mx = std::max(mx, sc[j]);
+      }
+      double sum = 0.0;
+      for (float& x : sc) sum += (x = std::exp(x - mx));
+      for (int64_t j = 0; j < n_kv; ++j) {
+        for (int i = 0; i < head_dim; ++i) {
+          exact[i] += float(sc[j] / sum) * vs[j * n_head_kv + h] * v[j * stride + h * head_dim + i];
+        }
+      }
+      for (int i = 0; i < head_dim; ++i) REQUIRE(std::fabs(want[i] - exact[i]) <= 1e-4f);
+      for (Isa isa : {Isa::kAvx2, Isa::kAvx512, Isa::kAvx512Vnni, Isa::kNeon, Isa::kNeonDot}) {
+        if (!HasVariantsFor(isa) || !HostCpu().Supports(isa)) continue;
+        KernelsFor(isa).attend_head_q8(q.data(), &one, 1, stride, n_head_kv, head_dim, scale,
+                                       s.data(), got.data());
+        for (int i = 0; i < head_dim; ++i) {
+          INFO(IsaName(isa) << " head_dim " << head_dim << " n_kv " << n_kv << " i " << i);
+          REQUIRE(std::fabs(got[i] - want[i]) <= 2e-5f);
+        }
+      }
     }
   }
 }
