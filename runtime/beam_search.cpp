@@ -54,6 +54,7 @@ Status BeamSearch(Session& session, const BeamParams& params, BeamResult* result
   }
   *result = BeamResult();
   if (N == 0) return Status::Ok();
+  session.Linearize();  // the prompt in rows [0, P), beams after it
   const Tokenizer& tok = session.model().tokenizer();
   const int64_t n_vocab = session.model().hparams().n_vocab;
   const std::vector<int32_t> prefix = session.tokens();
@@ -137,7 +138,7 @@ Status BeamSearch(Session& session, const BeamParams& params, BeamResult* result
     for (size_t j = 0; j < next.size(); ++j) {
       const int64_t own = P + static_cast<int64_t>(j) * N;
       ids.push_back(next[j].tokens.back());
-      places.push_back({P + step, own + step, P, own});
+      places.push_back({P + step, own + step, {{0, P}, {own, step + 1}, {0, 0}}, 2});
     }
     EMBER_RETURN_IF_ERROR(session.DecodePlaced(ids, places, &batch_logits));
     ++result->n_steps;

@@ -104,7 +104,9 @@ Status Generate(Session& session, const std::vector<int32_t>& prompt, const Gene
     return Status(Code::kUnsupported, "n-probs is not available with beam search");
   }
   if (prompt.empty()) return InvalidArgument("the prompt has no tokens");
-  const int64_t need = session.n_past() + static_cast<int64_t>(prompt.size());
+  const int64_t n_prompt = static_cast<int64_t>(prompt.size());
+  const int64_t need =
+      params.reuse_prefix || session.context_shift() ? n_prompt : session.n_past() + n_prompt;
   if (need > session.n_ctx()) {
     return Status(Code::kContextOverflow, "the prompt (" + std::to_string(prompt.size()) +
                                               " tokens) does not fit in the context of " +
@@ -128,8 +130,15 @@ Status Generate(Session& session, const std::vector<int32_t>& prompt, const Gene
   result->n_prompt = static_cast<int64_t>(prompt.size());
 
   auto t0 = std::chrono::steady_clock::now();
-  EMBER_RETURN_IF_ERROR(session.Decode(prompt));
+  Status prefill = params.reuse_prefix ? session.DecodeReusing(prompt, &result->n_reused)
+                                       : session.Decode(prompt);
   auto t1 = std::chrono::steady_clock::now();
+  if (prefill.code() == Code::kCancelled) {  // from another thread (Session::RequestCancel)
+    result->finish = FinishReason::kCancelled;
+    result->prefill_seconds = Seconds(t0, t1);
+    return Status::Ok();
+  }
+  EMBER_RETURN_IF_ERROR(prefill);
   result->prefill_seconds = Seconds(t0, t1);
   if (params.beams > 0) {
     Status s = RunBeams(session, params, on_piece, on_token, result);
@@ -142,6 +151,11 @@ Status Generate(Session& session, const std::vector<int32_t>& prompt, const Gene
   StopStream stream(params.stop);
   bool ended = false;  // by a stop string or the caller
   for (int64_t i = 0; i < params.n_predict; ++i) {
+    if (session.cancel_requested()) {
+      result->finish = FinishReason::kCancelled;
+      ended = true;
+      break;
+    }
     const float* logits = session.logits().data();
     const int32_t id = chain->Sample(logits);
     if (!params.ignore_eos && tok.IsEndOfGeneration(id)) {
@@ -170,7 +184,7 @@ Status Generate(Session& session, const std::vector<int32_t>& prompt, const Gene
       break;
     }
     if (i + 1 == params.n_predict) break;  // the last token needs no forward pass
-    if (session.n_past() >= session.n_ctx()) {
+    if (session.n_past() >= session.n_ctx() && !session.context_shift()) {
       break;  // context full: finish as "length"
     }
     EMBER_RETURN_IF_ERROR(session.Decode({id}));

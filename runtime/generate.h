@@ -31,6 +31,10 @@ struct GenerateParams {
   // --beams 1 gives greedy's tokens). The text is emitted when the search ends.
   int32_t beams = 0;
   float length_penalty = 1.0f;
+  // The prompt is the whole context (a chat's full history, say) rather than
+  // a continuation: the cached common prefix is kept and only the rest is
+  // computed (Session::DecodeReusing).
+  bool reuse_prefix = false;
 };
 
 enum class FinishReason { kLength, kEos, kStop, kCancelled };
@@ -45,6 +49,7 @@ struct GenerateResult {
   std::vector<int32_t> tokens;  // generated ids (with the one that completed a stop string)
   std::string text;             // generated text (without the stop string)
   int64_t n_prompt = 0;
+  int64_t n_reused = 0;  // prompt tokens taken from the cache (reuse_prefix)
   FinishReason finish = FinishReason::kLength;
   std::string stop;  // the stop string, when finish == kStop
   // Log-probability of the generated tokens under the model's distribution
@@ -63,8 +68,10 @@ using PieceFn = std::function<bool(std::string_view piece, int32_t token)>;
 // Called with each generated id before its text; return false to stop.
 using TokenFn = std::function<bool(int32_t token)>;
 
-// Runs the prompt through `session` (appending to what it already holds) and
-// generates. The prompt must be non-empty and fit in the context.
+// Runs the prompt through `session` (appending to what it already holds, or
+// replacing it with reuse_prefix) and generates. The prompt must be non-empty
+// and fit in the context. When the context fills up, the session shifts it
+// (SessionParams::context_shift) or generation ends with kLength.
 Status Generate(Session& session, const std::vector<int32_t>& prompt, const GenerateParams& params,
                 const PieceFn& on_piece, const TokenFn& on_token, GenerateResult* result);
 

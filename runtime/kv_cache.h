@@ -1,57 +1,75 @@
-// Keys and values of every layer for the positions decoded so far, in f16.
-// Layout per layer: K [n_ctx, kv_dim], V [n_ctx, kv_dim] (kv_dim = n_head_kv * head_dim,
-// heads contiguous within a row). Position p lives in row p: a plain linear
-// cache of fixed capacity; the ring of DESIGN.md §6 replaces it later.
+// Keys and values of every layer, one row per cached token (which row holds
+// which token is KvRing's business). Per layer: K [n_ctx, kv_dim] and
+// V [n_ctx, kv_dim], kv_dim = n_head_kv * head_dim, heads contiguous in a row.
+//   f16 (default): 2 bytes per element.
+//   q8  (--kv-type q8): int8 per element plus one f32 scale per (row, head) in
+//       K-scales / V-scales [n_ctx, n_head_kv] — 1 + 4/head_dim bytes per
+//       element, about half of f16 at head_dim 64.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
+#include <string>
 #include <vector>
+
+#include "ops/attention.h"
 
 namespace ember {
 
+enum class KvType { kF16, kQ8 };
+
+const char* KvTypeName(KvType type);                     // "f16", "q8"
+bool ParseKvType(const std::string& name, KvType* out);  // false if unknown
+
 class KvCache {
  public:
-  KvCache(int64_t n_layer, int64_t n_ctx, int64_t kv_dim)
-      : n_ctx_(n_ctx),
-        kv_dim_(kv_dim),
-        k_(static_cast<size_t>(n_layer * n_ctx * kv_dim)),
-        v_(static_cast<size_t>(n_layer * n_ctx * kv_dim)) {}
+  KvCache(int64_t n_layer, int64_t n_ctx, int64_t n_head_kv, int64_t head_dim, KvType type);
 
+  KvType type() const { return type_; }
+  int64_t n_layer() const { return n_layer_; }
   int64_t n_ctx() const { return n_ctx_; }
   int64_t kv_dim() const { return kv_dim_; }
-  uint16_t* k(int64_t layer, int64_t pos) { return k_.data() + Offset(layer, pos); }
-  uint16_t* v(int64_t layer, int64_t pos) { return v_.data() + Offset(layer, pos); }
+  int64_t head_dim() const { return head_dim_; }
+  int64_t n_head_kv() const { return n_head_kv_; }
+  size_t bytes() const;
+
+  // Writes one token's key and value ([kv_dim] f32 each) into row `slot`.
+  void Store(int64_t layer, int64_t slot, const float* k, const float* v);
+  // Reads / rewrites one row's key as f32 [kv_dim] (the context shift
+  // re-rotates keys in place through these).
+  void LoadK(int64_t layer, int64_t slot, float* k) const;
+  void StoreK(int64_t layer, int64_t slot, const float* k);
+
+  // Rows [begin, begin + n) of KV head h of a layer, for the attention kernels.
+  KvSpan SpanF16(int64_t layer, int64_t begin, int64_t n, int64_t h) const;
+  KvSpanQ8 SpanQ8(int64_t layer, int64_t begin, int64_t n, int64_t h) const;
+  size_t row_stride() const { return static_cast<size_t>(kv_dim_); }       // elements
+  size_t scale_stride() const { return static_cast<size_t>(n_head_kv_); }  // floats
+
+  // One row of a layer in its stored form (K data, V data, then for q8 the K
+  // and V scales): what session state files hold.
+  size_t RowBytes() const;
+  void ReadRow(int64_t layer, int64_t slot, uint8_t* out) const;
+  void WriteRow(int64_t layer, int64_t slot, const uint8_t* in);
+
   // Moves runs of n rows: run i ends up at dst[i] holding what src[i] held
   // before the call, in every layer, also when runs are permuted among
   // themselves (all sources are read before any destination is written).
-  void CopyRuns(const std::vector<int64_t>& src, const std::vector<int64_t>& dst, int64_t n) {
-    if (n <= 0 || src.empty()) return;
-    const size_t run = static_cast<size_t>(n * kv_dim_);
-    const int64_t n_layer = static_cast<int64_t>(k_.size()) / (n_ctx_ * kv_dim_);
-    std::vector<uint16_t> tmp(2 * run * src.size());
-    for (int64_t l = 0; l < n_layer; ++l) {
-      for (size_t i = 0; i < src.size(); ++i) {
-        std::memcpy(&tmp[2 * i * run], k(l, src[i]), run * sizeof(uint16_t));
-        std::memcpy(&tmp[(2 * i + 1) * run], v(l, src[i]), run * sizeof(uint16_t));
-      }
-      for (size_t i = 0; i < dst.size(); ++i) {
-        std::memcpy(k(l, dst[i]), &tmp[2 * i * run], run * sizeof(uint16_t));
-        std::memcpy(v(l, dst[i]), &tmp[(2 * i + 1) * run], run * sizeof(uint16_t));
-      }
-    }
-  }
-  size_t bytes() const { return (k_.size() + v_.size()) * sizeof(uint16_t); }
+  void CopyRuns(const std::vector<int64_t>& src, const std::vector<int64_t>& dst, int64_t n);
 
  private:
-  size_t Offset(int64_t layer, int64_t pos) const {
-    return static_cast<size_t>((layer * n_ctx_ + pos) * kv_dim_);
+  size_t Row(int64_t layer, int64_t slot) const {  // element offset of a row
+    return static_cast<size_t>((layer * n_ctx_ + slot) * kv_dim_);
   }
-  int64_t n_ctx_;
-  int64_t kv_dim_;
-  std::vector<uint16_t> k_;
-  std::vector<uint16_t> v_;
+  size_t ScaleRow(int64_t layer, int64_t slot) const {
+    return static_cast<size_t>((layer * n_ctx_ + slot) * n_head_kv_);
+  }
+
+  KvType type_;
+  int64_t n_layer_, n_ctx_, n_head_kv_, head_dim_, kv_dim_;
+  std::vector<uint16_t> k16_, v16_;  // f16
+  std::vector<int8_t> k8_, v8_;      // q8
+  std::vector<float> ks_, vs_;       // q8 scales
 };
 
 }  // namespace ember

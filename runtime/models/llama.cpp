@@ -69,14 +69,13 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
       for (int64_t h = 0; h < hp.n_head_kv; ++h) {
         RopeApply_ref(&s.k[t * KV + h * hd], rc, hp.n_rot, hp.rope_mode);
       }
-      uint16_t* kc = kv.k(l, places[t].slot);
-      uint16_t* vc = kv.v(l, places[t].slot);
-      QuantizeRow(GgmlType::kF16, &s.k[t * KV], kc, KV);
-      QuantizeRow(GgmlType::kF16, &s.v[t * KV], vc, KV);
+      kv.Store(l, places[t].slot, &s.k[t * KV], &s.v[t * KV]);
     }
-    // Attention: token t sees its spans of cached rows (see TokenPlace).
+    // Attention: token t sees the cache rows of its place (see TokenPlace).
     const int64_t n_work = n * hp.n_head;
     const AttendHeadFn attend = Active().attend_head;
+    const AttendHeadQ8Fn attend_q8 = Active().attend_head_q8;
+    const bool q8 = kv.type() == KvType::kQ8;
 #pragma omp parallel for num_threads(n_threads) schedule(static) if (n_threads > 1)
     for (int64_t job = 0; job < n_work; ++job) {
       const int64_t t = job / hp.n_head, h = job % hp.n_head;
@@ -84,17 +83,22 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
       float* scores =
           &s.scores[static_cast<size_t>(omp_get_thread_num()) * static_cast<size_t>(kv.n_ctx())];
       const TokenPlace& pl = places[t];
-      KvSpan spans[2];
-      int n_spans = 0;
-      int64_t begin = 0;
-      if (pl.own_begin > pl.prefix_end) {
-        spans[n_spans++] = {kv.k(l, 0) + kvh * hd, kv.v(l, 0) + kvh * hd, pl.prefix_end};
-        begin = pl.own_begin;
+      const float* qh = &s.q[t * Q + h * hd];
+      float* out = &s.att[t * Q + h * hd];
+      if (q8) {
+        KvSpanQ8 spans[3];
+        for (int r = 0; r < pl.n_rows; ++r) {
+          spans[r] = kv.SpanQ8(l, pl.rows[r].begin, pl.rows[r].n, kvh);
+        }
+        attend_q8(qh, spans, pl.n_rows, kv.row_stride(), kv.scale_stride(), static_cast<int>(hd),
+                  scale, scores, out);
+      } else {
+        KvSpan spans[3];
+        for (int r = 0; r < pl.n_rows; ++r) {
+          spans[r] = kv.SpanF16(l, pl.rows[r].begin, pl.rows[r].n, kvh);
+        }
+        attend(qh, spans, pl.n_rows, kv.row_stride(), static_cast<int>(hd), scale, scores, out);
       }
-      spans[n_spans++] = {kv.k(l, begin) + kvh * hd, kv.v(l, begin) + kvh * hd,
-                          pl.slot + 1 - begin};
-      attend(&s.q[t * Q + h * hd], spans, n_spans, static_cast<size_t>(KV), static_cast<int>(hd),
-             scale, scores, &s.att[t * Q + h * hd]);
     }
     MatMul(L.wo, s.att.data(), n, s.proj.data(), E, n_threads, &s.mm);
     for (int64_t i = 0; i < n * E; ++i) s.x[i] += s.proj[i];

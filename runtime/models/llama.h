@@ -6,6 +6,7 @@
 
 #include "ops/matmul.h"
 #include "runtime/kv_cache.h"
+#include "runtime/kv_ring.h"
 #include "runtime/model.h"
 
 namespace ember {
@@ -26,15 +27,17 @@ struct LlamaScratch {
   MatMulScratch mm;
 };
 
-// Where one token of a forward batch goes in the KV cache and what it sees.
-// A plain sequence: pos = slot = its index, prefix_end = own_begin = 0. Beam b
-// of beam search: a shared prompt in rows [0, prefix_end), its own tokens from
-// row own_begin on.
+// Where one token of a forward batch goes in the KV cache and what it sees:
+// its key and value are written to row `slot`, and it attends to the rows in
+// rows[0..n_rows) (its own slot included), in context order. A plain sequence
+// in a linear cache: one range [0, slot]. A sequence in a ring (KvRing): the
+// pinned rows, then the ring region, which may wrap. Beam b of beam search: a
+// shared prompt, then the beam's own rows.
 struct TokenPlace {
-  int64_t pos;         // position (RoPE)
-  int64_t slot;        // KV cache row its key and value are written to
-  int64_t prefix_end;  // attends rows [0, prefix_end) ...
-  int64_t own_begin;  // ... and [own_begin, slot]; own_begin <= prefix_end means one span [0, slot]
+  int64_t pos;   // position (RoPE)
+  int64_t slot;  // cache row its key and value are written to
+  RowRange rows[3];
+  int n_rows;
 };
 
 // Which rows of the batch get logits.
@@ -43,7 +46,7 @@ enum class LogitsFor { kNone, kLast, kAll };
 // Runs tokens[0..n) placed by places[0..n): writes their keys and values into
 // `kv` and the logits (kLast: [n_vocab] of the last token; kAll: [n, n_vocab]).
 // Every token attends to rows written earlier in the same batch only through
-// its spans (causal when places follow each other). Preconditions (checked by
+// its ranges (causal when places follow each other). Preconditions (checked by
 // Session): valid ids, every slot < kv.n_ctx().
 void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_t* tokens,
                   const TokenPlace* places, int64_t n, int n_threads, LogitsFor which,

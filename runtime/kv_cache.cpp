@@ -1,0 +1,147 @@
+#include "runtime/kv_cache.h"
+
+#include <cstring>
+
+#include "quant/fp16.h"
+#include "quant/quantize.h"
+
+namespace ember {
+
+const char* KvTypeName(KvType type) { return type == KvType::kQ8 ? "q8" : "f16"; }
+
+bool ParseKvType(const std::string& name, KvType* out) {
+  if (name == "f16") {
+    *out = KvType::kF16;
+  } else if (name == "q8" || name == "q8_0") {
+    *out = KvType::kQ8;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+KvCache::KvCache(int64_t n_layer, int64_t n_ctx, int64_t n_head_kv, int64_t head_dim, KvType type)
+    : type_(type),
+      n_layer_(n_layer),
+      n_ctx_(n_ctx),
+      n_head_kv_(n_head_kv),
+      head_dim_(head_dim),
+      kv_dim_(n_head_kv * head_dim) {
+  const size_t elems = static_cast<size_t>(n_layer * n_ctx * kv_dim_);
+  if (type == KvType::kF16) {
+    k16_.resize(elems);
+    v16_.resize(elems);
+  } else {
+    k8_.resize(elems);
+    v8_.resize(elems);
+    ks_.resize(static_cast<size_t>(n_layer * n_ctx * n_head_kv));
+    vs_.resize(ks_.size());
+  }
+}
+
+size_t KvCache::bytes() const {
+  return (k16_.size() + v16_.size()) * sizeof(uint16_t) + k8_.size() + v8_.size() +
+         (ks_.size() + vs_.size()) * sizeof(float);
+}
+
+void KvCache::Store(int64_t layer, int64_t slot, const float* k, const float* v) {
+  StoreK(layer, slot, k);
+  const size_t r = Row(layer, slot);
+  if (type_ == KvType::kF16) {
+    for (int64_t i = 0; i < kv_dim_; ++i) v16_[r + i] = Fp32ToFp16(v[i]);
+  } else {
+    const size_t sr = ScaleRow(layer, slot);
+    for (int64_t h = 0; h < n_head_kv_; ++h) {
+      QuantizeGroupI8(v + h * head_dim_, &v8_[r + h * head_dim_], &vs_[sr + h], head_dim_);
+    }
+  }
+}
+
+void KvCache::StoreK(int64_t layer, int64_t slot, const float* k) {
+  const size_t r = Row(layer, slot);
+  if (type_ == KvType::kF16) {
+    for (int64_t i = 0; i < kv_dim_; ++i) k16_[r + i] = Fp32ToFp16(k[i]);
+  } else {
+    const size_t sr = ScaleRow(layer, slot);
+    for (int64_t h = 0; h < n_head_kv_; ++h) {
+      QuantizeGroupI8(k + h * head_dim_, &k8_[r + h * head_dim_], &ks_[sr + h], head_dim_);
+    }
+  }
+}
+
+void KvCache::LoadK(int64_t layer, int64_t slot, float* k) const {
+  const size_t r = Row(layer, slot);
+  if (type_ == KvType::kF16) {
+    for (int64_t i = 0; i < kv_dim_; ++i) k[i] = Fp16ToFp32(k16_[r + i]);
+  } else {
+    const size_t sr = ScaleRow(layer, slot);
+    for (int64_t h = 0; h < n_head_kv_; ++h) {
+      for (int64_t i = 0; i < head_dim_; ++i) {
+        k[h * head_dim_ + i] = ks_[sr + h] * static_cast<float>(k8_[r + h * head_dim_ + i]);
+      }
+    }
+  }
+}
+
+KvSpan KvCache::SpanF16(int64_t layer, int64_t begin, int64_t n, int64_t h) const {
+  const size_t o = Row(layer, begin) + static_cast<size_t>(h * head_dim_);
+  return {k16_.data() + o, v16_.data() + o, n};
+}
+
+KvSpanQ8 KvCache::SpanQ8(int64_t layer, int64_t begin, int64_t n, int64_t h) const {
+  const size_t o = Row(layer, begin) + static_cast<size_t>(h * head_dim_);
+  const size_t so = ScaleRow(layer, begin) + static_cast<size_t>(h);
+  return {k8_.data() + o, v8_.data() + o, ks_.data() + so, vs_.data() + so, n};
+}
+
+size_t KvCache::RowBytes() const {
+  if (type_ == KvType::kF16) return 2 * static_cast<size_t>(kv_dim_) * sizeof(uint16_t);
+  return 2 * static_cast<size_t>(kv_dim_) + 2 * static_cast<size_t>(n_head_kv_) * sizeof(float);
+}
+
+void KvCache::ReadRow(int64_t layer, int64_t slot, uint8_t* out) const {
+  const size_t r = Row(layer, slot), d = static_cast<size_t>(kv_dim_);
+  if (type_ == KvType::kF16) {
+    std::memcpy(out, &k16_[r], d * sizeof(uint16_t));
+    std::memcpy(out + d * sizeof(uint16_t), &v16_[r], d * sizeof(uint16_t));
+    return;
+  }
+  const size_t sr = ScaleRow(layer, slot), hs = static_cast<size_t>(n_head_kv_) * sizeof(float);
+  std::memcpy(out, &k8_[r], d);
+  std::memcpy(out + d, &v8_[r], d);
+  std::memcpy(out + 2 * d, &ks_[sr], hs);
+  std::memcpy(out + 2 * d + hs, &vs_[sr], hs);
+}
+
+void KvCache::WriteRow(int64_t layer, int64_t slot, const uint8_t* in) {
+  const size_t r = Row(layer, slot), d = static_cast<size_t>(kv_dim_);
+  if (type_ == KvType::kF16) {
+    std::memcpy(&k16_[r], in, d * sizeof(uint16_t));
+    std::memcpy(&v16_[r], in + d * sizeof(uint16_t), d * sizeof(uint16_t));
+    return;
+  }
+  const size_t sr = ScaleRow(layer, slot), hs = static_cast<size_t>(n_head_kv_) * sizeof(float);
+  std::memcpy(&k8_[r], in, d);
+  std::memcpy(&v8_[r], in + d, d);
+  std::memcpy(&ks_[sr], in + 2 * d, hs);
+  std::memcpy(&vs_[sr], in + 2 * d + hs, hs);
+}
+
+void KvCache::CopyRuns(const std::vector<int64_t>& src, const std::vector<int64_t>& dst,
+                       int64_t n) {
+  if (n <= 0 || src.empty()) return;
+  const size_t row = RowBytes();
+  std::vector<uint8_t> tmp(row * static_cast<size_t>(n) * src.size());
+  for (int64_t l = 0; l < n_layer_; ++l) {
+    uint8_t* p = tmp.data();
+    for (size_t i = 0; i < src.size(); ++i) {
+      for (int64_t j = 0; j < n; ++j, p += row) ReadRow(l, src[i] + j, p);
+    }
+    p = tmp.data();
+    for (size_t i = 0; i < dst.size(); ++i) {
+      for (int64_t j = 0; j < n; ++j, p += row) WriteRow(l, dst[i] + j, p);
+    }
+  }
+}
+
+}  // namespace ember
