@@ -1,8 +1,10 @@
 #include "runtime/model.h"
 
+#include <algorithm>
 #include <string>
 
 #include "ops/vec_dot.h"
+#include "platform/hash.h"
 #include "quant/quantize.h"
 
 namespace ember {
@@ -156,6 +158,15 @@ Status Model::Load(const std::string& path, const LoadProgressFn& progress,
   m->path_ = path;
   EMBER_RETURN_IF_ERROR(GgufFile::Open(path, &m->gguf_));
   const GgufFile& f = *m->gguf_;
+  {
+    Fnv1a64 h;
+    h.Update(f.file_data(), static_cast<size_t>(f.data_offset()));
+    h.UpdateValue(static_cast<uint64_t>(f.file_size()));
+    for (const GgufTensorInfo& t : f.tensors()) {
+      h.Update(t.data, static_cast<size_t>(std::min<uint64_t>(t.n_bytes, 64)));
+    }
+    m->fingerprint_ = h.digest();
+  }
   auto with_path = [&path](const Status& s) { return Status(s.code(), path + ": " + s.message()); };
 
   Hparams& hp = m->hparams_;
@@ -201,21 +212,19 @@ Status Model::Load(const std::string& path, const LoadProgressFn& progress,
       EMBER_RETURN_IF_ERROR(w.Matrix(p + "ffn_gate.weight", hp.n_ff, hp.n_embd, &L.w_gate));
       EMBER_RETURN_IF_ERROR(w.Matrix(p + "ffn_up.weight", hp.n_ff, hp.n_embd, &L.w_up));
       EMBER_RETURN_IF_ERROR(w.Matrix(p + "ffn_down.weight", hp.n_embd, hp.n_ff, &L.w_down));
-      if (progress && !progress(static_cast<float>(l + 1) / static_cast<float>(hp.n_layer))) {
-        return Status(Code::kCancelled, "model loading was cancelled");
-      }
     }
     return Status::Ok();
   };
-  if (Status s = load(); !s.ok()) {
+  if (Status s = load(); !s.ok()) return with_path(s);
+  if (Status s = m->RepackWeights(progress); !s.ok()) {
     return s.code() == Code::kCancelled ? s : with_path(s);
   }
-  if (Status s = m->RepackWeights(); !s.ok()) return with_path(s);
+  if (progress && !progress(1.0f)) return Status(Code::kCancelled, "model loading was cancelled");
   *out = std::move(m);
   return Status::Ok();
 }
 
-Status Model::RepackWeights() {
+Status Model::RepackWeights(const LoadProgressFn& progress) {
   // Every matrix whose GGUF type has a native layout is repacked once (tied
   // output and embedding share one), and the file's pages of it are released
   // right away: the weights live in memory once, and the peak during loading
@@ -231,10 +240,23 @@ Status Model::RepackWeights() {
       views.push_back(v);
     }
   }
+  auto repacked = [&](const WeightView* v) {
+    return CanRepack(v->type) && (v != &weights_.token_embd || RepackIsExact(v->type));
+  };
+  // Progress is the fraction of the bytes to repack done (repacking is most
+  // of the loading time); Load reports the final 1.
+  uint64_t total = 0, finished = 0;
+  {
+    std::vector<const uint8_t*> seen;
+    for (const WeightView* v : views) {
+      if (!repacked(v) || std::find(seen.begin(), seen.end(), v->data) != seen.end()) continue;
+      seen.push_back(v->data);
+      total += v->row_bytes * static_cast<uint64_t>(v->n_rows);
+    }
+  }
   std::vector<std::pair<const uint8_t*, const PackedMatrix*>> done;
   for (WeightView* v : views) {
-    if (!CanRepack(v->type)) continue;
-    if (v == &weights_.token_embd && !RepackIsExact(v->type)) continue;
+    if (!repacked(v)) continue;
     const PackedMatrix* packed = nullptr;
     for (const auto& [src, p] : done) {
       if (src == v->data) packed = p;
@@ -247,6 +269,12 @@ Status Model::RepackWeights() {
       packed_.push_back(std::move(p));
       for (const GgufTensorInfo& t : gguf_->tensors()) {
         if (t.data == v->data) gguf_->ReleaseTensorData(t);
+      }
+      finished += v->row_bytes * static_cast<uint64_t>(v->n_rows);
+      if (progress && finished < total &&
+          !progress(
+              static_cast<float>(static_cast<double>(finished) / static_cast<double>(total)))) {
+        return Status(Code::kCancelled, "model loading was cancelled");
       }
     }
     v->packed = packed;

@@ -18,17 +18,17 @@
 namespace ember {
 
 struct Hparams {
-  std::string arch;      // general.architecture
-  std::string name;      // general.name
+  std::string arch;  // general.architecture
+  std::string name;  // general.name
   int64_t n_vocab = 0;
-  int64_t n_embd = 0;    // model width
+  int64_t n_embd = 0;  // model width
   int64_t n_layer = 0;
-  int64_t n_head = 0;    // query heads
-  int64_t n_head_kv = 0; // key/value heads (GQA: n_head % n_head_kv == 0)
-  int64_t head_dim = 0;  // n_embd / n_head unless the file says otherwise
-  int64_t n_ff = 0;      // feed-forward width
+  int64_t n_head = 0;     // query heads
+  int64_t n_head_kv = 0;  // key/value heads (GQA: n_head % n_head_kv == 0)
+  int64_t head_dim = 0;   // n_embd / n_head unless the file says otherwise
+  int64_t n_ff = 0;       // feed-forward width
   int64_t n_ctx_train = 0;
-  int n_rot = 0;         // rotated dims per head
+  int n_rot = 0;  // rotated dims per head
   float rope_freq_base = 10000.0f;
   float rope_freq_scale = 1.0f;
   RopeMode rope_mode = RopeMode::kNormal;
@@ -52,14 +52,15 @@ struct LayerWeights {
 };
 
 struct ModelWeights {
-  WeightView token_embd;          // [n_vocab, n_embd]
+  WeightView token_embd;  // [n_vocab, n_embd]
   std::vector<LayerWeights> layers;
   std::vector<float> output_norm;  // [n_embd]
   WeightView output;               // [n_vocab, n_embd] (token_embd when tied)
   std::vector<float> rope_freqs;   // [n_rot / 2] or empty
 };
 
-// Returns false to cancel loading; progress in [0, 1].
+// Called with the fraction of the weights loaded, in [0, 1], non-decreasing,
+// the last call with 1; returns false to cancel loading (Code::kCancelled).
 using LoadProgressFn = std::function<bool(float progress)>;
 
 class Model {
@@ -76,11 +77,16 @@ class Model {
   uint64_t weight_bytes() const;
   // Bytes of the weights as loaded (native layouts + tensors used in place).
   uint64_t loaded_weight_bytes() const;
+  // Identifies the file's contents: a hash of its header (metadata and tensor
+  // infos), its size and the first bytes of every tensor. Saved session state
+  // records it so that another model's state is refused.
+  uint64_t fingerprint() const { return fingerprint_; }
 
  private:
-  Status RepackWeights();
+  Status RepackWeights(const LoadProgressFn& progress);
 
   std::string path_;
+  uint64_t fingerprint_ = 0;
   std::unique_ptr<GgufFile> gguf_;
   Hparams hparams_;
   ModelWeights weights_;
