@@ -562,6 +562,12 @@ if notes or failures:
     for f in failures:
         w("- FAILED: %s" % tilde(f))
     w("")
+# Sections measured by hand (from this marker line to the end) are kept as they are.
+MARK = "<!-- kept by bench/compare.sh: hand-measured sections below -->"
+if os.path.exists(out_path):
+    old = open(out_path).read()
+    if MARK in old:
+        L += [old[old.index(MARK):].rstrip("\n")]
 open(out_path, "w").write("\n".join(L).rstrip("\n") + "\n")
 print("\n".join(L))
 PY

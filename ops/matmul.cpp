@@ -34,7 +34,7 @@ void MatMulPacked(const WeightView& w, const float* x, int64_t m, float* y, int6
 
 void MatMulShared(const WeightView* const* ws, float* const* ys, const int64_t* ldys, int count,
                   const float* x, int64_t m, int n_threads, MatMulScratch* scratch) {
-  bool all_packed = true;
+  bool all_packed = count <= kMaxSharedMatrices;
   for (int i = 0; i < count; ++i) {
     all_packed = all_packed && ws[i]->packed != nullptr && ws[i]->n_cols == ws[0]->n_cols;
   }
@@ -45,34 +45,55 @@ void MatMulShared(const WeightView* const* ws, float* const* ys, const int64_t* 
   QuantizeActs_ref(x, m, ws[0]->n_cols, &scratch->qacts);
   const QuantizedActs& a = scratch->qacts;
   const Kernels& k = Active();
-  // One index space over the tiles of all matrices: [0, total).
-  int64_t first[8] = {0};
-  int64_t total = 0;
+  int64_t n_tiles[kMaxSharedMatrices];
+  size_t tile_bytes[kMaxSharedMatrices];
+  int64_t total_tiles = 0;
   for (int i = 0; i < count; ++i) {
-    first[i] = total;
-    total += ws[i]->packed->n_tiles;
+    n_tiles[i] = ws[i]->packed->n_tiles;
+    tile_bytes[i] = ws[i]->packed->tile_bytes;
+    total_tiles += n_tiles[i];
   }
-  const int chunks = static_cast<int>(std::min<int64_t>(n_threads, total));
-  auto run = [&](int64_t begin, int64_t end) {
+  const int chunks = static_cast<int>(std::min<int64_t>(n_threads, total_tiles));
+  auto run = [&](int c, int parts) {
+    int64_t begin[kMaxSharedMatrices], end[kMaxSharedMatrices];
+    SplitTilesByBytes(n_tiles, tile_bytes, count, parts, c, begin, end);
     for (int i = 0; i < count; ++i) {
+      if (begin[i] >= end[i]) continue;
       const PackedMatrix& p = *ws[i]->packed;
-      const int64_t b = std::max(begin, first[i]) - first[i];
-      const int64_t e = std::min(end, first[i] + p.n_tiles) - first[i];
-      if (b >= e) continue;
       const QGemmFn fn = p.layout == PackedLayout::kQ4x16 ? k.qgemm_q4x16 : k.qgemm_q8x16;
-      fn(p, b, e, a, ys[i], ldys[i]);
+      fn(p, begin[i], end[i], a, ys[i], ldys[i]);
     }
   };
   if (chunks <= 1) {
-    run(0, total);
+    run(0, 1);
     return;
   }
 #pragma omp parallel for num_threads(chunks) schedule(static, 1)
-  for (int c = 0; c < chunks; ++c) run(total * c / chunks, total * (c + 1) / chunks);
+  for (int c = 0; c < chunks; ++c) run(c, chunks);
 }
 
-void MatMul(const WeightView& w, const float* x, int64_t m, float* y, int64_t ldy,
-            int n_threads, MatMulScratch* scratch) {
+void SplitTilesByBytes(const int64_t* n_tiles, const size_t* tile_bytes, int count, int parts,
+                       int part, int64_t* begin, int64_t* end) {
+  // Byte offsets fit in int64: weights are far below 2^63 / parts bytes.
+  int64_t total = 0;
+  for (int i = 0; i < count; ++i) total += n_tiles[i] * static_cast<int64_t>(tile_bytes[i]);
+  const int64_t lo = total * part / parts, hi = total * (part + 1) / parts;
+  // The first tile of matrix i whose first byte is at or after `at`.
+  auto first_at = [](int64_t at, int64_t base, int64_t n, int64_t tb) {
+    if (at <= base) return int64_t{0};
+    return std::min(n, (at - base + tb - 1) / tb);
+  };
+  int64_t base = 0;
+  for (int i = 0; i < count; ++i) {
+    const int64_t tb = std::max<int64_t>(1, static_cast<int64_t>(tile_bytes[i]));
+    begin[i] = first_at(lo, base, n_tiles[i], tb);
+    end[i] = first_at(hi, base, n_tiles[i], tb);
+    base += n_tiles[i] * static_cast<int64_t>(tile_bytes[i]);
+  }
+}
+
+void MatMul(const WeightView& w, const float* x, int64_t m, float* y, int64_t ldy, int n_threads,
+            MatMulScratch* scratch) {
   if (w.packed != nullptr) {
     MatMulPacked(w, x, m, y, ldy, n_threads, scratch);
     return;

@@ -20,11 +20,11 @@ namespace ember {
 
 // A weight matrix W[n_rows, n_cols] (n_cols contiguous).
 struct WeightView {
-  GgmlType type = GgmlType::kF32;  // the GGUF type it came from
-  const uint8_t* data = nullptr;   // GGUF rows (nullptr once released after repacking)
-  int64_t n_rows = 0;              // output features
-  int64_t n_cols = 0;              // input features
-  size_t row_bytes = 0;            // of a GGUF row
+  GgmlType type = GgmlType::kF32;        // the GGUF type it came from
+  const uint8_t* data = nullptr;         // GGUF rows (nullptr once released after repacking)
+  int64_t n_rows = 0;                    // output features
+  int64_t n_cols = 0;                    // input features
+  size_t row_bytes = 0;                  // of a GGUF row
   const PackedMatrix* packed = nullptr;  // native layout, when repacked
 };
 
@@ -36,14 +36,29 @@ struct MatMulScratch {
 
 // x: [m, w.n_cols] floats, row stride w.n_cols; y: [m, w.n_rows], row stride ldy.
 // Uses up to n_threads OpenMP threads.
-void MatMul(const WeightView& w, const float* x, int64_t m, float* y, int64_t ldy,
-            int n_threads, MatMulScratch* scratch);
+void MatMul(const WeightView& w, const float* x, int64_t m, float* y, int64_t ldy, int n_threads,
+            MatMulScratch* scratch);
 
-// Several matrices applied to the same input (Q, K and V; gate and up): the
-// input is quantized once and one parallel region covers all of their tiles,
-// split evenly over the threads. outputs[i] has row stride ldys[i].
+// At most this many matrices share one MatMulShared call.
+constexpr int kMaxSharedMatrices = 8;
+
+// Several matrices (at most kMaxSharedMatrices) applied to the same input (Q,
+// K and V; gate and up): the input is quantized once and one parallel region
+// covers all of their tiles, split over the threads by weight bytes (see
+// SplitTilesByBytes). outputs[i] has row stride ldys[i].
 void MatMulShared(const WeightView* const* ws, float* const* ys, const int64_t* ldys, int count,
                   const float* x, int64_t m, int n_threads, MatMulScratch* scratch);
+
+// Splits the tiles of `count` matrices, laid end to end (matrix i: n_tiles[i]
+// tiles of tile_bytes[i] bytes each), into `parts` ranges of about equal bytes,
+// so that threads finish together when an int8 matrix (a Q6_K or Q8_0 source)
+// shares a region with int4 ones: an even split of tiles would give the thread
+// with the int8 tiles up to twice the bytes to read. Part `part` gets tiles
+// [begin[i], end[i]) of each matrix i: those whose first byte lies in its
+// byte range [total * part / parts, total * (part + 1) / parts). Every tile goes
+// to exactly one part, and each part is within one tile of an even share.
+void SplitTilesByBytes(const int64_t* n_tiles, const size_t* tile_bytes, int count, int parts,
+                       int part, int64_t* begin, int64_t* end);
 
 // Row `row` of W as floats [n_cols] (embedding lookups).
 void WeightRow(const WeightView& w, int64_t row, float* out);

@@ -3,11 +3,23 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 namespace ember {
 
 // Reads a buffer of `bytes` (much larger than the caches) with n_threads
 // threads, `reps` times, and returns the best rate in GB/s (1e9 bytes/s).
 double MeasureReadBandwidth(int n_threads, size_t bytes = size_t{256} << 20, int reps = 5);
+
+// The read bandwidth for 1..max_threads threads over one buffer of `bytes`:
+// out[i] is the best of `reps` passes with i + 1 threads. The passes go round
+// the thread counts, so a burst of other load on the machine costs one pass of
+// each count rather than every pass of one count.
+std::vector<double> MeasureReadBandwidthProfile(int max_threads, size_t bytes, int reps);
+
+// The buffer size for MeasureReadBandwidthProfile: 256 MiB (far beyond the
+// last-level caches of the machines ember targets), or an eighth of the RAM
+// on boards with less than 2 GiB, at least 32 MiB.
+size_t ProfileBufferBytes();
 
 }  // namespace ember

@@ -234,3 +234,65 @@ std::vector<int32_t> ParseIds(const std::string& text) {
   return ids;
 }
 }  // namespace cli
+
+namespace cli {
+const OptionSpec kThreadsOption{"--threads", "-t", "N|auto",
+                                "decode threads (default auto: the fewest big cores that reach "
+                                "95% of the measured memory bandwidth)"};
+const OptionSpec kThreadsBatchOption{
+    "--threads-batch", "", "N|auto",
+    "prompt (prefill) threads (default: -t N when given, else auto: all big cores)"};
+
+int32_t ParseThreadCount(const std::string& option, const std::string& value) {
+  if (value == "auto") return 0;
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(value.c_str(), &end, 10);
+  if (value.empty() || *end != '\0' || errno != 0 || v < 0 || v > 1024) {
+    throw UsageError{option + " expects 'auto' or a thread count from 1 to 1024, got '" + value +
+                     "'"};
+  }
+  return static_cast<int32_t>(v);
+}
+
+int32_t GetThreads(const Args& args, const std::string& name) {
+  return args.Has(name) ? ParseThreadCount(name, args.Get(name)) : 0;
+}
+
+std::string ThreadsText(int32_t n) { return n > 0 ? std::to_string(n) : "auto"; }
+
+std::string DescribeThreads(const ember_session* session, int32_t n_threads,
+                            int32_t n_threads_batch) {
+  const int32_t decode = ember_session_n_threads(session);
+  const int32_t batch = ember_session_n_threads_batch(session);
+  auto count = [](int32_t n) { return std::to_string(n) + (n == 1 ? " thread" : " threads"); };
+  ember_thread_plan plan{};
+  const bool have_plan =
+      (n_threads == 0 || n_threads_batch == 0) && ember_get_thread_plan(&plan) == EMBER_OK;
+  char buf[256];
+  std::string out = "decode " + count(decode);
+  if (n_threads > 0) {
+    out += " (-t " + std::to_string(n_threads) + ")";
+  } else if (have_plan && plan.peak_read_gbps > 0) {
+    std::snprintf(buf, sizeof(buf), " (auto: %.1f GB/s read, %.0f%% of the %.1f GB/s peak)",
+                  plan.decode_read_gbps, 100.0 * plan.decode_read_gbps / plan.peak_read_gbps,
+                  plan.peak_read_gbps);
+    out += buf;
+  } else {
+    out += " (auto)";
+  }
+  out += ", prefill " + count(batch);
+  if (n_threads_batch > 0) {
+    out += " (--threads-batch " + std::to_string(n_threads_batch) + ")";
+  } else if (n_threads > 0) {
+    out += " (as -t)";
+  } else if (have_plan) {
+    std::snprintf(buf, sizeof(buf), " (auto: the %d big cores of %d cpus)", plan.n_big,
+                  plan.n_cpus);
+    out += buf;
+  } else {
+    out += " (auto)";
+  }
+  return out;
+}
+}  // namespace cli

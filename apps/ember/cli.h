@@ -94,4 +94,24 @@ std::string ReadPrompt(const Args& args);
 
 // "1,2,3" (or space-separated) -> ids; throws UsageError on anything else.
 std::vector<int32_t> ParseIds(const std::string& text);
+
+// -t/--threads and --threads-batch: "auto" (the default) or a thread count.
+extern const OptionSpec kThreadsOption;
+extern const OptionSpec kThreadsBatchOption;
+
+// A thread option's value: 0 for "auto" (0 is also taken as auto), else the
+// count, 1..1024; throws UsageError naming `option` on anything else.
+int32_t ParseThreadCount(const std::string& option, const std::string& value);
+
+// ParseThreadCount of the option's value; 0 (auto) when it is absent.
+int32_t GetThreads(const Args& args, const std::string& name);
+
+// "auto" or the number, for messages.
+std::string ThreadsText(int32_t n);
+
+// The threads a session uses and why, for a log line, e.g. "decode 2 threads
+// (auto: 22.4 GB/s read, 100% of the 22.4 GB/s peak), prefill 2 threads (auto:
+// the 2 big cores of 2 cpus)". n_threads / n_threads_batch: as asked (0: auto).
+std::string DescribeThreads(const ember_session* session, int32_t n_threads,
+                            int32_t n_threads_batch);
 }  // namespace cli

@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <map>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "cli.h"
@@ -19,8 +18,7 @@ struct Sample {
 };
 
 double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 std::vector<int64_t> ParseIntList(const std::string& s, const std::string& name) {
@@ -33,9 +31,23 @@ std::vector<int64_t> ParseIntList(const std::string& s, const std::string& name)
     char* end = nullptr;
     const long long v = std::strtoll(part.c_str(), &end, 10);
     if (part.empty() || *end != '\0' || v < 0 || v > (1 << 20)) {
-      throw UsageError{name + " expects non-negative integers separated by commas, got '" + s + "'"};
+      throw UsageError{name + " expects non-negative integers separated by commas, got '" + s +
+                       "'"};
     }
     out.push_back(v);
+    i = j + 1;
+  }
+  return out;
+}
+
+// -t: "auto" or counts, comma-separated.
+std::vector<int32_t> ParseThreadList(const std::string& s) {
+  std::vector<int32_t> out;
+  size_t i = 0;
+  while (i <= s.size()) {
+    size_t j = s.find(',', i);
+    if (j == std::string::npos) j = s.size();
+    out.push_back(ParseThreadCount("--threads", s.substr(i, j - i)));
     i = j + 1;
   }
   return out;
@@ -67,28 +79,36 @@ int BenchCommand(int argc, char** argv) {
       kModelOption,
       {"--n-prompt", "-p", "N[,N]", "prompt tokens for the prefill test (default 512; 0: none)"},
       {"--n-gen", "-n", "N[,N]", "tokens for the decode test (default 128; 0: none)"},
-      {"--threads", "-t", "T[,T]", "thread counts (default: all cores)"},
+      {"--threads", "-t", "T[,T]",
+       "decode thread counts or 'auto' (default auto: the fewest big cores that reach 95% of "
+       "the measured memory bandwidth); prefill uses the same count unless --threads-batch"},
+      kThreadsBatchOption,
       {"--repetitions", "-r", "R", "timed runs per test, after one warm-up (default 5)"},
       {"--json", "", "", "one JSON object per test and line, with llama-bench's field names"},
   };
   Args args;
-  if (!args.Parse("bench", "-m MODEL [-p 512] [-n 128] [-t T] [-r R] [--json]", specs, argc,
+  if (!args.Parse("bench", "-m MODEL [-p 512] [-n 128] [-t T|auto] [-r R] [--json]", specs, argc,
                   argv)) {
     return 0;
   }
   const std::vector<int64_t> pps = ParseIntList(args.Get("--n-prompt", "512"), "--n-prompt");
   const std::vector<int64_t> tgs = ParseIntList(args.Get("--n-gen", "128"), "--n-gen");
-  std::vector<int64_t> threads = {0};
-  if (args.Has("--threads")) threads = ParseIntList(args.Get("--threads"), "--threads");
+  std::vector<int32_t> threads = {0};
+  if (args.Has("--threads")) threads = ParseThreadList(args.Get("--threads"));
+  const int32_t threads_batch = GetThreads(args, "--threads-batch");
   const int64_t reps = args.GetInt("--repetitions", 5, 1, 1000);
   const bool json = args.Has("--json");
   const std::string path = ResolveModelPath(args);
   // The read bandwidth is measured before the model is loaded, so the
-  // measurement's buffer does not add to the process's peak memory.
+  // measurement's buffer does not add to the process's peak memory. So is
+  // the plan for -t auto (measured once per machine, then cached).
+  ember_thread_plan plan{};
+  bool any_auto = threads_batch == 0;
+  for (int32_t t : threads) any_auto = any_auto || t == 0;
+  if (any_auto) Check(ember_get_thread_plan(&plan), "thread plan");
   std::map<int, double> peak_bw;
-  for (int64_t t : threads) {
-    const int n = t > 0 ? static_cast<int>(t)
-                        : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  for (int32_t t : threads) {
+    const int n = t > 0 ? t : plan.n_threads;
     if (peak_bw.count(n) == 0) peak_bw[n] = ember_measure_read_bandwidth(n);
   }
   ModelPtr model(LoadModel(path));
@@ -101,21 +121,31 @@ int BenchCommand(int argc, char** argv) {
   if (!json) {
     std::printf("model: %s (%s, %.1f MiB as loaded, kernels: %s)\n", path.c_str(),
                 info.architecture, static_cast<double>(info.loaded_bytes) / (1 << 20), info.isa);
-    std::printf("| %-8s | %7s | %12s | %9s | %7s | %7s |\n", "test", "threads", "tok/s", "+-",
+    if (any_auto) {
+      std::printf(
+          "-t auto: decode %d threads (%.1f GB/s read, %.0f%% of the %.1f GB/s peak), "
+          "prefill %d threads (the big cores; %d of %d cpus are big)\n",
+          plan.n_threads, plan.decode_read_gbps,
+          plan.peak_read_gbps > 0 ? 100.0 * plan.decode_read_gbps / plan.peak_read_gbps : 0.0,
+          plan.peak_read_gbps, plan.n_threads_batch, plan.n_big, plan.n_cpus);
+    }
+    std::printf("| %-8s | %9s | %12s | %9s | %7s | %7s |\n", "test", "threads", "tok/s", "+-",
                 "GB/s", "% peak");
-    std::printf("|----------|---------|--------------|-----------|---------|---------|\n");
+    std::printf("|----------|-----------|--------------|-----------|---------|---------|\n");
   }
-  for (int64_t t : threads) {
+  for (int32_t t : threads) {
     ember_session_params sp = ember_session_default_params();
     sp.n_ctx = static_cast<int32_t>(max_ctx);
-    sp.n_threads = static_cast<int32_t>(t);
+    sp.n_threads = t;
+    sp.n_threads_batch = threads_batch;
     sp.n_batch = static_cast<int32_t>(std::max<int64_t>(512, max_ctx));
     ember_session* raw = nullptr;
     Check(ember_session_create(model.get(), &sp, &raw), "session");
     SessionPtr session(raw);
-    const int n_threads = t > 0 ? static_cast<int>(t) : ember_session_n_threads(session.get());
-    const double peak = peak_bw.count(n_threads) ? peak_bw[n_threads]
-                                                  : ember_measure_read_bandwidth(n_threads);
+    const int n_threads = ember_session_n_threads(session.get());
+    const int n_threads_batch = ember_session_n_threads_batch(session.get());
+    const double peak =
+        peak_bw.count(n_threads) ? peak_bw[n_threads] : ember_measure_read_bandwidth(n_threads);
 
     struct Test {
       int64_t n_prompt, n_gen;
@@ -157,6 +187,9 @@ int BenchCommand(int argc, char** argv) {
       const double gbps = pp ? 0.0 : avg * static_cast<double>(info.loaded_bytes) / 1e9;
       const double pct = pp || peak <= 0 ? 0.0 : 100.0 * gbps / peak;
       const std::string name = (pp ? "pp" : "tg") + std::to_string(n_tok);
+      // A prompt runs on the batch threads, single-token steps on the decode ones.
+      const int used = pp ? n_threads_batch : n_threads;
+      const bool used_auto = pp ? threads_batch == 0 && t == 0 : t == 0;
       if (json) {
         std::string samples_ts, samples_ns;
         for (size_t i = 0; i < ts.size(); ++i) {
@@ -166,15 +199,16 @@ int BenchCommand(int argc, char** argv) {
         std::printf(
             "{\"model_filename\": \"%s\", \"model_type\": \"%s\", \"model_size\": %llu, "
             "\"n_params\": %llu, \"backends\": \"CPU\", \"cpu_info\": \"ember %s\", "
-            "\"n_threads\": %d, \"n_prompt\": %lld, \"n_gen\": %lld, \"test\": \"%s\", "
-            "\"avg_ns\": %lld, \"stddev_ns\": %lld, \"avg_ts\": %.6f, \"stddev_ts\": %.6f, "
-            "\"samples_ns\": [%s], \"samples_ts\": [%s], \"gbps\": %.3f, "
+            "\"n_threads\": %d, \"threads\": \"%s\", \"n_prompt\": %lld, \"n_gen\": %lld, "
+            "\"test\": \"%s\", \"avg_ns\": %lld, \"stddev_ns\": %lld, \"avg_ts\": %.6f, "
+            "\"stddev_ts\": %.6f, \"samples_ns\": [%s], \"samples_ts\": [%s], \"gbps\": %.3f, "
             "\"peak_read_gbps\": %.3f, \"pct_peak_bw\": %.2f}\n",
             JsonEscape(path).c_str(), info.architecture,
             static_cast<unsigned long long>(info.loaded_bytes),
-            static_cast<unsigned long long>(info.n_params), info.isa, n_threads,
-            static_cast<long long>(test.n_prompt), static_cast<long long>(test.n_gen),
-            name.c_str(), static_cast<long long>(avg_ns), static_cast<long long>(sd_ns), avg, sd,
+            static_cast<unsigned long long>(info.n_params), info.isa, used,
+            used_auto ? "auto" : std::to_string(used).c_str(),
+            static_cast<long long>(test.n_prompt), static_cast<long long>(test.n_gen), name.c_str(),
+            static_cast<long long>(avg_ns), static_cast<long long>(sd_ns), avg, sd,
             samples_ns.c_str(), samples_ts.c_str(), gbps, peak, pct);
       } else {
         char bw[32] = "-", pc[32] = "-";
@@ -182,7 +216,8 @@ int BenchCommand(int argc, char** argv) {
           std::snprintf(bw, sizeof(bw), "%.1f", gbps);
           std::snprintf(pc, sizeof(pc), "%.0f%%", pct);
         }
-        std::printf("| %-8s | %7d | %12.2f | %9.2f | %7s | %7s |\n", name.c_str(), n_threads, avg,
+        const std::string th = (used_auto ? "auto " : "") + std::to_string(used);
+        std::printf("| %-8s | %9s | %12.2f | %9.2f | %7s | %7s |\n", name.c_str(), th.c_str(), avg,
                     sd, bw, pc);
       }
       std::fflush(stdout);

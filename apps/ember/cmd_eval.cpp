@@ -14,25 +14,28 @@ int EvalCommand(int argc, char** argv) {
       {"--tokens", "", "IDS", "evaluate these comma-separated token ids instead of a prompt"},
       {"--logits-out", "", "FILE", "where to write n_vocab little-endian float32 logits"},
       {"--ctx-size", "-c", "N", "context size in tokens"},
-      {"--threads", "-t", "N", "threads (default: all cores)"},
+      kThreadsOption,
+      kThreadsBatchOption,
   };
   Args args;
-  if (!args.Parse("eval", "-m MODEL (-p PROMPT | -f FILE | --tokens IDS) --logits-out FILE",
-                  specs, argc, argv)) {
+  if (!args.Parse("eval", "-m MODEL (-p PROMPT | -f FILE | --tokens IDS) --logits-out FILE", specs,
+                  argc, argv)) {
     return 0;
   }
   const bool by_ids = args.Has("--tokens");
   const std::string prompt = by_ids ? std::string() : ReadPrompt(args);
   if (!args.Has("--logits-out")) throw UsageError{"--logits-out FILE is required"};
   const int64_t n_ctx = args.GetInt("--ctx-size", 0, 0, 1 << 24);
-  const int64_t n_threads = args.GetInt("--threads", 0, 0, 1024);
+  const int32_t n_threads = GetThreads(args, "--threads");
+  const int32_t n_threads_batch = GetThreads(args, "--threads-batch");
   ModelPtr model(LoadModel(ResolveModelPath(args)));
   std::vector<int32_t> ids =
       by_ids ? ParseIds(args.Get("--tokens")) : Tokenize(model.get(), prompt, true, true);
   if (ids.empty()) throw UsageError{"the prompt has no tokens"};
   ember_session_params sp = ember_session_default_params();
   sp.n_ctx = static_cast<int32_t>(n_ctx);
-  sp.n_threads = static_cast<int32_t>(n_threads);
+  sp.n_threads = n_threads;
+  sp.n_threads_batch = n_threads_batch;
   ember_session* raw = nullptr;
   Check(ember_session_create(model.get(), &sp, &raw), "session");
   SessionPtr session(raw);

@@ -68,7 +68,8 @@ int RunCommand(int argc, char** argv) {
       kFileOption,
       {"--n-predict", "-n", "N", "tokens to generate (default 128)"},
       {"--ctx-size", "-c", "N", "context size in tokens (default: training context, at most 4096)"},
-      {"--threads", "-t", "N", "threads (default: all cores)"},
+      kThreadsOption,
+      kThreadsBatchOption,
       {"--stop", "", "STR", "stop where STR begins; STR is not printed (repeatable)"},
       {"--ignore-eos", "", "", "keep generating after end-of-generation tokens"},
       {"--n-probs", "", "K", "with --json: each token's K most likely candidates"},
@@ -86,7 +87,8 @@ int RunCommand(int argc, char** argv) {
   const std::string prompt = ReadPrompt(args);
   const int64_t n_predict = args.GetInt("--n-predict", 128, 0, 1 << 24);
   const int64_t n_ctx = args.GetInt("--ctx-size", 0, 0, 1 << 24);
-  const int64_t n_threads = args.GetInt("--threads", 0, 0, 1024);
+  const int32_t n_threads = GetThreads(args, "--threads");
+  const int32_t n_threads_batch = GetThreads(args, "--threads-batch");
   const int64_t n_probs = args.GetInt("--n-probs", 0, 0, 1000);
   const int64_t beams = args.GetInt("--beams", 0, 1, 64);
   const double length_penalty = args.GetDouble("--length-penalty", 1.0, 0.0, 10.0);
@@ -124,10 +126,13 @@ int RunCommand(int argc, char** argv) {
 
   ember_session_params sp = ember_session_default_params();
   sp.n_ctx = static_cast<int32_t>(n_ctx);
-  sp.n_threads = static_cast<int32_t>(n_threads);
+  sp.n_threads = n_threads;
+  sp.n_threads_batch = n_threads_batch;
   ember_session* raw_session = nullptr;
   Check(ember_session_create(model.get(), &sp, &raw_session), "session");
   SessionPtr session(raw_session);
+  std::fprintf(stderr, "ember: %s\n",
+               DescribeThreads(session.get(), n_threads, n_threads_batch).c_str());
 
   std::vector<const char*> stop_ptrs;
   for (const std::string& s : stops) stop_ptrs.push_back(s.c_str());
@@ -191,10 +196,11 @@ int RunCommand(int argc, char** argv) {
   }
   std::fflush(stdout);
   std::fprintf(stderr,
-               "ember: prompt %d tokens in %.3f s (%.1f tok/s); generated %d tokens in %.3f s "
-               "(%.1f tok/s); finish: %s\n",
-               stats.n_prompt, stats.prefill_seconds, stats.prefill_tokens_per_second, stats.n_gen,
-               stats.decode_seconds, stats.decode_tokens_per_second,
+               "ember: prompt %d tokens in %.3f s (%.1f tok/s, %d threads); generated %d tokens "
+               "in %.3f s (%.1f tok/s, %d threads); finish: %s\n",
+               stats.n_prompt, stats.prefill_seconds, stats.prefill_tokens_per_second,
+               ember_session_n_threads_batch(session.get()), stats.n_gen, stats.decode_seconds,
+               stats.decode_tokens_per_second, ember_session_n_threads(session.get()),
                ember_finish_reason_str(stats.finish_reason));
   return 0;
 }

@@ -1,0 +1,106 @@
+// -t auto|N and --threads-batch N|auto on ember run, eval and bench: the
+// chosen threads are shown, and bad values give one clear error line.
+#include <sys/wait.h>
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <string>
+
+#include "support/model_builder.h"
+#include "support/test_paths.h"
+
+namespace {
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+Result Ember(const std::string& args) {
+  const std::string out = ember::test::TempPath("out.txt"), err = ember::test::TempPath("err.txt");
+  const std::string cmd = std::string(EMBER_CLI_PATH) + " " + args + " >" + out + " 2>" + err;
+  const int rc = std::system(cmd.c_str());
+  Result r;
+  r.exit_code = WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
+  r.out = ember::test::ReadFile(out);
+  r.err = ember::test::ReadFile(err);
+  return r;
+}
+
+void RequireCleanError(const Result& r, const std::string& needle) {
+  INFO("stderr: " << r.err);
+  CHECK(r.exit_code != 0);
+  CHECK(r.exit_code < 128);  // not a signal
+  REQUIRE(!r.err.empty());
+  const size_t start = r.err.rfind('\n', r.err.size() - 2);
+  const std::string last = r.err.substr(start == std::string::npos ? 0 : start + 1);
+  CHECK(last.rfind("ember: error: ", 0) == 0);
+  CHECK_THAT(last, Catch::Contains(needle));
+}
+
+}  // namespace
+
+TEST_CASE("cli threads: bad thread values are clear errors", "[cli][threads][bad-input]") {
+  const std::string m = "-m " + ember::test::DefaultTinyModel();
+  const std::string expect = "expects 'auto' or a thread count from 1 to 1024";
+  RequireCleanError(Ember("run " + m + " -p hi -t abc"), "--threads " + expect + ", got 'abc'");
+  RequireCleanError(Ember("run " + m + " -p hi -t -2"), "got '-2'");
+  RequireCleanError(Ember("run " + m + " -p hi -t 1025"), "got '1025'");
+  RequireCleanError(Ember("run " + m + " -p hi -t ''"), "got ''");
+  RequireCleanError(Ember("run " + m + " -p hi --threads-batch 2x"),
+                    "--threads-batch " + expect + ", got '2x'");
+  RequireCleanError(Ember("eval " + m + " -p hi --logits-out /dev/null -t AUTO"), "got 'AUTO'");
+  RequireCleanError(Ember("bench " + m + " -p 4 -n 0 -r 1 -t 1,auto,x"), "got 'x'");
+  RequireCleanError(Ember("bench " + m + " -p 4 -n 0 -r 1 -t 1,,2"), "got ''");
+  RequireCleanError(Ember("bench " + m + " -p 4 -n 0 -r 1 --threads-batch 99999"), "got '99999'");
+}
+
+TEST_CASE("cli threads: ember run shows the threads it chose", "[cli][threads]") {
+  const std::string m = "-m " + ember::test::DefaultTinyModel();
+  SECTION("auto (the default)") {
+    const Result r = Ember("run " + m + " -p 'Once upon' -n 3 --temp 0");
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.err, Catch::Contains("ember: decode "));
+    CHECK_THAT(r.err, Catch::Contains("(auto"));
+    CHECK_THAT(r.err, Catch::Contains(", prefill "));
+    const Result a = Ember("run " + m + " -p 'Once upon' -n 3 --temp 0 -t auto");
+    REQUIRE(a.exit_code == 0);
+    CHECK(a.out == r.out);
+  }
+  SECTION("explicit counts") {
+    const Result r = Ember("run " + m + " -p 'Once upon' -n 3 --temp 0 -t 1 --threads-batch 2");
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.err, Catch::Contains("decode 1 thread (-t 1), prefill 2 threads "
+                                      "(--threads-batch 2)"));
+    CHECK_THAT(r.err, Catch::Contains("2 threads); generated"));
+    const Result t = Ember("run " + m + " -p 'Once upon' -n 3 --temp 0 -t 2");
+    CHECK_THAT(t.err, Catch::Contains("decode 2 threads (-t 2), prefill 2 threads (as -t)"));
+    // Greedy output does not depend on the thread counts.
+    CHECK(t.out == r.out);
+  }
+}
+
+TEST_CASE("cli threads: ember eval and bench take auto", "[cli][threads]") {
+  const std::string m = "-m " + ember::test::DefaultTinyModel();
+  const std::string a = ember::test::TempPath("auto.f32"), b = ember::test::TempPath("one.f32");
+  REQUIRE(Ember("eval " + m + " -p 'Once upon a time' --logits-out " + a + " -t auto").exit_code ==
+          0);
+  REQUIRE(
+      Ember("eval " + m + " -p 'Once upon a time' --logits-out " + b + " -t 1 --threads-batch 1")
+          .exit_code == 0);
+  CHECK(ember::test::ReadFile(a) == ember::test::ReadFile(b));  // bit-identical
+
+  const Result r = Ember("bench " + m + " -p 8 -n 4 -r 1 -t 1,auto");
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("-t auto: decode "));
+  CHECK_THAT(r.out, Catch::Contains("GB/s peak), prefill "));
+  CHECK_THAT(r.out, Catch::Contains("| pp8      |         1 |"));
+  CHECK_THAT(r.out, Catch::Contains("| tg4      |    auto "));
+  const Result j = Ember("bench " + m + " -p 8 -n 0 -r 1 -t auto --threads-batch 1 --json");
+  INFO(j.out << j.err);
+  REQUIRE(j.exit_code == 0);
+  CHECK_THAT(j.out, Catch::Contains("\"n_threads\": 1, \"threads\": \"1\""));
+}
