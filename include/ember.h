@@ -4,7 +4,12 @@
  * C99, no C++ types, no exceptions cross it. Every function that can fail
  * returns an ember_status; ember_last_error() then gives a message naming what
  * was wrong and where (file offset, tensor name, parameter), for the calling
- * thread. Handles are opaque. Ownership is stated per function.
+ * thread. Handles are opaque. Ownership is stated per function. docs/API.md
+ * is the reference by topic (threads, buffers, callbacks, cancellation).
+ *
+ * Threads: a model is read-only once loaded, and its sessions may run on
+ * different threads at once. One session or sampler is used by one thread at
+ * a time, except ember_session_cancel, which any thread may call.
  *
  * Typical use:
  *   ember_model* m;  ember_model_load("model.gguf", NULL, &m);
@@ -23,7 +28,20 @@
 extern "C" {
 #endif
 
-#define EMBER_API_VERSION 0
+/* Versions. EMBER_VERSION_* is the release of this header (CMake's project
+ * version is read from these three lines); EMBER_API_VERSION counts
+ * incompatible changes of the API and ABI (a removed or changed function, a
+ * struct whose layout changed) and is the shared library's soname number
+ * (libember.so.1). ember_version() and ember_api_version() give the values of
+ * the library linked at run time, to compare with the header's. */
+#define EMBER_VERSION_MAJOR 0
+#define EMBER_VERSION_MINOR 1
+#define EMBER_VERSION_PATCH 0
+#define EMBER_VERSION_STRING "0.1.0"
+#define EMBER_API_VERSION 1
+
+const char* ember_version(void); /* "0.1.0" */
+int32_t ember_api_version(void);
 
 typedef enum ember_status {
   EMBER_OK = 0,
@@ -33,15 +51,18 @@ typedef enum ember_status {
   EMBER_ERR_UNSUPPORTED = 4,      /* valid input that ember does not implement */
   EMBER_ERR_OUT_OF_MEMORY = 5,
   EMBER_ERR_CONTEXT_OVERFLOW = 6, /* more tokens than the context holds */
-  EMBER_ERR_CANCELLED = 7,        /* a callback asked to stop */
+  EMBER_ERR_CANCELLED = 7,        /* a callback or ember_session_cancel stopped it */
   EMBER_ERR_BUFFER_TOO_SMALL = 8, /* the needed size was stored; call again */
   EMBER_ERR_INTERNAL = 9
 } ember_status;
 
-/* A constant name for a status, e.g. "EMBER_ERR_BAD_FORMAT". */
+/* A constant name for a status, e.g. "EMBER_ERR_BAD_FORMAT" ("EMBER_ERR_UNKNOWN"
+ * for a value that is not one). */
 const char* ember_status_str(ember_status status);
-/* The message of the last failed call on this thread ("" if none). Valid until
- * the next ember call on this thread. */
+/* The message of the last failed call on this thread. It is thread-local:
+ * calls on other threads never change it. Every function returning an
+ * ember_status clears it when it starts, so after EMBER_OK it is "". Valid
+ * until the next ember call on this thread; never NULL. */
 const char* ember_last_error(void);
 
 typedef struct ember_model ember_model;
@@ -49,7 +70,9 @@ typedef struct ember_session ember_session;
 
 /* ---- Models ------------------------------------------------------------ */
 
-/* Called during loading with progress in [0, 1]; return false to cancel. */
+/* Called on the loading thread with the fraction of the weights loaded, in
+ * [0, 1], non-decreasing, the last call with exactly 1. Return false to cancel:
+ * ember_model_load then frees what it built and returns EMBER_ERR_CANCELLED. */
 typedef bool (*ember_progress_fn)(float progress, void* user_data);
 
 typedef struct ember_model_params {
@@ -60,7 +83,8 @@ typedef struct ember_model_params {
 ember_model_params ember_model_default_params(void);
 
 /* Loads a GGUF model. params may be NULL (defaults). On success *out owns the
- * model: free it with ember_model_free after every session using it. */
+ * model: free it with ember_model_free after every session using it. On
+ * failure *out is NULL (when out is not). */
 ember_status ember_model_load(const char* path, const ember_model_params* params,
                               ember_model** out);
 void ember_model_free(ember_model* model); /* NULL is fine */
@@ -91,9 +115,10 @@ typedef struct ember_model_info {
 
 ember_status ember_model_get_info(const ember_model* model, ember_model_info* out);
 
-/* One line per tensor ("name type [dims] bytes\n") into buf. If buf_size is too
- * small, returns EMBER_ERR_BUFFER_TOO_SMALL; *needed (if not NULL) always gets
- * the size needed including the terminating NUL. */
+/* One line per tensor ("name type [dims] bytes\n") into buf, NUL-terminated.
+ * If buf_size is too small, returns EMBER_ERR_BUFFER_TOO_SMALL and writes
+ * nothing; *needed (if not NULL) always gets the size needed including the
+ * terminating NUL. */
 ember_status ember_model_describe_tensors(const ember_model* model, char* buf, size_t buf_size,
                                           size_t* needed);
 
@@ -103,27 +128,72 @@ ember_status ember_model_describe_tensors(const ember_model* model, char* buf, s
  * 1e9 bytes/s), reading a 256 MiB buffer; takes about a second. */
 double ember_measure_read_bandwidth(int32_t n_threads);
 
+/* What thread counts of 0 (auto) mean on this machine. Decode reads every
+ * weight byte once per token: it gets the fewest big cores whose memory read
+ * bandwidth reaches 95% of the peak; prefill is arithmetic: all big cores.
+ * Little cores (big.LITTLE, hybrid) are not used, and sessions keep their
+ * threads on the big cores where the OS allows. The bandwidth per thread count
+ * is measured once (well under a second) and cached in
+ * $EMBER_CACHE_DIR/bandwidth-v1.txt, else ~/.cache/ember/bandwidth-v1.txt. */
+typedef struct ember_thread_plan {
+  int32_t n_threads;       /* decode threads auto picks */
+  int32_t n_threads_batch; /* prefill threads auto picks: the big cores */
+  int32_t n_cpus;          /* cpus this process may use */
+  int32_t n_big;           /* big cores among them (n_cpus on a homogeneous CPU) */
+  double decode_read_gbps; /* measured read bandwidth with n_threads threads (GB/s) */
+  double peak_read_gbps;   /* the best measured over 1..n_big threads (GB/s) */
+} ember_thread_plan;
+
+ember_status ember_get_thread_plan(ember_thread_plan* out);
+
 /* ---- Tokens ------------------------------------------------------------ */
 
-/* Tokenizes text_len bytes of UTF-8. add_special: add BOS/EOS as the model's
- * metadata says. parse_special: text spelling a special token ("<|im_start|>")
- * becomes that token. Writes up to capacity ids; *n_tokens gets the count
- * needed. Returns EMBER_ERR_BUFFER_TOO_SMALL when capacity < *n_tokens. */
+/* Caller buffers: a function that fills one takes its capacity and stores in
+ * an out-parameter (*n_tokens, *n_bytes, *needed) the capacity with which the
+ * call succeeds, also when it returns EMBER_ERR_BUFFER_TOO_SMALL: call again
+ * with that much. The buffer may be NULL when its capacity is 0 (a size
+ * query); a NULL buffer with a capacity above 0 is EMBER_ERR_INVALID_ARGUMENT. */
+
+/* Tokenizes text_len bytes of UTF-8 (text may be NULL when text_len is 0).
+ * add_special: add BOS/EOS as the model's metadata says. parse_special: text
+ * spelling a special token ("<|im_start|>") becomes that token. *n_tokens
+ * gets the number of ids; when capacity is less, returns
+ * EMBER_ERR_BUFFER_TOO_SMALL and writes nothing. */
 ember_status ember_tokenize(const ember_model* model, const char* text, size_t text_len,
                             bool add_special, bool parse_special, int32_t* tokens, size_t capacity,
                             size_t* n_tokens);
 
 /* The bytes of one token (may be part of a UTF-8 character; not NUL-terminated).
- * *n_bytes gets the length needed; EMBER_ERR_BUFFER_TOO_SMALL if buf_size is less. */
+ * render_special: control tokens give their text instead of nothing. *n_bytes
+ * gets the length; when buf_size is less, returns EMBER_ERR_BUFFER_TOO_SMALL
+ * and writes nothing. */
 ember_status ember_token_to_piece(const ember_model* model, int32_t token, bool render_special,
                                   char* buf, size_t buf_size, size_t* n_bytes);
+
+/* The text of n_tokens tokens (tokens may be NULL when n_tokens is 0), as
+ * llama.cpp's llama_detokenize gives it: the space the tokenizer put before
+ * the first word comes off, and vocabularies that ask for it lose the space
+ * before punctuation. render_special: control tokens (BOS, "<|im_end|>") give
+ * their text; otherwise they give nothing. The text is the tokens' bytes
+ * exactly, so when the tokens end inside a UTF-8 character, so does the text
+ * (streamed text comes from ember_generate's callback, which holds such bytes
+ * back).
+ * Writes the text and a NUL. *needed gets the size needed, the NUL included:
+ * the text is *needed - 1 bytes (a byte token may put a NUL inside it). When
+ * buf_size is less, returns EMBER_ERR_BUFFER_TOO_SMALL and (if buf_size > 0)
+ * writes the longest prefix that fits followed by a NUL, cut before a UTF-8
+ * character that does not fit whole. An id outside the vocabulary is
+ * EMBER_ERR_INVALID_ARGUMENT. */
+ember_status ember_detokenize(const ember_model* model, const int32_t* tokens, size_t n_tokens,
+                              bool render_special, char* buf, size_t buf_size, size_t* needed);
 
 /* ---- Sessions ---------------------------------------------------------- */
 
 typedef struct ember_session_params {
-  int32_t n_ctx;     /* 0: min(training context, 4096) */
-  int32_t n_threads; /* 0: all cores */
-  int32_t n_batch;   /* prompt tokens per forward chunk; 0: 512 */
+  int32_t n_ctx;           /* 0: min(training context, 4096) */
+  int32_t n_threads;       /* decode threads; 0: auto (ember_thread_plan) */
+  int32_t n_threads_batch; /* prefill threads; 0: n_threads if set, else auto */
+  int32_t n_batch;         /* prompt tokens per forward chunk; 0: 512 */
 } ember_session_params;
 
 ember_session_params ember_session_default_params(void);
@@ -134,22 +204,38 @@ ember_status ember_session_create(const ember_model* model, const ember_session_
                                   ember_session** out);
 void ember_session_free(ember_session* session); /* NULL is fine */
 
-/* Appends tokens to the context and computes the next-token logits. On error
- * the session is unchanged. */
+/* Appends tokens to the context and computes the next-token logits, in
+ * chunks of n_batch tokens. On error the session is unchanged, except after
+ * ember_session_cancel: EMBER_ERR_CANCELLED, the chunks already computed stay
+ * in the context (see ember_session_n_past) and there are no logits until the
+ * next eval. */
 ember_status ember_session_eval(ember_session* session, const int32_t* tokens, size_t n_tokens);
 
-/* The n_vocab logits after the last eval; valid until the next call on the
- * session. NULL before any eval. */
+/* The n_vocab logits (raw, before any sampler) for the token after the
+ * context, as the last ember_session_eval or ember_generate left them. Owned
+ * by the session; valid until the next call on it. NULL before any eval and
+ * after ember_session_reset. */
 const float* ember_session_logits(const ember_session* session);
 
-/* Threads the session uses. */
+/* Threads the session uses for decode steps (one token) and for prefill
+ * (chunks of several tokens). */
 int32_t ember_session_n_threads(const ember_session* session);
+int32_t ember_session_n_threads_batch(const ember_session* session);
 
 /* Tokens in the context. */
 int32_t ember_session_n_past(const ember_session* session);
 
 /* Forgets the context (the cache is reused). */
 void ember_session_reset(ember_session* session);
+
+/* Asks the call running on the session (ember_session_eval, ember_generate,
+ * ember_generate_text) to stop: it checks between prompt chunks of n_batch
+ * tokens and between generated tokens, so it stops within one forward pass.
+ * Any thread may call it at any time while the session exists, also from a
+ * callback; it returns at once. What the stopped call returns is described
+ * with each. Those calls clear the request when they start: a cancel while
+ * none runs has no effect. NULL is ignored. */
+void ember_session_cancel(ember_session* session);
 
 /* ---- Samplers ---------------------------------------------------------- */
 
@@ -282,15 +368,19 @@ ember_status ember_sampler_trace(const ember_sampler* sampler, size_t stage, con
 
 /* Called with each piece of generated text as soon as it is safe to emit:
  * complete UTF-8 (bytes of an unfinished character are held back) that can no
- * longer be part of a stop string; len excludes any NUL. token is the id that
- * completed the piece. Return false to stop. */
+ * longer be part of a stop string. piece holds len bytes followed by a NUL
+ * (not counted in len) and is valid during the call only. token is the id
+ * that completed the piece. Called in order, on the thread that called
+ * ember_generate; it may call ember_session_cancel but no other function on
+ * the same session. Return true to go on, false to stop (finish reason
+ * EMBER_FINISH_CANCELLED; held-back text is dropped). */
 typedef bool (*ember_piece_fn)(const char* piece, size_t len, int32_t token, void* user_data);
 
 typedef enum ember_finish_reason {
   EMBER_FINISH_LENGTH = 0,   /* n_predict tokens or the context is full */
   EMBER_FINISH_EOS = 1,      /* the model produced an end-of-generation token */
   EMBER_FINISH_STOP = 2,     /* a stop string (ember_generate_stats.stop_index) */
-  EMBER_FINISH_CANCELLED = 3 /* a callback returned false */
+  EMBER_FINISH_CANCELLED = 3 /* a callback returned false, or ember_session_cancel */
 } ember_finish_reason;
 
 const char* ember_finish_reason_str(ember_finish_reason reason); /* "length", "eos", ... */
@@ -349,8 +439,14 @@ typedef struct ember_generate_stats {
   double decode_tokens_per_second;
 } ember_generate_stats;
 
-/* Runs the prompt tokens, then generates, appending to the session's context.
- * params and stats may be NULL. */
+/* Runs the prompt tokens, then generates, appending to the session's context
+ * (the last generated token may not be in it yet: see ember_session_n_past).
+ * params, on_piece and stats may be NULL. on_piece, on_token and
+ * on_token_info all get user_data. Stopped by a callback or by
+ * ember_session_cancel, it returns EMBER_OK with finish reason
+ * EMBER_FINISH_CANCELLED; stopped during the prompt (stats.n_gen == 0), the
+ * context keeps the prompt chunks already computed. An error before the
+ * prompt is run leaves the session unchanged. */
 ember_status ember_generate(ember_session* session, const int32_t* prompt, size_t n_prompt,
                             const ember_generate_params* params, ember_piece_fn on_piece,
                             void* user_data, ember_generate_stats* stats);

@@ -8,6 +8,7 @@
 #include "ember.h"
 #include "ops/kernels.h"
 #include "platform/bandwidth.h"
+#include "platform/scheduler.h"
 #include "runtime/c_api_internal.h"
 #include "runtime/generate.h"
 #include "runtime/model.h"
@@ -16,10 +17,92 @@
 
 using namespace ember::capi;
 
+namespace {
+
+// The body of ember_generate and ember_generate_text, after they checked the
+// session and prompt and cleared any earlier cancel request. Runs inside Guard.
+ember_status GenerateIds(ember_session* session, const int32_t* prompt, size_t n_prompt,
+                         const ember_generate_params* params, ember_piece_fn on_piece,
+                         void* user_data, ember_generate_stats* stats) {
+  ember_generate_params p = params ? *params : ember_generate_default_params();
+  EMBER_REQUIRE_ARG(p.n_stop == 0 || p.stop != nullptr, "ember_generate: stop is NULL");
+  ember::GenerateParams gp;
+  gp.n_predict = p.n_predict;
+  gp.ignore_eos = p.ignore_eos;
+  for (size_t i = 0; i < p.n_stop; ++i) {
+    EMBER_REQUIRE_ARG(p.stop[i] != nullptr, "ember_generate: a stop string is NULL");
+    gp.stop.emplace_back(p.stop[i]);
+  }
+  gp.n_probs = p.n_probs;
+  gp.logprobs = p.logprobs;
+  gp.beams = p.beams;
+  gp.length_penalty = p.length_penalty;
+  if (p.sampler != nullptr) {
+    gp.chain = SamplerChainOf(p.sampler);
+  } else {
+    // The v0 meaning of temperature: a plain softmax(logits / T) draw.
+    EMBER_REQUIRE_ARG(p.temperature >= 0.0f, "temperature must be >= 0");
+    gp.sampling = ember::SamplingParams();
+    gp.sampling.temperature = p.temperature;
+    gp.sampling.top_k = 0;
+    gp.sampling.top_p = 1.0f;
+    gp.sampling.min_p = 0.0f;
+    gp.sampling.seed = p.seed;
+  }
+  std::string piece_copy;  // the header promises a NUL after the piece
+  ember::PieceFn fn = [&](std::string_view piece, int32_t token) {
+    if (on_piece == nullptr) return true;
+    piece_copy.assign(piece);
+    return on_piece(piece_copy.c_str(), piece_copy.size(), token, user_data);
+  };
+  ember::GenerateResult r;
+  ember::TokenFn token_fn;
+  if (p.on_token || p.on_token_info) {
+    token_fn = [&](int32_t token) {
+      if (p.on_token && !p.on_token(token, user_data)) return false;
+      const size_t i = r.tokens.size() - 1;
+      if (p.on_token_info && i < r.token_logprobs.size()) {  // not with beam search
+        std::vector<ember_token_prob> top;
+        if (i < r.top_probs.size()) {
+          for (const ember::TokenProb& t : r.top_probs[i]) top.push_back({t.id, t.p});
+        }
+        ember_token_info info{token, r.token_logprobs[i], top.data(), top.size()};
+        if (!p.on_token_info(&info, user_data)) return false;
+      }
+      return true;
+    };
+  }
+  ember_status s = Report(ember::Generate(
+      *session->session, std::vector<int32_t>(prompt, prompt + n_prompt), gp, fn, token_fn, &r));
+  if (s != EMBER_OK) return s;
+  if (stats) {
+    stats->n_prompt = static_cast<int32_t>(r.n_prompt);
+    stats->n_gen = static_cast<int32_t>(r.tokens.size());
+    stats->finish_reason = static_cast<ember_finish_reason>(r.finish);
+    stats->stop_index = -1;
+    for (size_t i = 0; i < gp.stop.size(); ++i) {
+      if (r.finish == ember::FinishReason::kStop && gp.stop[i] == r.stop) {
+        stats->stop_index = static_cast<int32_t>(i);
+        break;
+      }
+    }
+    stats->logprob = r.logprob;
+    stats->prefill_seconds = r.prefill_seconds;
+    stats->decode_seconds = r.decode_seconds;
+    stats->prefill_tokens_per_second =
+        r.prefill_seconds > 0 ? static_cast<double>(r.n_prompt) / r.prefill_seconds : 0.0;
+    stats->decode_tokens_per_second =
+        r.decode_seconds > 0 ? static_cast<double>(r.n_decode_evals) / r.decode_seconds : 0.0;
+  }
+  return EMBER_OK;
+}
+
+}  // namespace
+
 extern "C" {
 
 const char* ember_status_str(ember_status status) {
-  switch (status) {
+  switch (EnumInt(status)) {
     case EMBER_OK:
       return "EMBER_OK";
     case EMBER_ERR_INVALID_ARGUMENT:
@@ -45,6 +128,10 @@ const char* ember_status_str(ember_status status) {
 }
 
 const char* ember_last_error(void) { return g_last_error.c_str(); }
+
+const char* ember_version(void) { return EMBER_VERSION_STRING; }
+
+int32_t ember_api_version(void) { return EMBER_API_VERSION; }
 
 ember_model_params ember_model_default_params(void) {
   ember_model_params p;
@@ -109,6 +196,8 @@ ember_status ember_model_describe_tensors(const ember_model* model, char* buf, s
                                           size_t* needed) {
   return Guard([&]() -> ember_status {
     EMBER_REQUIRE_ARG(model != nullptr, "ember_model_describe_tensors: model is NULL");
+    EMBER_REQUIRE_ARG(buf != nullptr || buf_size == 0,
+                      "ember_model_describe_tensors: buf is NULL but buf_size is not 0");
     std::string text;
     for (const auto& t : model->model->gguf().tensors()) {
       text += t.name + " " + ember::GgmlTypeName(t.type) + " [";
@@ -116,7 +205,7 @@ ember_status ember_model_describe_tensors(const ember_model* model, char* buf, s
       text += "] " + std::to_string(t.n_bytes) + "\n";
     }
     if (needed) *needed = text.size() + 1;
-    if (buf == nullptr || buf_size < text.size() + 1) {
+    if (buf_size < text.size() + 1) {
       return Fail(EMBER_ERR_BUFFER_TOO_SMALL, "ember_model_describe_tensors: buffer too small");
     }
     std::memcpy(buf, text.c_str(), text.size() + 1);
@@ -126,10 +215,25 @@ ember_status ember_model_describe_tensors(const ember_model* model, char* buf, s
 
 double ember_measure_read_bandwidth(int32_t n_threads) {
   try {
-    return ember::MeasureReadBandwidth(n_threads < 1 ? 1 : n_threads);
+    // As many threads as a session may have (Session::Create's limit).
+    return ember::MeasureReadBandwidth(n_threads < 1 ? 1 : n_threads > 1024 ? 1024 : n_threads);
   } catch (...) {
     return 0.0;
   }
+}
+
+ember_status ember_get_thread_plan(ember_thread_plan* out) {
+  return Guard([&]() -> ember_status {
+    EMBER_REQUIRE_ARG(out != nullptr, "ember_get_thread_plan: out is NULL");
+    const ember::ThreadPlan& plan = ember::HostThreadPlan();
+    out->n_threads = plan.n_threads;
+    out->n_threads_batch = plan.n_threads_batch;
+    out->n_cpus = plan.n_cpus;
+    out->n_big = static_cast<int32_t>(plan.cpus.size());
+    out->decode_read_gbps = plan.decode_gbps;
+    out->peak_read_gbps = plan.peak_gbps;
+    return EMBER_OK;
+  });
 }
 
 ember_status ember_tokenize(const ember_model* model, const char* text, size_t text_len,
@@ -139,10 +243,12 @@ ember_status ember_tokenize(const ember_model* model, const char* text, size_t t
     EMBER_REQUIRE_ARG(model != nullptr, "ember_tokenize: model is NULL");
     EMBER_REQUIRE_ARG(text != nullptr || text_len == 0, "ember_tokenize: text is NULL");
     EMBER_REQUIRE_ARG(n_tokens != nullptr, "ember_tokenize: n_tokens is NULL");
+    EMBER_REQUIRE_ARG(tokens != nullptr || capacity == 0,
+                      "ember_tokenize: tokens is NULL but capacity is not 0");
     std::vector<int32_t> ids = model->model->tokenizer().Encode(
         std::string_view(text ? text : "", text_len), add_special, parse_special);
     *n_tokens = ids.size();
-    if (ids.size() > capacity || (tokens == nullptr && !ids.empty())) {
+    if (ids.size() > capacity) {
       return Fail(EMBER_ERR_BUFFER_TOO_SMALL,
                   "ember_tokenize: " + std::to_string(ids.size()) + " tokens need a larger buffer");
     }
@@ -156,6 +262,8 @@ ember_status ember_token_to_piece(const ember_model* model, int32_t token, bool 
   return Guard([&]() -> ember_status {
     EMBER_REQUIRE_ARG(model != nullptr, "ember_token_to_piece: model is NULL");
     EMBER_REQUIRE_ARG(n_bytes != nullptr, "ember_token_to_piece: n_bytes is NULL");
+    EMBER_REQUIRE_ARG(buf != nullptr || buf_size == 0,
+                      "ember_token_to_piece: buf is NULL but buf_size is not 0");
     const ember::Tokenizer& tok = model->model->tokenizer();
     if (token < 0 || token >= tok.n_vocab()) {
       return Fail(EMBER_ERR_INVALID_ARGUMENT,
@@ -163,11 +271,57 @@ ember_status ember_token_to_piece(const ember_model* model, int32_t token, bool 
     }
     std::string piece = tok.TokenToPiece(token, render_special);
     *n_bytes = piece.size();
-    if (piece.size() > buf_size || (buf == nullptr && !piece.empty())) {
-      return Fail(EMBER_ERR_BUFFER_TOO_SMALL, "ember_token_to_piece: buffer too small");
+    if (piece.size() > buf_size) {
+      return Fail(
+          EMBER_ERR_BUFFER_TOO_SMALL,
+          "ember_token_to_piece: " + std::to_string(piece.size()) + " bytes need a larger buffer");
     }
     if (!piece.empty()) std::memcpy(buf, piece.data(), piece.size());
     return EMBER_OK;
+  });
+}
+
+ember_status ember_detokenize(const ember_model* model, const int32_t* tokens, size_t n_tokens,
+                              bool render_special, char* buf, size_t buf_size, size_t* needed) {
+  return Guard([&]() -> ember_status {
+    EMBER_REQUIRE_ARG(model != nullptr, "ember_detokenize: model is NULL");
+    EMBER_REQUIRE_ARG(tokens != nullptr || n_tokens == 0, "ember_detokenize: tokens is NULL");
+    EMBER_REQUIRE_ARG(needed != nullptr, "ember_detokenize: needed is NULL");
+    EMBER_REQUIRE_ARG(buf != nullptr || buf_size == 0,
+                      "ember_detokenize: buf is NULL but buf_size is not 0");
+    const ember::Tokenizer& tok = model->model->tokenizer();
+    for (size_t i = 0; i < n_tokens; ++i) {
+      if (tokens[i] < 0 || tokens[i] >= tok.n_vocab()) {
+        return Fail(EMBER_ERR_INVALID_ARGUMENT,
+                    "ember_detokenize: token id " + std::to_string(tokens[i]) + " at index " +
+                        std::to_string(i) + " is outside the vocabulary (0.." +
+                        std::to_string(tok.n_vocab() - 1) + ")");
+      }
+    }
+    const std::string text =
+        tok.Decode(std::vector<int32_t>(tokens, tokens + n_tokens), render_special);
+    *needed = text.size() + 1;
+    if (buf_size >= text.size() + 1) {
+      std::memcpy(buf, text.data(), text.size());
+      buf[text.size()] = '\0';
+      return EMBER_OK;
+    }
+    if (buf_size > 0) {
+      // The longest prefix that fits, not ending inside a UTF-8 character:
+      // back off over continuation bytes (at most three, as a character has
+      // at most four bytes; longer runs are not UTF-8 and are cut anywhere).
+      size_t n = buf_size - 1;
+      for (int back = 0; back < 3 && n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80;
+           ++back) {
+        --n;
+      }
+      if (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) n = buf_size - 1;
+      std::memcpy(buf, text.data(), n);
+      buf[n] = '\0';
+    }
+    return Fail(EMBER_ERR_BUFFER_TOO_SMALL,
+                "ember_detokenize: the text needs " + std::to_string(text.size() + 1) +
+                    " bytes (with its NUL), the buffer has " + std::to_string(buf_size));
   });
 }
 
@@ -175,6 +329,7 @@ ember_session_params ember_session_default_params(void) {
   ember_session_params p;
   p.n_ctx = 0;
   p.n_threads = 0;
+  p.n_threads_batch = 0;
   p.n_batch = 512;
   return p;
 }
@@ -189,6 +344,7 @@ ember_status ember_session_create(const ember_model* model, const ember_session_
     ember::SessionParams sp;
     sp.n_ctx = p.n_ctx;
     sp.n_threads = p.n_threads;
+    sp.n_threads_batch = p.n_threads_batch;
     sp.n_batch = p.n_batch == 0 ? 512 : p.n_batch;
     auto s = std::make_unique<ember_session>();
     ember_status st = Report(ember::Session::Create(*model->model, sp, &s->session));
@@ -204,20 +360,22 @@ ember_status ember_session_eval(ember_session* session, const int32_t* tokens, s
   return Guard([&]() -> ember_status {
     EMBER_REQUIRE_ARG(session != nullptr, "ember_session_eval: session is NULL");
     EMBER_REQUIRE_ARG(tokens != nullptr && n_tokens > 0, "ember_session_eval: no tokens");
-    ember_status s =
-        Report(session->session->Decode(std::vector<int32_t>(tokens, tokens + n_tokens)));
-    if (s == EMBER_OK) session->has_logits = true;
-    return s;
+    session->session->ClearCancel();
+    return Report(session->session->Decode(std::vector<int32_t>(tokens, tokens + n_tokens)));
   });
 }
 
 const float* ember_session_logits(const ember_session* session) {
-  if (session == nullptr || !session->has_logits) return nullptr;
+  if (session == nullptr || !session->session->has_logits()) return nullptr;
   return session->session->logits().data();
 }
 
 int32_t ember_session_n_threads(const ember_session* session) {
   return session ? session->session->n_threads() : 0;
+}
+
+int32_t ember_session_n_threads_batch(const ember_session* session) {
+  return session ? session->session->n_threads_batch() : 0;
 }
 
 int32_t ember_session_n_past(const ember_session* session) {
@@ -227,11 +385,14 @@ int32_t ember_session_n_past(const ember_session* session) {
 void ember_session_reset(ember_session* session) {
   if (session == nullptr) return;
   session->session->Reset();
-  session->has_logits = false;
+}
+
+void ember_session_cancel(ember_session* session) {
+  if (session != nullptr) session->session->RequestCancel();
 }
 
 const char* ember_finish_reason_str(ember_finish_reason reason) {
-  switch (reason) {
+  switch (EnumInt(reason)) {
     case EMBER_FINISH_LENGTH:
       return "length";
     case EMBER_FINISH_EOS:
@@ -261,75 +422,8 @@ ember_status ember_generate(ember_session* session, const int32_t* prompt, size_
   return Guard([&]() -> ember_status {
     EMBER_REQUIRE_ARG(session != nullptr, "ember_generate: session is NULL");
     EMBER_REQUIRE_ARG(prompt != nullptr && n_prompt > 0, "ember_generate: the prompt is empty");
-    ember_generate_params p = params ? *params : ember_generate_default_params();
-    EMBER_REQUIRE_ARG(p.n_stop == 0 || p.stop != nullptr, "ember_generate: stop is NULL");
-    ember::GenerateParams gp;
-    gp.n_predict = p.n_predict;
-    gp.ignore_eos = p.ignore_eos;
-    for (size_t i = 0; i < p.n_stop; ++i) {
-      EMBER_REQUIRE_ARG(p.stop[i] != nullptr, "ember_generate: a stop string is NULL");
-      gp.stop.emplace_back(p.stop[i]);
-    }
-    gp.n_probs = p.n_probs;
-    gp.logprobs = p.logprobs;
-    gp.beams = p.beams;
-    gp.length_penalty = p.length_penalty;
-    if (p.sampler != nullptr) {
-      gp.chain = SamplerChainOf(p.sampler);
-    } else {
-      // The v0 meaning of temperature: a plain softmax(logits / T) draw.
-      EMBER_REQUIRE_ARG(p.temperature >= 0.0f, "temperature must be >= 0");
-      gp.sampling = ember::SamplingParams();
-      gp.sampling.temperature = p.temperature;
-      gp.sampling.top_k = 0;
-      gp.sampling.top_p = 1.0f;
-      gp.sampling.min_p = 0.0f;
-      gp.sampling.seed = p.seed;
-    }
-    ember::PieceFn fn = [&](std::string_view piece, int32_t token) {
-      return on_piece == nullptr || on_piece(piece.data(), piece.size(), token, user_data);
-    };
-    ember::GenerateResult r;
-    ember::TokenFn token_fn;
-    if (p.on_token || p.on_token_info) {
-      token_fn = [&](int32_t token) {
-        if (p.on_token && !p.on_token(token, user_data)) return false;
-        const size_t i = r.tokens.size() - 1;
-        if (p.on_token_info && i < r.token_logprobs.size()) {  // not with beam search
-          std::vector<ember_token_prob> top;
-          if (i < r.top_probs.size()) {
-            for (const ember::TokenProb& t : r.top_probs[i]) top.push_back({t.id, t.p});
-          }
-          ember_token_info info{token, r.token_logprobs[i], top.data(), top.size()};
-          if (!p.on_token_info(&info, user_data)) return false;
-        }
-        return true;
-      };
-    }
-    ember_status s = Report(ember::Generate(
-        *session->session, std::vector<int32_t>(prompt, prompt + n_prompt), gp, fn, token_fn, &r));
-    if (s != EMBER_OK) return s;
-    session->has_logits = true;
-    if (stats) {
-      stats->n_prompt = static_cast<int32_t>(r.n_prompt);
-      stats->n_gen = static_cast<int32_t>(r.tokens.size());
-      stats->finish_reason = static_cast<ember_finish_reason>(r.finish);
-      stats->stop_index = -1;
-      for (size_t i = 0; i < gp.stop.size(); ++i) {
-        if (r.finish == ember::FinishReason::kStop && gp.stop[i] == r.stop) {
-          stats->stop_index = static_cast<int32_t>(i);
-          break;
-        }
-      }
-      stats->logprob = r.logprob;
-      stats->prefill_seconds = r.prefill_seconds;
-      stats->decode_seconds = r.decode_seconds;
-      stats->prefill_tokens_per_second =
-          r.prefill_seconds > 0 ? static_cast<double>(r.n_prompt) / r.prefill_seconds : 0.0;
-      stats->decode_tokens_per_second =
-          r.decode_seconds > 0 ? static_cast<double>(r.n_decode_evals) / r.decode_seconds : 0.0;
-    }
-    return EMBER_OK;
+    session->session->ClearCancel();
+    return GenerateIds(session, prompt, n_prompt, params, on_piece, user_data, stats);
   });
 }
 
@@ -339,10 +433,11 @@ ember_status ember_generate_text(ember_session* session, const char* prompt,
   return Guard([&]() -> ember_status {
     EMBER_REQUIRE_ARG(session != nullptr, "ember_generate_text: session is NULL");
     EMBER_REQUIRE_ARG(prompt != nullptr, "ember_generate_text: prompt is NULL");
+    session->session->ClearCancel();
     std::vector<int32_t> ids =
         session->session->model().tokenizer().Encode(prompt, /*add_special=*/true, false);
     if (ids.empty()) return Fail(EMBER_ERR_INVALID_ARGUMENT, "the prompt has no tokens");
-    return ember_generate(session, ids.data(), ids.size(), params, on_piece, user_data, stats);
+    return GenerateIds(session, ids.data(), ids.size(), params, on_piece, user_data, stats);
   });
 }
 

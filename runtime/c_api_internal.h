@@ -3,9 +3,11 @@
 // boundary; Fail/Report set the calling thread's last error).
 #pragma once
 
+#include <cstring>
 #include <memory>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ember.h"
@@ -20,7 +22,6 @@ struct ember_model {
 
 struct ember_session {
   std::unique_ptr<ember::Session> session;
-  bool has_logits = false;
 };
 
 struct ember_sampler {
@@ -31,6 +32,16 @@ struct ember_sampler {
 namespace ember::capi {
 
 inline ember::SamplerChain* SamplerChainOf(ember_sampler* s) { return s->chain.get(); }
+
+// The integer in a C enum argument or field. C callers may put any int there,
+// but C++ may assume an enum holds only values in its enumerators' range
+// (UBSan's -fsanitize=enum reports such loads): read it as its integer.
+template <typename E>
+int EnumInt(const E& e) {
+  std::underlying_type_t<E> v;
+  std::memcpy(&v, &e, sizeof v);
+  return static_cast<int>(v);
+}
 
 inline thread_local std::string g_last_error;
 
@@ -68,6 +79,17 @@ inline ember_status Report(const ember::Status& s) {
   return Fail(ToC(s.code()), s.message());
 }
 
+// Sets the last error from inside a catch handler, where nothing may throw:
+// if the message cannot be built (no memory), the message is "".
+inline ember_status FailNoThrow(ember_status s, const char* prefix, const char* what) noexcept {
+  try {
+    g_last_error = std::string(prefix) + what;
+  } catch (...) {
+    g_last_error.clear();
+  }
+  return s;
+}
+
 // Runs f, turning exceptions into statuses.
 template <typename F>
 ember_status Guard(F&& f) {
@@ -75,11 +97,11 @@ ember_status Guard(F&& f) {
     g_last_error.clear();
     return f();
   } catch (const std::bad_alloc&) {
-    return Fail(EMBER_ERR_OUT_OF_MEMORY, "out of memory");
+    return FailNoThrow(EMBER_ERR_OUT_OF_MEMORY, "out of memory", "");
   } catch (const std::exception& e) {
-    return Fail(EMBER_ERR_INTERNAL, std::string("internal error: ") + e.what());
+    return FailNoThrow(EMBER_ERR_INTERNAL, "internal error: ", e.what());
   } catch (...) {
-    return Fail(EMBER_ERR_INTERNAL, "internal error");
+    return FailNoThrow(EMBER_ERR_INTERNAL, "internal error", "");
   }
 }
 

@@ -89,15 +89,11 @@ ember_status CopyCandidates(const std::vector<ember::Candidate>& from, ember_can
   return EMBER_OK;
 }
 
-}  // namespace
-
-extern "C" {
-
-ember_sampler_spec ember_sampler_spec_default(ember_sampler_type type) {
+// The C spec's fields from ember::SamplerSpec's defaults (type and the
+// pointer fields are left as they are).
+void FillSpecDefaults(ember_sampler_spec* out) {
   const ember::SamplerSpec d;
-  ember_sampler_spec s;
-  std::memset(&s, 0, sizeof(s));
-  s.type = type;
+  ember_sampler_spec& s = *out;
   s.temperature = d.temperature;
   s.top_k = d.top_k;
   s.top_p = d.top_p;
@@ -117,6 +113,23 @@ ember_sampler_spec ember_sampler_spec_default(ember_sampler_type type) {
   s.dry_penalty_last_n = d.dry_penalty_last_n;
   s.mirostat_tau = d.mirostat_tau;
   s.mirostat_eta = d.mirostat_eta;
+}
+
+}  // namespace
+
+extern "C" {
+
+ember_sampler_spec ember_sampler_spec_default(ember_sampler_type type) {
+  ember_sampler_spec s;
+  std::memset(&s, 0, sizeof(s));
+  std::memcpy(&s.type, &type, sizeof type);  // kept as given, even if invalid
+  // SamplerSpec's default DRY breakers allocate: no exception may leave here.
+  // Without memory the spec stays zeroed, which ember_sampler_create refuses
+  // (min_keep 0) with a message.
+  try {
+    FillSpecDefaults(&s);
+  } catch (...) {
+  }
   return s;
 }
 
@@ -132,10 +145,11 @@ ember_status ember_sampler_create(const ember_model* model, int32_t n_vocab,
     std::vector<ember::SamplerSpec> v;
     for (size_t i = 0; i < n; ++i) {
       const ember_sampler_spec& c = specs[i];
-      if (!ValidType(c.type)) {
+      const int type = EnumInt(c.type);
+      if (!ValidType(type)) {
         return Fail(EMBER_ERR_INVALID_ARGUMENT, "ember_sampler_create: spec " + std::to_string(i) +
                                                     " has an unknown sampler type " +
-                                                    std::to_string(static_cast<int>(c.type)));
+                                                    std::to_string(type));
       }
       EMBER_REQUIRE_ARG(c.min_keep >= 1, "min-keep must be >= 1");
       EMBER_REQUIRE_ARG(c.n_logit_bias == 0 || (c.logit_bias_ids && c.logit_bias_values),
@@ -143,7 +157,7 @@ ember_status ember_sampler_create(const ember_model* model, int32_t n_vocab,
       EMBER_REQUIRE_ARG(c.n_dry_sequence_breakers == 0 || c.dry_sequence_breakers,
                         "dry-sequence-breakers is NULL");
       ember::SamplerSpec s;
-      s.kind = KindOf(c.type);
+      s.kind = KindOf(static_cast<ember_sampler_type>(type));
       s.temperature = c.temperature;
       s.top_k = c.top_k;
       s.top_p = c.top_p;

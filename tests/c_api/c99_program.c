@@ -28,13 +28,13 @@ static bool on_token(int32_t token, void* user_data) {
   return true;
 }
 
-#define EXPECT(cond)                                             \
-  do {                                                           \
-    if (!(cond)) {                                               \
+#define EXPECT(cond)                                                              \
+  do {                                                                            \
+    if (!(cond)) {                                                                \
       fprintf(stderr, "c99_program: failed: %s (line %d): %s\n", #cond, __LINE__, \
-              ember_last_error());                               \
-      return 1;                                                  \
-    }                                                            \
+              ember_last_error());                                                \
+      return 1;                                                                   \
+    }                                                                             \
   } while (0)
 
 int main(int argc, char** argv) {
@@ -57,6 +57,18 @@ int main(int argc, char** argv) {
   EXPECT(strstr(ember_last_error(), "/nonexistent.gguf") != NULL);
   EXPECT(ember_model_load(NULL, NULL, &model) == EMBER_ERR_INVALID_ARGUMENT);
   EXPECT(strcmp(ember_status_str(EMBER_ERR_BAD_FORMAT), "EMBER_ERR_BAD_FORMAT") == 0);
+  /* Any int may be in a C enum: values that are none of its constants. */
+  EXPECT(strcmp(ember_status_str((ember_status)1234), "EMBER_ERR_UNKNOWN") == 0);
+  EXPECT(strcmp(ember_status_str((ember_status)-1), "EMBER_ERR_UNKNOWN") == 0);
+  EXPECT(strcmp(ember_finish_reason_str((ember_finish_reason)42), "unknown") == 0);
+  {
+    ember_sampler* chain = NULL;
+    ember_sampler_spec spec = ember_sampler_spec_default((ember_sampler_type)99);
+    EXPECT((int)spec.type == 99);
+    EXPECT(ember_sampler_create(NULL, 4, &spec, 1, 1, &chain) == EMBER_ERR_INVALID_ARGUMENT);
+    EXPECT(chain == NULL);
+    EXPECT(strstr(ember_last_error(), "unknown sampler type 99") != NULL);
+  }
 
   EXPECT(ember_model_load(argv[1], NULL, &model) == EMBER_OK);
   EXPECT(ember_model_get_info(model, &info) == EMBER_OK);
@@ -66,6 +78,19 @@ int main(int argc, char** argv) {
   EXPECT(n_ids >= 2);
   EXPECT(ember_tokenize(model, "Hello world", 11, true, false, ids, 1, &n_ids) ==
          EMBER_ERR_BUFFER_TOO_SMALL);
+  EXPECT(ember_tokenize(model, "Hello world", 11, true, false, ids, 64, &n_ids) == EMBER_OK);
+  {
+    /* Detokenize: ask for the size, then fill a buffer of that size. */
+    char text[64];
+    size_t needed = 0;
+    EXPECT(ember_detokenize(model, ids, n_ids, false, NULL, 0, &needed) ==
+           EMBER_ERR_BUFFER_TOO_SMALL);
+    EXPECT(needed == 12 && needed <= sizeof text);
+    EXPECT(ember_detokenize(model, ids, n_ids, false, text, needed, &needed) == EMBER_OK);
+    EXPECT(strcmp(text, "Hello world") == 0);
+  }
+  EXPECT(ember_api_version() == EMBER_API_VERSION);
+  EXPECT(strcmp(ember_version(), EMBER_VERSION_STRING) == 0);
 
   EXPECT(ember_session_create(model, NULL, &session) == EMBER_OK);
   gp = ember_generate_default_params();
