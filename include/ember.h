@@ -189,11 +189,23 @@ ember_status ember_detokenize(const ember_model* model, const int32_t* tokens, s
 
 /* ---- Sessions ---------------------------------------------------------- */
 
+/* How the KV cache stores keys and values. */
+typedef enum ember_kv_type {
+  EMBER_KV_F16 = 0, /* 2 bytes per element (the default) */
+  EMBER_KV_Q8 = 1   /* int8 with one f32 scale per token and head: about half the bytes */
+} ember_kv_type;
+
 typedef struct ember_session_params {
   int32_t n_ctx;           /* 0: min(training context, 4096) */
   int32_t n_threads;       /* decode threads; 0: auto (ember_thread_plan) */
   int32_t n_threads_batch; /* prefill threads; 0: n_threads if set, else auto */
   int32_t n_batch;         /* prompt tokens per forward chunk; 0: 512 */
+  ember_kv_type kv_type;   /* default EMBER_KV_F16 */
+  /* When the context is full: true (default) drops the oldest half of the
+   * tokens after the first n_keep, re-rotates the surviving keys and goes on;
+   * false makes a full context an EMBER_ERR_CONTEXT_OVERFLOW. */
+  bool context_shift;
+  int32_t n_keep; /* tokens at the start never dropped (0 <= n_keep < n_ctx) */
 } ember_session_params;
 
 ember_session_params ember_session_default_params(void);
@@ -224,6 +236,22 @@ int32_t ember_session_n_threads_batch(const ember_session* session);
 
 /* Tokens in the context. */
 int32_t ember_session_n_past(const ember_session* session);
+
+/* Tokens dropped by context shifts so far, and bytes of the KV cache. */
+int32_t ember_session_n_dropped(const ember_session* session);
+size_t ember_session_kv_bytes(const ember_session* session);
+
+/* Saves the context (tokens, KV rows, last logits) to a file, bound to this
+ * model: a versioned format with a checksum, written to a temporary file and
+ * renamed, so a failed save leaves no partial file at `path`. */
+ember_status ember_session_save(const ember_session* session, const char* path);
+
+/* Replaces the context with a saved one. Refused, with the session
+ * unchanged: a file from another model (EMBER_ERR_INVALID_ARGUMENT), of
+ * another kv_type (EMBER_ERR_INVALID_ARGUMENT), with more tokens than n_ctx
+ * (EMBER_ERR_CONTEXT_OVERFLOW), truncated or corrupted (EMBER_ERR_BAD_FORMAT),
+ * unreadable (EMBER_ERR_IO). */
+ember_status ember_session_load(ember_session* session, const char* path);
 
 /* Forgets the context (the cache is reused). */
 void ember_session_reset(ember_session* session);
@@ -423,12 +451,18 @@ typedef struct ember_generate_params {
   /* Optional: called with each generated token's log-probability and top
    * candidates (not with beam search), before its text. */
   bool (*on_token_info)(const ember_token_info* info, void* user_data);
+  /* true: the prompt is the whole conversation so far; the longest prefix it
+   * shares with the session's context is kept (stats.n_reused) and only the
+   * rest is computed; the context after the shared part is discarded.
+   * false (default): the prompt is appended to the context. */
+  bool reuse_prefix;
 } ember_generate_params;
 
 ember_generate_params ember_generate_default_params(void);
 
 typedef struct ember_generate_stats {
   int32_t n_prompt;
+  int32_t n_reused; /* prompt tokens found in the context (reuse_prefix) */
   int32_t n_gen;
   ember_finish_reason finish_reason;
   int32_t stop_index; /* which stop string ended generation, or -1 */

@@ -37,6 +37,7 @@ ember_status GenerateIds(ember_session* session, const int32_t* prompt, size_t n
   gp.logprobs = p.logprobs;
   gp.beams = p.beams;
   gp.length_penalty = p.length_penalty;
+  gp.reuse_prefix = p.reuse_prefix;
   if (p.sampler != nullptr) {
     gp.chain = SamplerChainOf(p.sampler);
   } else {
@@ -77,6 +78,7 @@ ember_status GenerateIds(ember_session* session, const int32_t* prompt, size_t n
   if (s != EMBER_OK) return s;
   if (stats) {
     stats->n_prompt = static_cast<int32_t>(r.n_prompt);
+    stats->n_reused = static_cast<int32_t>(r.n_reused);
     stats->n_gen = static_cast<int32_t>(r.tokens.size());
     stats->finish_reason = static_cast<ember_finish_reason>(r.finish);
     stats->stop_index = -1;
@@ -331,6 +333,9 @@ ember_session_params ember_session_default_params(void) {
   p.n_threads = 0;
   p.n_threads_batch = 0;
   p.n_batch = 512;
+  p.kv_type = EMBER_KV_F16;
+  p.context_shift = true;
+  p.n_keep = 0;
   return p;
 }
 
@@ -346,6 +351,20 @@ ember_status ember_session_create(const ember_model* model, const ember_session_
     sp.n_threads = p.n_threads;
     sp.n_threads_batch = p.n_threads_batch;
     sp.n_batch = p.n_batch == 0 ? 512 : p.n_batch;
+    switch (EnumInt(p.kv_type)) {
+      case EMBER_KV_F16:
+        sp.kv_type = ember::KvType::kF16;
+        break;
+      case EMBER_KV_Q8:
+        sp.kv_type = ember::KvType::kQ8;
+        break;
+      default:
+        return Fail(EMBER_ERR_INVALID_ARGUMENT,
+                    "ember_session_create: kv_type " + std::to_string(EnumInt(p.kv_type)) +
+                        " is not an ember_kv_type");
+    }
+    sp.context_shift = p.context_shift;
+    sp.n_keep = p.n_keep;
     auto s = std::make_unique<ember_session>();
     ember_status st = Report(ember::Session::Create(*model->model, sp, &s->session));
     if (st != EMBER_OK) return st;
@@ -380,6 +399,30 @@ int32_t ember_session_n_threads_batch(const ember_session* session) {
 
 int32_t ember_session_n_past(const ember_session* session) {
   return session ? static_cast<int32_t>(session->session->n_past()) : 0;
+}
+
+int32_t ember_session_n_dropped(const ember_session* session) {
+  return session ? static_cast<int32_t>(session->session->n_dropped()) : 0;
+}
+
+size_t ember_session_kv_bytes(const ember_session* session) {
+  return session ? session->session->kv_bytes() : 0;
+}
+
+ember_status ember_session_save(const ember_session* session, const char* path) {
+  return Guard([&]() -> ember_status {
+    EMBER_REQUIRE_ARG(session != nullptr, "ember_session_save: session is NULL");
+    EMBER_REQUIRE_ARG(path != nullptr && *path != '\0', "ember_session_save: path is NULL or empty");
+    return Report(session->session->SaveState(path));
+  });
+}
+
+ember_status ember_session_load(ember_session* session, const char* path) {
+  return Guard([&]() -> ember_status {
+    EMBER_REQUIRE_ARG(session != nullptr, "ember_session_load: session is NULL");
+    EMBER_REQUIRE_ARG(path != nullptr && *path != '\0', "ember_session_load: path is NULL or empty");
+    return Report(session->session->LoadState(path));
+  });
 }
 
 void ember_session_reset(ember_session* session) {
