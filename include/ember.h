@@ -223,6 +223,14 @@ void ember_session_free(ember_session* session); /* NULL is fine */
  * next eval. */
 ember_status ember_session_eval(ember_session* session, const int32_t* tokens, size_t n_tokens);
 
+/* Scores text under the model (perplexity): appends tokens to the context
+ * as ember_session_eval does, and writes logprobs[i] = log p(tokens[i] |
+ * everything before it), natural log, for i in [0, n_tokens). logprobs[0]
+ * uses the logits the session already had; it is NaN when there were none
+ * (an empty context). Context shifts happen as in generation. */
+ember_status ember_session_score(ember_session* session, const int32_t* tokens, size_t n_tokens,
+                                 float* logprobs);
+
 /* The n_vocab logits (raw, before any sampler) for the token after the
  * context, as the last ember_session_eval or ember_generate left them. Owned
  * by the session; valid until the next call on it. NULL before any eval and
@@ -469,7 +477,7 @@ typedef struct ember_generate_stats {
   double logprob;     /* total log-probability of the generated tokens under the model */
   double prefill_seconds;
   double decode_seconds;
-  double prefill_tokens_per_second;
+  double prefill_tokens_per_second; /* of the prompt tokens computed (n_prompt - n_reused) */
   double decode_tokens_per_second;
 } ember_generate_stats;
 

@@ -1,6 +1,7 @@
 // The C API: handles wrap the C++ objects; every entry point catches
 // everything, so no exception crosses the boundary.
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <new>
 #include <string>
@@ -14,10 +15,17 @@
 #include "runtime/model.h"
 #include "runtime/quantize_model.h"
 #include "runtime/session.h"
+#include "sampling/logprobs.h"
 
 using namespace ember::capi;
 
 namespace {
+
+// log softmax(logits)[id], in double until the end.
+float LogProbOf(const float* logits, size_t n_vocab, int32_t id) {
+  return static_cast<float>(static_cast<double>(logits[id]) -
+                            ember::LogSumExp(logits, static_cast<int64_t>(n_vocab)));
+}
 
 // The body of ember_generate and ember_generate_text, after they checked the
 // session and prompt and cleared any earlier cancel request. Runs inside Guard.
@@ -91,8 +99,10 @@ ember_status GenerateIds(ember_session* session, const int32_t* prompt, size_t n
     stats->logprob = r.logprob;
     stats->prefill_seconds = r.prefill_seconds;
     stats->decode_seconds = r.decode_seconds;
+    // Tokens found in the cache (reuse_prefix) were not computed.
     stats->prefill_tokens_per_second =
-        r.prefill_seconds > 0 ? static_cast<double>(r.n_prompt) / r.prefill_seconds : 0.0;
+        r.prefill_seconds > 0 ? static_cast<double>(r.n_prompt - r.n_reused) / r.prefill_seconds
+                              : 0.0;
     stats->decode_tokens_per_second =
         r.decode_seconds > 0 ? static_cast<double>(r.n_decode_evals) / r.decode_seconds : 0.0;
   }
@@ -359,9 +369,9 @@ ember_status ember_session_create(const ember_model* model, const ember_session_
         sp.kv_type = ember::KvType::kQ8;
         break;
       default:
-        return Fail(EMBER_ERR_INVALID_ARGUMENT,
-                    "ember_session_create: kv_type " + std::to_string(EnumInt(p.kv_type)) +
-                        " is not an ember_kv_type");
+        return Fail(EMBER_ERR_INVALID_ARGUMENT, "ember_session_create: kv_type " +
+                                                    std::to_string(EnumInt(p.kv_type)) +
+                                                    " is not an ember_kv_type");
     }
     sp.context_shift = p.context_shift;
     sp.n_keep = p.n_keep;
@@ -381,6 +391,36 @@ ember_status ember_session_eval(ember_session* session, const int32_t* tokens, s
     EMBER_REQUIRE_ARG(tokens != nullptr && n_tokens > 0, "ember_session_eval: no tokens");
     session->session->ClearCancel();
     return Report(session->session->Decode(std::vector<int32_t>(tokens, tokens + n_tokens)));
+  });
+}
+
+ember_status ember_session_score(ember_session* session, const int32_t* tokens, size_t n_tokens,
+                                 float* logprobs) {
+  return Guard([&]() -> ember_status {
+    EMBER_REQUIRE_ARG(session != nullptr, "ember_session_score: session is NULL");
+    EMBER_REQUIRE_ARG(tokens != nullptr && n_tokens > 0, "ember_session_score: no tokens");
+    EMBER_REQUIRE_ARG(logprobs != nullptr, "ember_session_score: logprobs is NULL");
+    ember::Session& s = *session->session;
+    s.ClearCancel();
+    const size_t n_vocab = s.logits().size();
+    for (size_t i = 0; i < n_tokens; ++i) {
+      if (tokens[i] < 0 || static_cast<size_t>(tokens[i]) >= n_vocab) {
+        return Fail(EMBER_ERR_INVALID_ARGUMENT,
+                    "ember_session_score: token " + std::to_string(tokens[i]) + " at index " +
+                        std::to_string(i) + " is not in the vocabulary");
+      }
+    }
+    // The token before the first is scored with the logits the session has.
+    logprobs[0] = s.has_logits() ? LogProbOf(s.logits().data(), n_vocab, tokens[0])
+                                 : std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> all;
+    ember_status st = Report(s.Decode(std::vector<int32_t>(tokens, tokens + n_tokens), &all));
+    if (st != EMBER_OK) return st;
+    // all: [n_tokens, n_vocab]; row i predicts tokens[i + 1].
+    for (size_t i = 0; i + 1 < n_tokens; ++i) {
+      logprobs[i + 1] = LogProbOf(&all[i * n_vocab], n_vocab, tokens[i + 1]);
+    }
+    return EMBER_OK;
   });
 }
 
@@ -412,7 +452,8 @@ size_t ember_session_kv_bytes(const ember_session* session) {
 ember_status ember_session_save(const ember_session* session, const char* path) {
   return Guard([&]() -> ember_status {
     EMBER_REQUIRE_ARG(session != nullptr, "ember_session_save: session is NULL");
-    EMBER_REQUIRE_ARG(path != nullptr && *path != '\0', "ember_session_save: path is NULL or empty");
+    EMBER_REQUIRE_ARG(path != nullptr && *path != '\0',
+                      "ember_session_save: path is NULL or empty");
     return Report(session->session->SaveState(path));
   });
 }
@@ -420,7 +461,8 @@ ember_status ember_session_save(const ember_session* session, const char* path) 
 ember_status ember_session_load(ember_session* session, const char* path) {
   return Guard([&]() -> ember_status {
     EMBER_REQUIRE_ARG(session != nullptr, "ember_session_load: session is NULL");
-    EMBER_REQUIRE_ARG(path != nullptr && *path != '\0', "ember_session_load: path is NULL or empty");
+    EMBER_REQUIRE_ARG(path != nullptr && *path != '\0',
+                      "ember_session_load: path is NULL or empty");
     return Report(session->session->LoadState(path));
   });
 }

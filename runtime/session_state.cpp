@@ -176,9 +176,9 @@ Status Session::LoadState(const std::string& path) {
   }
   if (type != static_cast<uint32_t>(kv_.type())) {
     const char* saved = type == static_cast<uint32_t>(KvType::kQ8) ? "q8" : "f16";
-    return Status(
-        Code::kInvalidArgument,
-        path + " holds a " + saved + " KV cache; this session uses " + KvTypeName(kv_.type()));
+    return Status(Code::kInvalidArgument, path + " holds " + saved +
+                                              " KV rows; this session's KV cache is " +
+                                              KvTypeName(kv_.type()));
   }
   if (n_tokens > static_cast<uint64_t>(n_ctx())) {
     return Status(Code::kContextOverflow, path + " holds " + std::to_string(n_tokens) +

@@ -43,8 +43,9 @@ PEER_SRC="$REPO_ROOT/bench/peer/peer_tool.cpp"
 PEER_TOOL="$PEER_DIR/peer_tool"
 
 # Targets we need from llama.cpp: the library, llama-bench (kernel benchmarks),
-# llama-tokenize and llama-simple (manual spot checks of peer_tool's behaviour).
-TARGETS=(llama llama-bench llama-tokenize llama-simple)
+# llama-tokenize and llama-simple (manual spot checks of peer_tool's behaviour),
+# llama-perplexity (docs/KV.md compares perplexities).
+TARGETS=(llama llama-bench llama-tokenize llama-simple llama-perplexity)
 
 # Configuration; changing it invalidates the stamp.
 CMAKE_FLAGS=(

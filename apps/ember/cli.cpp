@@ -296,3 +296,37 @@ std::string DescribeThreads(const ember_session* session, int32_t n_threads,
   return out;
 }
 }  // namespace cli
+
+namespace cli {
+std::vector<OptionSpec> KvOptions(bool with_keep) {
+  std::vector<OptionSpec> o = {
+      {"--kv-type", "", "f16|q8",
+       "KV cache storage: f16 (default) or q8 (int8 with per-token, per-head scales; about half "
+       "the memory)"},
+      {"--no-context-shift", "", "",
+       "stop at a full context instead of dropping the oldest tokens and going on"},
+  };
+  if (with_keep) {
+    o.push_back({"--keep", "", "N",
+                 "tokens from the start of the prompt never dropped when the context shifts "
+                 "(default 0; -1: the whole prompt)"});
+  }
+  return o;
+}
+
+void ApplyKvOptions(const Args& args, int32_t n_prompt, ember_session_params* sp) {
+  const std::string type = args.Get("--kv-type", "f16");
+  if (type == "f16") {
+    sp->kv_type = EMBER_KV_F16;
+  } else if (type == "q8" || type == "q8_0") {
+    sp->kv_type = EMBER_KV_Q8;
+  } else {
+    throw UsageError{"--kv-type expects f16 or q8, got '" + type + "'"};
+  }
+  sp->context_shift = !args.Has("--no-context-shift");
+  if (args.Has("--keep")) {
+    const int64_t keep = args.GetInt("--keep", 0, -1, 1 << 24);
+    sp->n_keep = keep < 0 ? n_prompt : static_cast<int32_t>(keep);
+  }
+}
+}  // namespace cli

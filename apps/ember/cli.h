@@ -74,6 +74,7 @@ int InfoCommand(int argc, char** argv);
 int BenchCommand(int argc, char** argv);
 int QuantizeCommand(int argc, char** argv);
 int SampleCommand(int argc, char** argv);
+int PerplexityCommand(int argc, char** argv);
 
 }  // namespace cli
 
@@ -114,4 +115,13 @@ std::string ThreadsText(int32_t n);
 // the 2 big cores of 2 cpus)". n_threads / n_threads_batch: as asked (0: auto).
 std::string DescribeThreads(const ember_session* session, int32_t n_threads,
                             int32_t n_threads_batch);
+
+// The KV cache options of commands that create sessions: --kv-type,
+// --no-context-shift and (with_keep) --keep.
+std::vector<OptionSpec> KvOptions(bool with_keep);
+
+// Sets kv_type and context_shift from the flags; with --keep, n_keep: the
+// value, or n_prompt for -1 ("the whole prompt", as llama.cpp's --keep -1).
+// Range errors (keep >= n_ctx) are left to ember_session_create.
+void ApplyKvOptions(const Args& args, int32_t n_prompt, ember_session_params* sp);
 }  // namespace cli

@@ -76,7 +76,12 @@ int RunCommand(int argc, char** argv) {
       {"--beams", "", "B", "beam search with B beams instead of sampling (1 = greedy)"},
       {"--length-penalty", "", "A", "beam score = logprob / length^A (default 1)"},
       {"--json", "", "", "print one JSON object at the end instead of streaming"},
+      {"--prompt-cache", "", "FILE",
+       "load the session state from FILE if it exists, compute only the part of the prompt it "
+       "does not hold, and save the state (prompt and reply) to FILE at the end"},
+      {"--prompt-cache-ro", "", "", "with --prompt-cache: use FILE but do not update it"},
   };
+  for (OptionSpec& o : KvOptions(/*with_keep=*/true)) specs.push_back(std::move(o));
   for (OptionSpec& o : SamplingOptions("temperature; 0 is greedy (default 0.8)")) {
     specs.push_back(std::move(o));
   }
@@ -93,6 +98,17 @@ int RunCommand(int argc, char** argv) {
   const int64_t beams = args.GetInt("--beams", 0, 1, 64);
   const double length_penalty = args.GetDouble("--length-penalty", 1.0, 0.0, 10.0);
   const bool json = args.Has("--json");
+  const std::string cache_path = args.Get("--prompt-cache");
+  const bool cache_ro = args.Has("--prompt-cache-ro");
+  if (args.Has("--prompt-cache") && cache_path.empty()) {
+    throw UsageError{"--prompt-cache needs a file name"};
+  }
+  if (cache_ro && cache_path.empty())
+    throw UsageError{"--prompt-cache-ro needs --prompt-cache FILE"};
+  {
+    ember_session_params probe = ember_session_default_params();
+    ApplyKvOptions(args, 0, &probe);  // flag errors before the model loads
+  }
   const std::vector<std::string> stops = args.GetAll("--stop");
   for (const std::string& s : stops) {
     if (s.empty()) throw UsageError{"--stop needs a non-empty string"};
@@ -128,11 +144,26 @@ int RunCommand(int argc, char** argv) {
   sp.n_ctx = static_cast<int32_t>(n_ctx);
   sp.n_threads = n_threads;
   sp.n_threads_batch = n_threads_batch;
+  ApplyKvOptions(args, static_cast<int32_t>(ids.size()), &sp);
   ember_session* raw_session = nullptr;
   Check(ember_session_create(model.get(), &sp, &raw_session), "session");
   SessionPtr session(raw_session);
   std::fprintf(stderr, "ember: %s\n",
                DescribeThreads(session.get(), n_threads, n_threads_batch).c_str());
+  if (!cache_path.empty()) {
+    if (std::FILE* f = std::fopen(cache_path.c_str(), "rb")) {
+      std::fclose(f);
+      if (ember_session_load(session.get(), cache_path.c_str()) != EMBER_OK) {
+        throw UsageError{std::string("--prompt-cache: ") + ember_last_error() +
+                         " (remove the file to start a new cache)"};
+      }
+      std::fprintf(stderr, "ember: prompt cache: loaded %d tokens from %s\n",
+                   ember_session_n_past(session.get()), cache_path.c_str());
+    } else {
+      std::fprintf(stderr, "ember: prompt cache: %s does not exist yet; it will be written\n",
+                   cache_path.c_str());
+    }
+  }
 
   std::vector<const char*> stop_ptrs;
   for (const std::string& s : stops) stop_ptrs.push_back(s.c_str());
@@ -148,12 +179,23 @@ int RunCommand(int argc, char** argv) {
   gp.length_penalty = static_cast<float>(length_penalty);
   gp.on_token = OnToken;
   gp.on_token_info = OnTokenInfo;
+  // With a prompt cache, the prompt is matched against what the cache holds.
+  gp.reuse_prefix = !cache_path.empty();
   RunState st;
   st.stream = !json;
   st.record_probs = json && n_probs > 0;
   ember_generate_stats stats{};
   Check(ember_generate(session.get(), ids.data(), ids.size(), &gp, OnPiece, &st, &stats),
         "generate");
+  if (!cache_path.empty()) {
+    std::fprintf(stderr, "ember: prompt cache: reused %d of %d prompt tokens\n", stats.n_reused,
+                 stats.n_prompt);
+    if (!cache_ro) {
+      Check(ember_session_save(session.get(), cache_path.c_str()), "--prompt-cache");
+      std::fprintf(stderr, "ember: prompt cache: saved %d tokens to %s\n",
+                   ember_session_n_past(session.get()), cache_path.c_str());
+    }
+  }
 
   if (json) {
     std::string out = "{\"text\":\"" + JsonEscape(st.text) + "\",\"tokens\":[";
@@ -161,8 +203,11 @@ int RunCommand(int argc, char** argv) {
       out += (i ? "," : "") + std::to_string(st.tokens[i]);
     }
     char tail[320];
-    std::snprintf(tail, sizeof(tail), "],\"n_prompt\":%d,\"n_gen\":%d,\"finish_reason\":\"%s\",",
-                  stats.n_prompt, stats.n_gen, ember_finish_reason_str(stats.finish_reason));
+    std::snprintf(tail, sizeof(tail), "],\"n_prompt\":%d,", stats.n_prompt);
+    out += tail;
+    if (!cache_path.empty()) out += "\"n_reused\":" + std::to_string(stats.n_reused) + ",";
+    std::snprintf(tail, sizeof(tail), "\"n_gen\":%d,\"finish_reason\":\"%s\",", stats.n_gen,
+                  ember_finish_reason_str(stats.finish_reason));
     out += tail;
     if (stats.stop_index >= 0) {
       out += "\"stop\":\"" + JsonEscape(stops[static_cast<size_t>(stats.stop_index)]) + "\",";
@@ -196,12 +241,19 @@ int RunCommand(int argc, char** argv) {
   }
   std::fflush(stdout);
   std::fprintf(stderr,
-               "ember: prompt %d tokens in %.3f s (%.1f tok/s, %d threads); generated %d tokens "
-               "in %.3f s (%.1f tok/s, %d threads); finish: %s\n",
-               stats.n_prompt, stats.prefill_seconds, stats.prefill_tokens_per_second,
-               ember_session_n_threads_batch(session.get()), stats.n_gen, stats.decode_seconds,
-               stats.decode_tokens_per_second, ember_session_n_threads(session.get()),
+               "ember: prompt %d tokens (%d from the cache) in %.3f s (%.1f tok/s, %d threads); "
+               "generated %d tokens in %.3f s (%.1f tok/s, %d threads); finish: %s",
+               stats.n_prompt, stats.n_reused, stats.prefill_seconds,
+               stats.prefill_tokens_per_second, ember_session_n_threads_batch(session.get()),
+               stats.n_gen, stats.decode_seconds, stats.decode_tokens_per_second,
+               ember_session_n_threads(session.get()),
                ember_finish_reason_str(stats.finish_reason));
+  const int32_t dropped = ember_session_n_dropped(session.get());
+  if (dropped > 0) {
+    std::fprintf(stderr, "; context shifts dropped %d tokens (kept the first %d)", dropped,
+                 sp.n_keep);
+  }
+  std::fputs("\n", stderr);
   return 0;
 }
 

@@ -21,8 +21,8 @@ int TokenizeCommand(int argc, char** argv) {
   }
   const std::string text = ReadPrompt(args);
   ModelPtr model(LoadModel(ResolveModelPath(args)));
-  std::vector<int32_t> ids = Tokenize(model.get(), text, !args.Has("--no-bos"),
-                                      args.Has("--special"));
+  std::vector<int32_t> ids =
+      Tokenize(model.get(), text, !args.Has("--no-bos"), args.Has("--special"));
   std::string line;
   for (size_t i = 0; i < ids.size(); ++i) line += (i ? " " : "") + std::to_string(ids[i]);
   std::printf("%s\n", line.c_str());

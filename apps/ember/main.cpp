@@ -8,17 +8,19 @@
 namespace {
 
 void PrintUsage(FILE* to) {
-  std::fprintf(to,
-               "usage: ember COMMAND [options]\n\n"
-               "commands:\n"
-               "  run        generate text from a prompt, streaming it to stdout\n"
-               "  tokenize   print the token ids of a text\n"
-               "  eval       write the last position's logits of a prompt to a file\n"
-               "  info       describe a model: architecture, dimensions, vocab, tensors\n"
-               "  bench      prefill and decode speed, GB/s and %% of memory bandwidth\n"
-               "  quantize   convert a model's weights to Q8_0, Q4_0, Q4_1, F16 or F32\n"
-               "  sample     apply samplers to given logits and show what each one does\n\n"
-               "'ember COMMAND --help' shows a command's options.\n");
+  std::fprintf(
+      to,
+      "usage: ember COMMAND [options]\n\n"
+      "commands:\n"
+      "  run        generate text from a prompt, streaming it to stdout\n"
+      "  tokenize   print the token ids of a text\n"
+      "  eval       write the last position's logits of a prompt to a file\n"
+      "  info       describe a model: architecture, dimensions, vocab, tensors\n"
+      "  bench      prefill and decode speed, GB/s and %% of memory bandwidth\n"
+      "  quantize   convert a model's weights to Q8_0, Q4_0, Q4_1, F16 or F32\n"
+      "  sample     apply samplers to given logits and show what each one does\n"
+      "  perplexity score a text: perplexity over chunks, or streamed through the KV ring\n\n"
+      "'ember COMMAND --help' shows a command's options.\n");
 }
 
 }  // namespace
@@ -45,6 +47,7 @@ int main(int argc, char** argv) {
     if (cmd == "bench") return cli::BenchCommand(argc - 2, argv + 2);
     if (cmd == "quantize") return cli::QuantizeCommand(argc - 2, argv + 2);
     if (cmd == "sample") return cli::SampleCommand(argc - 2, argv + 2);
+    if (cmd == "perplexity") return cli::PerplexityCommand(argc - 2, argv + 2);
     throw cli::UsageError{"unknown command '" + cmd + "' (see 'ember --help')"};
   } catch (const cli::UsageError& e) {
     std::fprintf(stderr, "ember: error: %s\n", e.message.c_str());

@@ -1,62 +1,29 @@
 // The `ember` binary on bad input: one line "ember: error: ..." on stderr, a
 // non-zero exit, no crash. And the happy paths of each subcommand.
-#include <catch2/catch.hpp>
+#include <sys/wait.h>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
-#include <sys/wait.h>
 
 #include "runtime/gguf_writer.h"
+#include "support/cli_runner.h"
 #include "support/model_builder.h"
 #include "support/test_paths.h"
 
 namespace {
 
-struct Result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string Quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-Result Ember(const std::string& args) {
-  std::string out = ember::test::TempPath("out.txt"), err = ember::test::TempPath("err.txt");
-  std::string cmd = std::string(EMBER_CLI_PATH) + " " + args + " >" + out + " 2>" + err;
-  int rc = std::system(cmd.c_str());
-  Result r;
-  r.exit_code = WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
-  r.out = ember::test::ReadFile(out);
-  r.err = ember::test::ReadFile(err);
-  return r;
-}
+using Result = ember::test::CliResult;
+using ember::test::RequireCleanError;
+using ember::test::ShellQuote;
+Result Ember(const std::string& args) { return ember::test::RunEmber(args); }
 
 std::string WriteBytes(const std::string& name, const std::string& bytes) {
   std::string p = ember::test::TempPath(name);
   std::ofstream(p, std::ios::binary) << bytes;
   return p;
-}
-
-// Checks the error contract: non-zero exit, no signal, and the error is one
-// line "ember: error: ..." — the last line of stderr, after any log lines.
-void RequireCleanError(const Result& r, const std::string& needle) {
-  INFO("stderr: " << r.err);
-  CHECK(r.exit_code != 0);
-  CHECK(r.exit_code < 128);  // not a signal
-  REQUIRE(!r.err.empty());
-  CHECK(r.err.back() == '\n');
-  const size_t start = r.err.rfind('\n', r.err.size() - 2);
-  const std::string last = r.err.substr(start == std::string::npos ? 0 : start + 1);
-  CHECK(last.rfind("ember: error: ", 0) == 0);
-  CHECK_THAT(last, Catch::Contains(needle));
-  // Nothing before it is an error line.
-  CHECK(r.err.find("ember: error: ") == r.err.size() - last.size());
 }
 
 }  // namespace
@@ -110,7 +77,7 @@ TEST_CASE("cli: bad input gives one clear error line", "[cli][bad-input]") {
   SECTION("prompt longer than the context") {
     std::string prompt;
     for (int i = 0; i < 100; ++i) prompt += "word ";
-    RequireCleanError(Ember("run -m " + tiny + " -c 16 -p " + Quote(prompt)),
+    RequireCleanError(Ember("run -m " + tiny + " -c 16 -p " + ShellQuote(prompt)),
                       "does not fit in the context of 16 tokens");
   }
   SECTION("negative -n") {
@@ -118,7 +85,8 @@ TEST_CASE("cli: bad input gives one clear error line", "[cli][bad-input]") {
   }
   SECTION("bad numbers and options") {
     RequireCleanError(Ember("run -m " + tiny + " -p hi --temp abc"), "--temp expects a number");
-    RequireCleanError(Ember("run -m " + tiny + " -p hi --temp -1"), "temperature must be >= 0 (got -1)");
+    RequireCleanError(Ember("run -m " + tiny + " -p hi --temp -1"),
+                      "temperature must be >= 0 (got -1)");
     RequireCleanError(Ember("run -m " + tiny + " -p hi --frobnicate"), "unknown option");
     RequireCleanError(Ember("run -m " + tiny), "a prompt is needed");
     RequireCleanError(Ember("eval -m " + tiny + " -p hi"), "--logits-out FILE is required");

@@ -5,27 +5,16 @@
 #include <cstdlib>
 #include <string>
 
+#include "support/cli_runner.h"
 #include "support/model_builder.h"
 #include "support/test_paths.h"
 
 namespace {
 
-struct Result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-Result Ember(const std::string& args) {
-  std::string out = ember::test::TempPath("out.txt"), err = ember::test::TempPath("err.txt");
-  std::string cmd = std::string(EMBER_CLI_PATH) + " " + args + " >" + out + " 2>" + err;
-  int rc = std::system(cmd.c_str());
-  Result r;
-  r.exit_code = WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
-  r.out = ember::test::ReadFile(out);
-  r.err = ember::test::ReadFile(err);
-  return r;
-}
+using Result = ember::test::CliResult;
+using ember::test::RequireCleanError;
+using ember::test::ShellQuote;
+Result Ember(const std::string& args) { return ember::test::RunEmber(args); }
 
 void RequireError(const Result& r, const std::string& needle) {
   INFO("stderr: " << r.err);

@@ -5,38 +5,16 @@
 #include <cstdlib>
 #include <string>
 
+#include "support/cli_runner.h"
 #include "support/model_builder.h"
 #include "support/test_paths.h"
 
 namespace {
 
-struct Result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-Result Ember(const std::string& args) {
-  const std::string out = ember::test::TempPath("out.txt"), err = ember::test::TempPath("err.txt");
-  const std::string cmd = std::string(EMBER_CLI_PATH) + " " + args + " >" + out + " 2>" + err;
-  const int rc = std::system(cmd.c_str());
-  Result r;
-  r.exit_code = WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
-  r.out = ember::test::ReadFile(out);
-  r.err = ember::test::ReadFile(err);
-  return r;
-}
-
-void RequireCleanError(const Result& r, const std::string& needle) {
-  INFO("stderr: " << r.err);
-  CHECK(r.exit_code != 0);
-  CHECK(r.exit_code < 128);  // not a signal
-  REQUIRE(!r.err.empty());
-  const size_t start = r.err.rfind('\n', r.err.size() - 2);
-  const std::string last = r.err.substr(start == std::string::npos ? 0 : start + 1);
-  CHECK(last.rfind("ember: error: ", 0) == 0);
-  CHECK_THAT(last, Catch::Contains(needle));
-}
+using Result = ember::test::CliResult;
+using ember::test::RequireCleanError;
+using ember::test::ShellQuote;
+Result Ember(const std::string& args) { return ember::test::RunEmber(args); }
 
 }  // namespace
 

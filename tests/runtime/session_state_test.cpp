@@ -94,8 +94,8 @@ TEST_CASE("session state: save and load give the same logits and continuation", 
       REQUIRE(st.ok());
       CHECK(b->tokens() == a->tokens());
       CHECK(b->logits() == a->logits());
-      // Continuing both (with the same two new tokens) gives the same tokens and the same final logits; the
-      // state holds everything the continuation depends on.
+      // Continuing both (with the same two new tokens) gives the same tokens and the same final
+      // logits; the state holds everything the continuation depends on.
       CHECK(Greedy(*b, 8) == Greedy(*a, 8));
       CHECK(b->logits() == a->logits());
       std::remove(path.c_str());
