@@ -8,27 +8,16 @@
 #include <vector>
 
 #include "ember.h"
+#include "support/loaders.h"
 #include "support/model_builder.h"
 #include "support/test_paths.h"
 
 namespace {
 
-struct ModelDeleter {
-  void operator()(ember_model* m) const { ember_model_free(m); }
-};
-struct SessionDeleter {
-  void operator()(ember_session* s) const { ember_session_free(s); }
-};
-using ModelPtr = std::unique_ptr<ember_model, ModelDeleter>;
-using SessionPtr = std::unique_ptr<ember_session, SessionDeleter>;
+using ModelPtr = ember::test::CModelPtr;
+using SessionPtr = ember::test::CSessionPtr;
 
-ModelPtr LoadTiny() {
-  ember_model* m = nullptr;
-  const ember_status s = ember_model_load(ember::test::DefaultTinyModel().c_str(), nullptr, &m);
-  INFO(ember_last_error());
-  REQUIRE(s == EMBER_OK);
-  return ModelPtr(m);
-}
+ModelPtr LoadTiny() { return ember::test::LoadCModelOrFail(); }
 
 SessionPtr NewSession(const ember_model* m, int32_t n_ctx, ember_kv_type type = EMBER_KV_F16,
                       int32_t keep = 0, bool shift = true) {

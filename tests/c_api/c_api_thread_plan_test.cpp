@@ -6,22 +6,14 @@
 #include <string>
 
 #include "ember.h"
+#include "support/loaders.h"
 #include "support/model_builder.h"
 
 namespace {
 
-struct ModelDeleter {
-  void operator()(ember_model* m) const { ember_model_free(m); }
-};
-using ModelPtr = std::unique_ptr<ember_model, ModelDeleter>;
+using ModelPtr = ember::test::CModelPtr;
 
-ModelPtr Load() {
-  ember_model* m = nullptr;
-  const ember_status s = ember_model_load(ember::test::DefaultTinyModel().c_str(), nullptr, &m);
-  INFO(ember_last_error());
-  REQUIRE(s == EMBER_OK);
-  return ModelPtr(m);
-}
+ModelPtr Load() { return ember::test::LoadCModelOrFail(); }
 
 struct Threads {
   ember_status status = EMBER_ERR_INTERNAL;

@@ -13,27 +13,16 @@
 #include <vector>
 
 #include "ember.h"
+#include "support/loaders.h"
 #include "support/model_builder.h"
 #include "support/test_paths.h"
 
 namespace {
 
-struct ModelDeleter {
-  void operator()(ember_model* m) const { ember_model_free(m); }
-};
-struct SessionDeleter {
-  void operator()(ember_session* s) const { ember_session_free(s); }
-};
-using ModelPtr = std::unique_ptr<ember_model, ModelDeleter>;
-using SessionPtr = std::unique_ptr<ember_session, SessionDeleter>;
+using ModelPtr = ember::test::CModelPtr;
+using SessionPtr = ember::test::CSessionPtr;
 
-ModelPtr Load(const std::string& path) {
-  ember_model* m = nullptr;
-  const ember_status s = ember_model_load(path.c_str(), nullptr, &m);
-  INFO(ember_last_error());
-  REQUIRE(s == EMBER_OK);
-  return ModelPtr(m);
-}
+ModelPtr Load(const std::string& path) { return ember::test::LoadCModelOrFail(path); }
 
 SessionPtr NewSession(const ember_model* m, int32_t n_threads) {
   ember_session_params sp = ember_session_default_params();

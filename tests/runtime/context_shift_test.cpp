@@ -11,6 +11,7 @@
 #include "runtime/generate.h"
 #include "runtime/kv_cache.h"
 #include "runtime/session.h"
+#include "support/loaders.h"
 #include "support/model_builder.h"
 #include "support/test_paths.h"
 
@@ -18,13 +19,7 @@ using namespace ember;
 
 namespace {
 
-std::unique_ptr<Model> LoadTiny() {
-  std::unique_ptr<Model> m;
-  Status s = Model::Load(test::DefaultTinyModel(), nullptr, &m);
-  INFO(s.message());
-  REQUIRE(s.ok());
-  return m;
-}
+std::unique_ptr<Model> LoadTiny() { return test::LoadModelOrFail(); }
 
 std::unique_ptr<Session> NewSession(const Model& m, int64_t n_ctx, int64_t keep,
                                     KvType type = KvType::kF16, int64_t n_batch = 512) {

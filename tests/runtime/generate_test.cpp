@@ -12,6 +12,7 @@
 #include "runtime/model.h"
 #include "runtime/session.h"
 #include "sampling/logprobs.h"
+#include "support/loaders.h"
 #include "support/model_builder.h"
 #include "support/test_paths.h"
 
@@ -19,13 +20,7 @@ using namespace ember;
 
 namespace {
 
-std::unique_ptr<Model> LoadTiny() {
-  std::unique_ptr<Model> m;
-  Status s = Model::Load(test::DefaultTinyModel(), nullptr, &m);
-  INFO(s.message());
-  REQUIRE(s.ok());
-  return m;
-}
+std::unique_ptr<Model> LoadTiny() { return test::LoadModelOrFail(); }
 
 std::unique_ptr<Session> NewSession(const Model& m, int64_t n_ctx = 256, int threads = 2) {
   SessionParams p;

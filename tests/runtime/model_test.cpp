@@ -7,6 +7,7 @@
 #include "runtime/generate.h"
 #include "runtime/gguf_writer.h"
 #include "runtime/session.h"
+#include "support/loaders.h"
 #include "support/model_builder.h"
 #include "support/test_paths.h"
 
@@ -23,13 +24,7 @@ Status LoadSpec(const TinyModelSpec& spec, std::unique_ptr<Model>* out) {
   return Model::Load(path, nullptr, out);
 }
 
-std::unique_ptr<Model> LoadTiny() {
-  std::unique_ptr<Model> m;
-  Status s = Model::Load(test::DefaultTinyModel(), nullptr, &m);
-  INFO(s.message());
-  REQUIRE(s.ok());
-  return m;
-}
+std::unique_ptr<Model> LoadTiny() { return test::LoadModelOrFail(); }
 
 std::vector<float> Logits(const Model& m, const std::vector<int32_t>& ids, int threads,
                           bool one_by_one) {

@@ -1,7 +1,7 @@
 #include "runtime/quantize_model.h"
 
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 
 #include "runtime/model.h"
@@ -43,8 +43,10 @@ TEST_CASE("quantize: F32 model to each type loads and stays close", "[quantize]"
   // a coarser type may not be closer than a finer one. F32 and F16 matrices
   // are both requantized to int8 groups at load (docs/FORMATS.md), so F16's
   // rounding moves some int8 roundings: measured 0.014.
-  for (auto [name, bound] : {std::pair<const char*, double>{"F16", 0.03}, {"Q8_0", 0.05},
-                             {"Q4_1", 0.35}, {"Q4_0", 0.35}}) {
+  for (auto [name, bound] : {std::pair<const char*, double>{"F16", 0.03},
+                             {"Q8_0", 0.05},
+                             {"Q4_1", 0.35},
+                             {"Q4_0", 0.35}}) {
     GgmlType t;
     REQUIRE(ParseQuantizeType(name, &t));
     const std::string out = test::TempPath(std::string("q_") + name + ".gguf");
@@ -77,8 +79,8 @@ TEST_CASE("quantize: bad requests are errors and leave no file", "[quantize][bad
   s = QuantizeModel(tiny, tiny, GgmlType::kQ4_0, nullptr, &r);
   CHECK(s.code() == Code::kInvalidArgument);
   int calls = 0;
-  s = QuantizeModel(tiny, out, GgmlType::kQ4_0,
-                    [&](float, const std::string&) { return ++calls < 3; }, &r);
+  s = QuantizeModel(
+      tiny, out, GgmlType::kQ4_0, [&](float, const std::string&) { return ++calls < 3; }, &r);
   CHECK(s.code() == Code::kCancelled);
   CHECK_FALSE(test::FileExists(out));
   CHECK_FALSE(test::FileExists(out + ".part"));

@@ -9,6 +9,7 @@
 
 #include "runtime/generate.h"
 #include "runtime/session.h"
+#include "support/loaders.h"
 #include "support/model_builder.h"
 #include "support/test_paths.h"
 
@@ -16,13 +17,7 @@ using namespace ember;
 
 namespace {
 
-std::unique_ptr<Model> Load(const std::string& path) {
-  std::unique_ptr<Model> m;
-  Status s = Model::Load(path, nullptr, &m);
-  INFO(s.message());
-  REQUIRE(s.ok());
-  return m;
-}
+std::unique_ptr<Model> Load(const std::string& path) { return test::LoadModelOrFail(path); }
 
 std::unique_ptr<Session> NewSession(const Model& m, int64_t n_ctx, KvType type = KvType::kF16,
                                     int64_t keep = 0) {
