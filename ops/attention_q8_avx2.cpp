@@ -6,17 +6,11 @@
 #include <immintrin.h>
 
 #include "ops/activation.h"
+#include "ops/avx2_common.h"
 #include "ops/attention.h"
 
 namespace ember {
 namespace {
-
-inline float HorizontalSum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
 
 inline __m256 LoadI8(const int8_t* p) {
   const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
