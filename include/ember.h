@@ -205,7 +205,9 @@ typedef struct ember_session_params {
    * tokens after the first n_keep, re-rotates the surviving keys and goes on;
    * false makes a full context an EMBER_ERR_CONTEXT_OVERFLOW. */
   bool context_shift;
-  int32_t n_keep; /* tokens at the start never dropped (0 <= n_keep < n_ctx) */
+  /* Tokens at the start never dropped (0 <= n_keep < n_ctx; default 4: the
+   * first tokens act as attention sinks, and dropping them hurts quality). */
+  int32_t n_keep;
 } ember_session_params;
 
 ember_session_params ember_session_default_params(void);

@@ -345,7 +345,7 @@ ember_session_params ember_session_default_params(void) {
   p.n_batch = 512;
   p.kv_type = EMBER_KV_F16;
   p.context_shift = true;
-  p.n_keep = 0;
+  p.n_keep = static_cast<int32_t>(ember::kDefaultKeep);
   return p;
 }
 

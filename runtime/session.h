@@ -17,6 +17,9 @@
 
 namespace ember {
 
+// Tokens kept at the start of the context by default when it shifts.
+constexpr int64_t kDefaultKeep = 4;
+
 struct SessionParams {
   int64_t n_ctx = 0;  // 0: min(training context, 4096)
   // 0 is auto (platform/scheduler.h): decode on the fewest big cores that reach
@@ -29,7 +32,10 @@ struct SessionParams {
   // Context shift: when a token does not fit, keep the first n_keep tokens,
   // drop the older half of the rest and go on. Off: a full context is an error.
   bool context_shift = true;
-  int64_t n_keep = 0;  // < n_ctx
+  // < n_ctx. The default keeps the first tokens, which models attend to
+  // heavily whatever they are ("attention sinks"): dropping them doubles
+  // SmolLM2's perplexity across shifts (docs/KV.md).
+  int64_t n_keep = kDefaultKeep;
 };
 
 class Session {

@@ -309,7 +309,7 @@ std::vector<OptionSpec> KvOptions(bool with_keep) {
   if (with_keep) {
     o.push_back({"--keep", "", "N",
                  "tokens from the start of the prompt never dropped when the context shifts "
-                 "(default 0; -1: the whole prompt)"});
+                 "(default 4: the first tokens act as attention sinks; -1: the whole prompt)"});
   }
   return o;
 }

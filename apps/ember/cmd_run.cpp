@@ -153,12 +153,15 @@ int RunCommand(int argc, char** argv) {
   if (!cache_path.empty()) {
     if (std::FILE* f = std::fopen(cache_path.c_str(), "rb")) {
       std::fclose(f);
+      const auto t_load = std::chrono::steady_clock::now();
       if (ember_session_load(session.get(), cache_path.c_str()) != EMBER_OK) {
         throw UsageError{std::string("--prompt-cache: ") + ember_last_error() +
                          " (remove the file to start a new cache)"};
       }
-      std::fprintf(stderr, "ember: prompt cache: loaded %d tokens from %s\n",
-                   ember_session_n_past(session.get()), cache_path.c_str());
+      std::fprintf(
+          stderr, "ember: prompt cache: loaded %d tokens from %s in %.3f s\n",
+          ember_session_n_past(session.get()), cache_path.c_str(),
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t_load).count());
     } else {
       std::fprintf(stderr, "ember: prompt cache: %s does not exist yet; it will be written\n",
                    cache_path.c_str());

@@ -58,11 +58,11 @@ ember_generate_params Greedy(int32_t n) {
 
 }  // namespace
 
-TEST_CASE("c_api kv: defaults are f16 with context shift and no kept tokens", "[c_api][kv]") {
+TEST_CASE("c_api kv: defaults are f16 with context shift keeping 4 tokens", "[c_api][kv]") {
   const ember_session_params p = ember_session_default_params();
   CHECK(p.kv_type == EMBER_KV_F16);
   CHECK(p.context_shift);
-  CHECK(p.n_keep == 0);
+  CHECK(p.n_keep == 4);
 }
 
 TEST_CASE("c_api kv: q8 holds about half the bytes; shift runs past the context", "[c_api][kv]") {
