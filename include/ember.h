@@ -489,7 +489,8 @@ typedef struct ember_generate_stats {
  * on_token_info all get user_data. Stopped by a callback or by
  * ember_session_cancel, it returns EMBER_OK with finish reason
  * EMBER_FINISH_CANCELLED; stopped during the prompt (stats.n_gen == 0), the
- * context keeps the prompt chunks already computed. An error before the
+ * context keeps the prompt chunks already computed; a cancelled beam search
+ * returns the best sequence so far and keeps the prompt alone in the context. An error before the
  * prompt is run leaves the session unchanged. */
 ember_status ember_generate(ember_session* session, const int32_t* prompt, size_t n_prompt,
                             const ember_generate_params* params, ember_piece_fn on_piece,

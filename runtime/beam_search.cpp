@@ -65,6 +65,15 @@ Status BeamSearch(Session& session, const BeamParams& params, BeamResult* result
   std::vector<Hypothesis> done;
   std::vector<float> batch_logits;
   for (int64_t step = 0; step < N && !live.empty(); ++step) {
+    if (session.cancel_requested()) {  // Session::RequestCancel, from any thread
+      result->cancelled = true;
+      for (const Beam& b : live) {
+        if (b.tokens.empty()) continue;
+        done.push_back(
+            {b.tokens, b.logprob, Score(b.logprob, b.tokens.size(), params.length_penalty), false});
+      }
+      break;
+    }
     // Every live beam's 2B best next tokens: enough for B survivors even if
     // B of them end the sequence.
     std::vector<Continuation> cands;
@@ -160,8 +169,10 @@ Status BeamSearch(Session& session, const BeamParams& params, BeamResult* result
   result->logprob = best->logprob;
   result->ended_by_eos = best->eos;
   // Leave the session as greedy generation would: prompt + sequence minus its
-  // last token (re-decoded in place; the beams' rows are scratch).
+  // last token (re-decoded in place; the beams' rows are scratch). A
+  // cancelled search returns at once, with the prompt alone in the context.
   session.SetTokens(prefix, prefix_logits.data());
+  if (result->cancelled) return Status::Ok();
   const size_t keep = best->eos ? best->tokens.size() : best->tokens.size() - 1;
   if (keep > 0) {
     EMBER_RETURN_IF_ERROR(

@@ -32,6 +32,9 @@ struct BeamResult {
   double logprob = 0;           // its total log-probability (EOS included if it ended so)
   bool ended_by_eos = false;
   int64_t n_steps = 0;  // batched forward passes after the prompt
+  // Session::RequestCancel stopped the search: tokens is the best live
+  // sequence so far (possibly empty) and the context holds the prompt alone.
+  bool cancelled = false;
 };
 
 // `session` must already hold the prompt (its logits are the first step's).

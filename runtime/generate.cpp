@@ -48,7 +48,9 @@ Status RunBeams(Session& session, const GenerateParams& params, const PieceFn& o
   BeamResult br;
   EMBER_RETURN_IF_ERROR(BeamSearch(session, bp, &br));
   result->n_decode_evals = br.n_steps;
-  result->finish = br.ended_by_eos ? FinishReason::kEos : FinishReason::kLength;
+  result->finish = br.cancelled      ? FinishReason::kCancelled
+                   : br.ended_by_eos ? FinishReason::kEos
+                                     : FinishReason::kLength;
   result->logprob = br.logprob;  // per-token log-probabilities are not kept by the search
   const Tokenizer& tok = session.model().tokenizer();
   StopStream stream(params.stop);

@@ -271,3 +271,42 @@ TEST_CASE("c_api threads: ember_session_cancel during a long prompt", "[c_api][t
   }
   CHECK(seen);
 }
+
+TEST_CASE("c_api threads: ember_session_cancel stops a beam search", "[c_api][threads][beam]") {
+  // The search emits nothing until it ends, so another thread keeps asking
+  // to cancel until ember_generate returns; a search of 2000 steps cannot end
+  // before one of the requests lands.
+  ModelPtr m = Load(ember::test::DefaultTinyModel());
+  ember_session_params sp = ember_session_default_params();
+  sp.n_ctx = 8300;
+  sp.n_threads = 1;
+  ember_session* raw = nullptr;
+  REQUIRE(ember_session_create(m.get(), &sp, &raw) == EMBER_OK);
+  SessionPtr s(raw);
+  const std::vector<int32_t> prompt = {464, 2068, 7586};
+  ember_generate_params gp = ember_generate_default_params();
+  gp.n_predict = 2000;
+  gp.beams = 4;
+  gp.ignore_eos = true;
+  std::atomic<bool> running{true}, spinning{false};
+  std::thread canceller([&] {
+    while (running.load()) {
+      spinning.store(true);
+      ember_session_cancel(s.get());
+      std::this_thread::yield();
+    }
+  });
+  while (!spinning.load()) std::this_thread::yield();
+  ember_generate_stats st;
+  const ember_status status =
+      ember_generate(s.get(), prompt.data(), prompt.size(), &gp, nullptr, nullptr, &st);
+  running.store(false);
+  canceller.join();
+  INFO(ember_last_error());
+  REQUIRE(status == EMBER_OK);
+  CHECK(st.finish_reason == EMBER_FINISH_CANCELLED);
+  CHECK(st.n_gen < 2000);
+  // A cancelled search leaves the prompt alone in the context, with its logits.
+  CHECK(ember_session_n_past(s.get()) == static_cast<int32_t>(prompt.size()));
+  CHECK(ember_session_logits(s.get()) != nullptr);
+}

@@ -215,6 +215,29 @@ TEST_CASE("beam search: the session continues from the chosen sequence", "[beam]
   CHECK(diff < 1e-3f);
 }
 
+TEST_CASE("beam search: a cancel request stops the search with the prompt kept", "[beam]") {
+  auto m = LoadTiny();
+  auto s = NewSession(*m);
+  REQUIRE(s->Decode({464, 2068, 7586}).ok());
+  const std::vector<float> logits = s->logits();
+  s->RequestCancel();  // as another thread would, before the first step
+  BeamParams bp;
+  bp.beams = 3;
+  bp.n_predict = 10;
+  BeamResult r;
+  REQUIRE(BeamSearch(*s, bp, &r).ok());
+  CHECK(r.cancelled);
+  CHECK(r.tokens.empty());
+  CHECK(r.n_steps == 0);
+  CHECK(s->tokens() == std::vector<int32_t>{464, 2068, 7586});
+  CHECK(s->logits() == logits);
+  // Cleared, the same session searches normally.
+  s->ClearCancel();
+  REQUIRE(BeamSearch(*s, bp, &r).ok());
+  CHECK_FALSE(r.cancelled);
+  CHECK(r.n_steps > 0);
+}
+
 TEST_CASE("beam search: bad settings and a too small context are clear errors", "[beam]") {
   auto m = LoadTiny();
   auto s = NewSession(*m, 32);
