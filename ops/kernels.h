@@ -13,6 +13,7 @@ struct Kernels {
   Isa isa = Isa::kRef;  // the ISA the table was built for
   QGemmFn qgemm_q4x16 = nullptr;
   QGemmFn qgemm_q8x16 = nullptr;
+  QuantizeActsFn quantize_acts = nullptr;  // the activations every QGemm reads
   AttendHeadFn attend_head = nullptr;
   AttendHeadQ8Fn attend_head_q8 = nullptr;
 };
@@ -37,6 +38,7 @@ void AttendHead_avx2(const float* q, const KvSpan* spans, int n_spans, size_t st
                      float scale, float* scores, float* out);
 void AttendHeadQ8_avx2(const float* q, const KvSpanQ8* spans, int n_spans, size_t stride,
                        size_t scale_stride, int head_dim, float scale, float* scores, float* out);
+void QuantizeActs_avx2(const float* x, int64_t m, int64_t k, QuantizedActs* acts);
 void QGemmQ4x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ8x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ4x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,

@@ -12,9 +12,9 @@ namespace {
 void MatMulPacked(const WeightView& w, const float* x, int64_t m, float* y, int64_t ldy,
                   int n_threads, MatMulScratch* scratch) {
   const PackedMatrix& p = *w.packed;
-  QuantizeActs_ref(x, m, p.n_cols, &scratch->qacts);
-  const QuantizedActs& a = scratch->qacts;
   const Kernels& k = Active();
+  k.quantize_acts(x, m, p.n_cols, &scratch->qacts);
+  const QuantizedActs& a = scratch->qacts;
   const QGemmFn fn = p.layout == PackedLayout::kQ4x16 ? k.qgemm_q4x16 : k.qgemm_q8x16;
   const int64_t n_tiles = p.n_tiles;
   const int chunks = static_cast<int>(std::min<int64_t>(n_threads, n_tiles));
@@ -42,9 +42,9 @@ void MatMulShared(const WeightView* const* ws, float* const* ys, const int64_t* 
     for (int i = 0; i < count; ++i) MatMul(*ws[i], x, m, ys[i], ldys[i], n_threads, scratch);
     return;
   }
-  QuantizeActs_ref(x, m, ws[0]->n_cols, &scratch->qacts);
-  const QuantizedActs& a = scratch->qacts;
   const Kernels& k = Active();
+  k.quantize_acts(x, m, ws[0]->n_cols, &scratch->qacts);
+  const QuantizedActs& a = scratch->qacts;
   int64_t n_tiles[kMaxSharedMatrices];
   size_t tile_bytes[kMaxSharedMatrices];
   int64_t total_tiles = 0;

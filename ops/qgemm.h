@@ -38,6 +38,7 @@ struct QuantizedActs {
 // sm = fp16((max|x| / 127) * sum(q)). These are exactly ggml's Q8_0 / Q8_1
 // activations, so the integer sums and scales equal llama.cpp's.
 void QuantizeActs_ref(const float* x, int64_t m, int64_t k, QuantizedActs* acts);
+using QuantizeActsFn = void (*)(const float* x, int64_t m, int64_t k, QuantizedActs* acts);
 
 // Computes output rows [16 * tile_begin, min(16 * tile_end, n)) for all m tokens:
 // y[t * ldy + row]. W's layout must match the kernel's.

@@ -6,14 +6,16 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "ops/kernels.h"
+#include "quant/fp16.h"
 
 namespace ember {
 namespace {
 
-constexpr int kMr = 4;
+constexpr int kMr = 4;  // tokens per kernel call (the switch below knows 1..4)
 
 inline __m256i Bcast4(const int8_t* p) {
   int32_t v;
@@ -50,13 +52,14 @@ void HalfQ4(const PackedMatrix& w, int64_t tile, int half, const QuantizedActs& 
   for (int64_t g = 0; g < w.n_groups; ++g, gp += w.group_bytes) {
     __m256i wq[8];
     for (int s = 0; s < 4; ++s) {
-      const __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * s + 32 * half));
+      const __m256i v =
+          _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * s + 32 * half));
       wq[2 * s] = _mm256_and_si256(v, low4);
       wq[2 * s + 1] = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
     }
     const __m256 dw = LoadHalf(gp + 256 + 16 * half);
-    const __m256 mw = kHasMin ? LoadHalf(gp + 288 + 16 * half)
-                              : _mm256_mul_ps(dw, _mm256_set1_ps(-8.0f));
+    const __m256 mw =
+        kHasMin ? LoadHalf(gp + 288 + 16 * half) : _mm256_mul_ps(dw, _mm256_set1_ps(-8.0f));
     for (int i = 0; i < MR; ++i) {
       const int8_t* aq = a.q_row(t0 + i) + g * 32;
       // Eight maddubs results summed in int16 cannot overflow (8 * 2 * 15 * 127
@@ -64,7 +67,8 @@ void HalfQ4(const PackedMatrix& w, int64_t tile, int half, const QuantizedActs& 
       __m256i sum16 = _mm256_setzero_si256();
       for (int s = 0; s < 4; ++s) {
         sum16 = _mm256_add_epi16(sum16, _mm256_maddubs_epi16(wq[2 * s], Bcast4(aq + 8 * s)));
-        sum16 = _mm256_add_epi16(sum16, _mm256_maddubs_epi16(wq[2 * s + 1], Bcast4(aq + 8 * s + 4)));
+        sum16 =
+            _mm256_add_epi16(sum16, _mm256_maddubs_epi16(wq[2 * s + 1], Bcast4(aq + 8 * s + 4)));
       }
       const __m256i isum = _mm256_madd_epi16(sum16, _mm256_set1_epi16(1));
       const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(a.d_row(t0 + i)[g]));
@@ -141,8 +145,8 @@ void GemvTile(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, float
         isum = _mm256_madd_epi16(sum16, _mm256_set1_epi16(1));
       }
       const __m256 dw = LoadHalf(gp + q_bytes + 16 * h);
-      acc[h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, _mm256_set1_ps(da)),
-                               acc[h]);
+      acc[h] =
+          _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, _mm256_set1_ps(da)), acc[h]);
       if (!kInt8) {
         const __m256 mw = kHasMin ? LoadHalf(gp + q_bytes + 32 + 16 * h)
                                   : _mm256_mul_ps(dw, _mm256_set1_ps(-8.0f));
@@ -163,16 +167,35 @@ void Drive(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const Qu
     }
     return;
   }
-  for (int64_t tile = tile_begin; tile < tile_end; ++tile) {
-    for (int half = 0; half < 2; ++half) {
-      if (tile * kTileRows + 8 * half >= w.n_rows) break;
-      int64_t t = 0;
-      for (; t + kMr <= a.m; t += kMr) Half<kMr>::Run(w, tile, half, a, t, y, ldy);
-      switch (a.m - t) {
-        case 1: Half<1>::Run(w, tile, half, a, t, y, ldy); break;
-        case 2: Half<2>::Run(w, tile, half, a, t, y, ldy); break;
-        case 3: Half<3>::Run(w, tile, half, a, t, y, ldy); break;
-        default: break;
+  // Loop order for the caches: a block of tiles (about kBlockBytes of
+  // weights, which stay in L2) meets every group of kMr tokens in turn, and
+  // each group's activations (kMr * k bytes) stay in L1 while the block's
+  // tiles pass. Tile-major order instead streamed all m * k activation bytes
+  // from L3 once per 8 rows. The order changes nothing in what is computed.
+  constexpr size_t kBlockBytes = size_t{160} << 10;
+  const int64_t block = std::max<int64_t>(1, static_cast<int64_t>(kBlockBytes / w.tile_bytes));
+  for (int64_t tb = tile_begin; tb < tile_end; tb += block) {
+    const int64_t te = std::min(tb + block, tile_end);
+    for (int64_t t = 0; t < a.m; t += kMr) {
+      const int64_t mr = std::min<int64_t>(kMr, a.m - t);
+      for (int64_t tile = tb; tile < te; ++tile) {
+        for (int half = 0; half < 2; ++half) {
+          if (tile * kTileRows + 8 * half >= w.n_rows) break;
+          switch (mr) {
+            case 4:
+              Half<4>::Run(w, tile, half, a, t, y, ldy);
+              break;
+            case 3:
+              Half<3>::Run(w, tile, half, a, t, y, ldy);
+              break;
+            case 2:
+              Half<2>::Run(w, tile, half, a, t, y, ldy);
+              break;
+            default:
+              Half<1>::Run(w, tile, half, a, t, y, ldy);
+              break;
+          }
+        }
       }
     }
   }
@@ -180,8 +203,8 @@ void Drive(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const Qu
 
 template <int MR>
 struct Q4Min {
-  static void Run(const PackedMatrix& w, int64_t tile, int half, const QuantizedActs& a,
-                  int64_t t0, float* y, int64_t ldy) {
+  static void Run(const PackedMatrix& w, int64_t tile, int half, const QuantizedActs& a, int64_t t0,
+                  float* y, int64_t ldy) {
     HalfQ4<MR, true>(w, tile, half, a, t0, y, ldy);
   }
   static void Gemv(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, float* y) {
@@ -190,8 +213,8 @@ struct Q4Min {
 };
 template <int MR>
 struct Q4NoMin {
-  static void Run(const PackedMatrix& w, int64_t tile, int half, const QuantizedActs& a,
-                  int64_t t0, float* y, int64_t ldy) {
+  static void Run(const PackedMatrix& w, int64_t tile, int half, const QuantizedActs& a, int64_t t0,
+                  float* y, int64_t ldy) {
     HalfQ4<MR, false>(w, tile, half, a, t0, y, ldy);
   }
   static void Gemv(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, float* y) {
@@ -200,8 +223,8 @@ struct Q4NoMin {
 };
 template <int MR>
 struct Q8 {
-  static void Run(const PackedMatrix& w, int64_t tile, int half, const QuantizedActs& a,
-                  int64_t t0, float* y, int64_t ldy) {
+  static void Run(const PackedMatrix& w, int64_t tile, int half, const QuantizedActs& a, int64_t t0,
+                  float* y, int64_t ldy) {
     HalfQ8<MR>(w, tile, half, a, t0, y, ldy);
   }
   static void Gemv(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, float* y) {
@@ -210,6 +233,59 @@ struct Q8 {
 };
 
 }  // namespace
+
+void QuantizeActs_avx2(const float* x, int64_t m, int64_t k, QuantizedActs* a) {
+  // QuantizeActs_ref's arithmetic, 8 lanes at a time: the same max, the same
+  // products x * (1 / d) rounded to nearest even (cvtps uses MXCSR's default
+  // mode), the same per-group scalars; so the same bytes.
+  a->m = m;
+  a->k = k;
+  a->q.resize(static_cast<size_t>(m * k));
+  a->d.resize(static_cast<size_t>(m * k / 32));
+  a->s.resize(static_cast<size_t>(m * k / 32));
+  a->sm.resize(static_cast<size_t>(m * k / 32));
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  const int64_t groups = k / 32;
+  for (int64_t t = 0; t < m; ++t) {
+    for (int64_t g = 0; g < groups; ++g) {
+      const float* xg = x + t * k + g * 32;
+      __m256 v[4];
+      __m256 amax = _mm256_setzero_ps();
+      for (int i = 0; i < 4; ++i) {
+        v[i] = _mm256_loadu_ps(xg + 8 * i);
+        // max(|x|, amax): a NaN |x| leaves amax, as std::fmax does.
+        amax = _mm256_max_ps(_mm256_andnot_ps(sign, v[i]), amax);
+      }
+      __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+      m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+      m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+      const float d_exact = _mm_cvtss_f32(m4) / 127.0f;
+      const float id = d_exact != 0.0f ? 1.0f / d_exact : 0.0f;
+      const __m256 idv = _mm256_set1_ps(id);
+      __m256i qi[4];
+      __m256i sum = _mm256_setzero_si256();
+      for (int i = 0; i < 4; ++i) {
+        qi[i] = _mm256_cvtps_epi32(_mm256_mul_ps(v[i], idv));
+        sum = _mm256_add_epi32(sum, qi[i]);
+      }
+      // int32 -> int8 (|q| <= 127: no saturation); packs work per 128-bit
+      // lane, so the dwords come out as 0 4 1 5 2 6 3 7 and are put back.
+      const __m256i p16a = _mm256_packs_epi32(qi[0], qi[1]);
+      const __m256i p16b = _mm256_packs_epi32(qi[2], qi[3]);
+      const __m256i p8 = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(p16a, p16b), order);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(a->q.data() + t * k + g * 32), p8);
+      __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
+      s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, _MM_SHUFFLE(1, 0, 3, 2)));
+      s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, _MM_SHUFFLE(2, 3, 0, 1)));
+      const int total = _mm_cvtsi128_si32(s4);
+      const float d = Fp16ToFp32(Fp32ToFp16(d_exact));
+      a->d[t * groups + g] = d;
+      a->s[t * groups + g] = d * static_cast<float>(total);
+      a->sm[t * groups + g] = Fp16ToFp32(Fp32ToFp16(d_exact * static_cast<float>(total)));
+    }
+  }
+}
 
 void QGemmQ4x16_avx2(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                      const QuantizedActs& a, float* y, int64_t ldy) {

@@ -1,8 +1,8 @@
 // Every compiled quantized-GEMM variant against its _ref twin over ragged
 // shapes (rows not a multiple of the 16-row tile, tokens not a multiple of the
 // register tile, K from one group up), and the _ref against float math.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -34,8 +34,8 @@ std::vector<uint8_t> RandomGguf(GgmlType type, int64_t n, int64_t k, std::mt1993
 
 std::vector<Isa> IsasToTest() {
   std::vector<Isa> out;
-  for (Isa isa : {Isa::kAvx2, Isa::kAvx512, Isa::kAvx512Vnni, Isa::kNeon, Isa::kNeonDot,
-                  Isa::kNeonI8mm}) {
+  for (Isa isa :
+       {Isa::kAvx2, Isa::kAvx512, Isa::kAvx512Vnni, Isa::kNeon, Isa::kNeonDot, Isa::kNeonI8mm}) {
     if (HasVariantsFor(isa) && HostCpu().Supports(isa)) out.push_back(isa);
   }
   return out;
@@ -99,7 +99,8 @@ TEST_CASE("qgemm: the reference equals float math on dequantized operands", "[qg
           // allow that rounding, |m| * |s| * 2^-11 per group, |m| <= max |w|.
           for (int64_t g = 0; g < k / 32; ++g) {
             double wmax = 0;
-            for (int c = 0; c < 32; ++c) wmax = std::max(wmax, double(std::fabs(PackedWeight(w, r, g * 32 + c))));
+            for (int c = 0; c < 32; ++c)
+              wmax = std::max(wmax, double(std::fabs(PackedWeight(w, r, g * 32 + c))));
             fp16_slack += wmax * std::fabs(a.s_row(t)[g]) * 1e-3;
           }
         }
@@ -154,4 +155,62 @@ TEST_CASE("kernels: EMBER_ISA names are parsed and checked", "[qgemm][isa]") {
   CHECK_FALSE(ParseIsa("sse9", &isa));
   CHECK(HostCpu().Supports(Isa::kRef));
   CHECK(HostCpu().Supports(HostCpu().Best()));
+}
+
+TEST_CASE("qgemm: every ISA variant quantizes activations exactly as _ref", "[qgemm][isa]") {
+  std::vector<Isa> isas = IsasToTest();
+  if (isas.empty()) EMBER_SKIP("no SIMD variants for this CPU");
+  std::mt19937 rng(17);
+  const int64_t m = 5, k = 256;
+  std::vector<float> x(m * k);
+  for (float scale : {1e-6f, 1e-3f, 1.0f, 300.0f, 6e4f}) {
+    std::normal_distribution<float> d(0.0f, scale);
+    for (float& v : x) v = d(rng);
+    for (int j = 0; j < 32; ++j) x[32 + j] = 0.0f;             // an all-zero group
+    for (int j = 0; j < 32; ++j) x[64 + j] = 0.5f * (j - 16);  // halves: ties round to even
+    x[100] = -x[101];                                          // the max on a negative value
+    QuantizedActs want;
+    QuantizeActs_ref(x.data(), m, k, &want);
+    for (Isa isa : isas) {
+      QuantizedActs got;
+      KernelsFor(isa).quantize_acts(x.data(), m, k, &got);
+      INFO(IsaName(isa) << " scale " << scale);
+      CHECK(got.m == m);
+      CHECK(got.k == k);
+      CHECK(got.q == want.q);
+      CHECK(got.d == want.d);
+      CHECK(got.s == want.s);
+      CHECK(got.sm == want.sm);
+    }
+  }
+}
+
+TEST_CASE("qgemm: a matrix larger than the cache block gives the same result", "[qgemm][isa]") {
+  // Big tiles (k = 8192: 80 KiB each) make the AVX2 kernel split the tiles
+  // into several cache blocks; every output must still equal _ref's.
+  std::vector<Isa> isas = IsasToTest();
+  if (isas.empty()) EMBER_SKIP("no SIMD variants for this CPU");
+  std::mt19937 rng(19);
+  const Kernels ref = KernelsFor(Isa::kRef);
+  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ8_0}) {
+    const int64_t n = 70, k = 8192, m = 6;
+    auto src = RandomGguf(type, n, k, rng);
+    PackedMatrix w;
+    REQUIRE(Repack(type, src.data(), n, k, &w).ok());
+    std::normal_distribution<float> d(0.0f, 1.0f);
+    std::vector<float> x(m * k);
+    for (float& v : x) v = d(rng);
+    QuantizedActs a;
+    QuantizeActs_ref(x.data(), m, k, &a);
+    std::vector<float> want(m * n), got(m * n);
+    Pick(ref, w)(w, 0, w.n_tiles, a, want.data(), n);
+    for (Isa isa : isas) {
+      std::fill(got.begin(), got.end(), -7.0f);
+      Pick(KernelsFor(isa), w)(w, 0, w.n_tiles, a, got.data(), n);
+      for (int64_t i = 0; i < m * n; ++i) {
+        INFO(IsaName(isa) << " " << GgmlTypeName(type) << " i=" << i);
+        REQUIRE(std::fabs(got[i] - want[i]) <= 1e-4f * (1.0f + std::fabs(want[i])));
+      }
+    }
+  }
 }
