@@ -48,10 +48,14 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
               freq_factors);
   }
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  // Per-token work (norms, RoPE, SwiGLU) runs on the threads for batches; a
+  // single decode token is not worth waking them.
+  const bool batch_parallel = n > 1 && n_threads > 1;
 
   for (int64_t l = 0; l < hp.n_layer; ++l) {
     const LayerWeights& L = w.layers[static_cast<size_t>(l)];
     // Attention block.
+#pragma omp parallel for num_threads(n_threads) schedule(static) if (batch_parallel)
     for (int64_t t = 0; t < n; ++t) {
       RmsNorm_ref(&s.x[t * E], L.attn_norm.data(), &s.xn[t * E], E, hp.rms_eps);
     }
@@ -61,7 +65,8 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
       const int64_t ldys[3] = {Q, KV, KV};
       MatMulShared(ws, ys, ldys, 3, s.xn.data(), n, n_threads, &s.mm);
     }
-    for (int64_t t = 0; t < n; ++t) {
+#pragma omp parallel for num_threads(n_threads) schedule(static) if (batch_parallel)
+    for (int64_t t = 0; t < n; ++t) {  // each token writes its own cache row
       const float* rc = &s.rope[t * hp.n_rot];
       for (int64_t h = 0; h < hp.n_head; ++h) {
         RopeApply_ref(&s.q[t * Q + h * hd], rc, hp.n_rot, hp.rope_mode);
@@ -76,7 +81,10 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
     const AttendHeadFn attend = Active().attend_head;
     const AttendHeadQ8Fn attend_q8 = Active().attend_head_q8;
     const bool q8 = kv.type() == KvType::kQ8;
-#pragma omp parallel for num_threads(n_threads) schedule(static) if (n_threads > 1)
+    // Jobs go round the threads one by one: in causal prefill later tokens
+    // attend to more rows, so contiguous blocks of tokens would leave the
+    // thread with the first tokens waiting for the one with the last.
+#pragma omp parallel for num_threads(n_threads) schedule(static, 1) if (n_threads > 1)
     for (int64_t job = 0; job < n_work; ++job) {
       const int64_t t = job / hp.n_head, h = job % hp.n_head;
       const int64_t kvh = h / group;
@@ -103,7 +111,8 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
     MatMul(L.wo, s.att.data(), n, s.proj.data(), E, n_threads, &s.mm);
     for (int64_t i = 0; i < n * E; ++i) s.x[i] += s.proj[i];
 
-    // Feed-forward block (SwiGLU).
+      // Feed-forward block (SwiGLU).
+#pragma omp parallel for num_threads(n_threads) schedule(static) if (batch_parallel)
     for (int64_t t = 0; t < n; ++t) {
       RmsNorm_ref(&s.x[t * E], L.ffn_norm.data(), &s.xn[t * E], E, hp.rms_eps);
     }
@@ -113,7 +122,8 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
       const int64_t ldys[2] = {F, F};
       MatMulShared(ws, ys, ldys, 2, s.xn.data(), n, n_threads, &s.mm);
     }
-    SwiGlu_ref(s.gate.data(), s.up.data(), n * F);
+#pragma omp parallel for num_threads(n_threads) schedule(static) if (batch_parallel)
+    for (int64_t t = 0; t < n; ++t) SwiGlu_ref(&s.gate[t * F], &s.up[t * F], F);
     MatMul(L.w_down, s.gate.data(), n, s.proj.data(), E, n_threads, &s.mm);
     for (int64_t i = 0; i < n * E; ++i) s.x[i] += s.proj[i];
   }
