@@ -25,6 +25,16 @@ struct QuantizedActs {
   std::vector<float> sm;  // [m, k / 32] the same from the unrounded d, rounded to fp16:
                           // multiplies Q4_1's mins, as ggml's Q8_1 blocks carry it
 
+  // Sets m and k and sizes the arrays for them (k a multiple of 32).
+  void Resize(int64_t rows, int64_t cols) {
+    m = rows;
+    k = cols;
+    q.resize(static_cast<size_t>(m * k));
+    d.resize(static_cast<size_t>(m * k / 32));
+    s.resize(static_cast<size_t>(m * k / 32));
+    sm.resize(static_cast<size_t>(m * k / 32));
+  }
+
   const int8_t* q_row(int64_t t) const { return q.data() + t * k; }
   const float* d_row(int64_t t) const { return d.data() + t * (k / 32); }
   const float* s_row(int64_t t) const { return s.data() + t * (k / 32); }

@@ -238,12 +238,7 @@ void QuantizeActs_avx2(const float* x, int64_t m, int64_t k, QuantizedActs* a) {
   // QuantizeActs_ref's arithmetic, 8 lanes at a time: the same max, the same
   // products x * (1 / d) rounded to nearest even (cvtps uses MXCSR's default
   // mode), the same per-group scalars; so the same bytes.
-  a->m = m;
-  a->k = k;
-  a->q.resize(static_cast<size_t>(m * k));
-  a->d.resize(static_cast<size_t>(m * k / 32));
-  a->s.resize(static_cast<size_t>(m * k / 32));
-  a->sm.resize(static_cast<size_t>(m * k / 32));
+  a->Resize(m, k);
   const __m256 sign = _mm256_set1_ps(-0.0f);
   const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
   const int64_t groups = k / 32;

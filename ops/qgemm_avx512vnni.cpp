@@ -44,7 +44,8 @@ void TileQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t
       wq[2 * s] = _mm512_and_si512(v, low4);
       wq[2 * s + 1] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
     }
-    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(gp + 256)));
+    const __m512 dw =
+        _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(gp + 256)));
     const __m512 mw =
         kHasMin ? _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(gp + 288)))
                 : _mm512_mul_ps(dw, _mm512_set1_ps(-8.0f));
@@ -81,7 +82,8 @@ void TileQ8(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t
       wsum = _mm512_dpbusd_epi32(wsum, ones, wq[s]);
     }
     const __m512i correction = _mm512_slli_epi32(wsum, 7);
-    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(gp + 512)));
+    const __m512 dw =
+        _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(gp + 512)));
     for (int i = 0; i < MR; ++i) {
       const int8_t* aq = a.q_row(t0 + i) + g * 32;
       __m512i isum = _mm512_setzero_si512();
@@ -104,34 +106,45 @@ void Drive(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const Qu
     int64_t t = 0;
     for (; t + kMr <= a.m; t += kMr) Tile<kMr>::Run(w, tile, a, t, y, ldy);
     switch (a.m - t) {
-      case 1: Tile<1>::Run(w, tile, a, t, y, ldy); break;
-      case 2: Tile<2>::Run(w, tile, a, t, y, ldy); break;
-      case 3: Tile<3>::Run(w, tile, a, t, y, ldy); break;
-      case 4: Tile<4>::Run(w, tile, a, t, y, ldy); break;
-      case 5: Tile<5>::Run(w, tile, a, t, y, ldy); break;
-      default: break;
+      case 1:
+        Tile<1>::Run(w, tile, a, t, y, ldy);
+        break;
+      case 2:
+        Tile<2>::Run(w, tile, a, t, y, ldy);
+        break;
+      case 3:
+        Tile<3>::Run(w, tile, a, t, y, ldy);
+        break;
+      case 4:
+        Tile<4>::Run(w, tile, a, t, y, ldy);
+        break;
+      case 5:
+        Tile<5>::Run(w, tile, a, t, y, ldy);
+        break;
+      default:
+        break;
     }
   }
 }
 
 template <int MR>
 struct Q4Min {
-  static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0,
-                  float* y, int64_t ldy) {
+  static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
+                  int64_t ldy) {
     TileQ4<MR, true>(w, tile, a, t0, y, ldy);
   }
 };
 template <int MR>
 struct Q4NoMin {
-  static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0,
-                  float* y, int64_t ldy) {
+  static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
+                  int64_t ldy) {
     TileQ4<MR, false>(w, tile, a, t0, y, ldy);
   }
 };
 template <int MR>
 struct Q8 {
-  static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0,
-                  float* y, int64_t ldy) {
+  static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
+                  int64_t ldy) {
     TileQ8<MR>(w, tile, a, t0, y, ldy);
   }
 };

@@ -39,8 +39,8 @@ inline int8x16_t Bcast4(const int8_t* p) {
 
 // One quad of 4 rows (q = 0..3 within the tile) for MR tokens.
 template <int MR, bool kInt8, bool kHasMin>
-void Quad(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, int64_t t0,
-          float* y, int64_t ldy) {
+void Quad(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, int64_t t0, float* y,
+          int64_t ldy) {
   float32x4_t acc[MR];
   for (int i = 0; i < MR; ++i) acc[i] = vdupq_n_f32(0.0f);
   const uint8_t* gp = w.tile(tile);
@@ -64,7 +64,8 @@ void Quad(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, in
       if (!kInt8) acc[i] = vfmaq_f32(acc[i], mw, vdupq_n_f32(a.min_sums(t0 + i, kHasMin)[g]));
     }
   }
-  for (int i = 0; i < MR; ++i) StoreRows4(y + (t0 + i) * ldy, acc[i], tile * kTileRows + 4 * q, w.n_rows);
+  for (int i = 0; i < MR; ++i)
+    StoreRows4(y + (t0 + i) * ldy, acc[i], tile * kTileRows + 4 * q, w.n_rows);
 }
 
 template <bool kInt8, bool kHasMin>

@@ -15,8 +15,8 @@ namespace {
 constexpr int kMr = 4;
 
 template <int MR, bool kInt8, bool kHasMin>
-void Quad(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, int64_t t0,
-          float* y, int64_t ldy) {
+void Quad(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, int64_t t0, float* y,
+          int64_t ldy) {
   float32x4_t acc[MR];
   for (int i = 0; i < MR; ++i) acc[i] = vdupq_n_f32(0.0f);
   const uint8_t* gp = w.tile(tile);
@@ -45,7 +45,8 @@ void Quad(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, in
       if (!kInt8) acc[i] = vfmaq_f32(acc[i], mw, vdupq_n_f32(a.min_sums(t0 + i, kHasMin)[g]));
     }
   }
-  for (int i = 0; i < MR; ++i) StoreRows4(y + (t0 + i) * ldy, acc[i], tile * kTileRows + 4 * q, w.n_rows);
+  for (int i = 0; i < MR; ++i)
+    StoreRows4(y + (t0 + i) * ldy, acc[i], tile * kTileRows + 4 * q, w.n_rows);
 }
 
 template <bool kInt8, bool kHasMin>
@@ -57,10 +58,17 @@ void Drive(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const Qu
       int64_t t = 0;
       for (; t + kMr <= a.m; t += kMr) Quad<kMr, kInt8, kHasMin>(w, tile, q, a, t, y, ldy);
       switch (a.m - t) {
-        case 1: Quad<1, kInt8, kHasMin>(w, tile, q, a, t, y, ldy); break;
-        case 2: Quad<2, kInt8, kHasMin>(w, tile, q, a, t, y, ldy); break;
-        case 3: Quad<3, kInt8, kHasMin>(w, tile, q, a, t, y, ldy); break;
-        default: break;
+        case 1:
+          Quad<1, kInt8, kHasMin>(w, tile, q, a, t, y, ldy);
+          break;
+        case 2:
+          Quad<2, kInt8, kHasMin>(w, tile, q, a, t, y, ldy);
+          break;
+        case 3:
+          Quad<3, kInt8, kHasMin>(w, tile, q, a, t, y, ldy);
+          break;
+        default:
+          break;
       }
     }
   }

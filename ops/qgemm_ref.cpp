@@ -11,12 +11,7 @@
 namespace ember {
 
 void QuantizeActs_ref(const float* x, int64_t m, int64_t k, QuantizedActs* a) {
-  a->m = m;
-  a->k = k;
-  a->q.resize(static_cast<size_t>(m * k));
-  a->d.resize(static_cast<size_t>(m * k / 32));
-  a->s.resize(static_cast<size_t>(m * k / 32));
-  a->sm.resize(static_cast<size_t>(m * k / 32));
+  a->Resize(m, k);
   for (int64_t t = 0; t < m; ++t) {
     for (int64_t g = 0; g < k / 32; ++g) {
       const float* xg = x + t * k + g * 32;
@@ -43,8 +38,8 @@ void QuantizeActs_ref(const float* x, int64_t m, int64_t k, QuantizedActs* a) {
 namespace {
 
 template <bool kInt8>
-void QGemm_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
-               const QuantizedActs& a, float* y, int64_t ldy) {
+void QGemm_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const QuantizedActs& a,
+               float* y, int64_t ldy) {
   const size_t q_bytes = kInt8 ? 512 : 256;
   for (int64_t tile = tile_begin; tile < tile_end; ++tile) {
     for (int64_t t = 0; t < a.m; ++t) {

@@ -83,9 +83,8 @@ int PerplexityCommand(int argc, char** argv) {
   // The text with BOS when the model adds one, special-token text as plain
   // text (as llama-perplexity tokenizes it).
   const std::vector<int32_t> ids = Tokenize(model.get(), text, true, false);
-  const std::vector<int32_t> no_bos = Tokenize(model.get(), "", true, false);
-  const bool adds_bos = !no_bos.empty();
-  const int32_t bos = adds_bos ? no_bos[0] : -1;
+  const bool adds_bos = info.add_bos && info.bos_token >= 0;
+  const int32_t bos = info.bos_token;
 
   ember_session_params sp = ember_session_default_params();
   sp.n_ctx = static_cast<int32_t>(n_ctx);

@@ -111,6 +111,32 @@ void CheckConcurrentEqualsSerial(const ember_model* model, int32_t n_predict, in
   RequireSame(serial_b, concurrent_b);
 }
 
+// Another thread asking to cancel `session` again and again, from its start
+// (the constructor returns once it runs) until Stop: for calls that clear
+// the request when they begin, so that one of the requests lands inside.
+class SpinningCanceller {
+ public:
+  explicit SpinningCanceller(ember_session* session)
+      : thread_([this, session] {
+          while (running_.load()) {
+            spinning_.store(true);
+            ember_session_cancel(session);
+            std::this_thread::yield();
+          }
+        }) {
+    while (!spinning_.load()) std::this_thread::yield();
+  }
+  ~SpinningCanceller() { Stop(); }
+  void Stop() {
+    running_.store(false);
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  std::atomic<bool> running_{true}, spinning_{false};
+  std::thread thread_;
+};
+
 }  // namespace
 
 TEST_CASE("c_api threads: two sessions of one model on two threads equal serial runs",
@@ -244,18 +270,9 @@ TEST_CASE("c_api threads: ember_session_cancel during a long prompt", "[c_api][t
     ember_session* raw = nullptr;
     REQUIRE(ember_session_create(m.get(), &sp, &raw) == EMBER_OK);
     SessionPtr s(raw);
-    std::atomic<bool> running{true}, spinning{false};
-    std::thread canceller([&] {
-      while (running.load()) {
-        spinning.store(true);
-        ember_session_cancel(s.get());
-        std::this_thread::yield();
-      }
-    });
-    while (!spinning.load()) std::this_thread::yield();
+    SpinningCanceller canceller(s.get());
     const ember_status status = ember_session_eval(s.get(), prompt.data(), prompt.size());
-    running.store(false);
-    canceller.join();
+    canceller.Stop();
     if (status == EMBER_OK) continue;  // every chunk ran before a cancel landed
     INFO(ember_last_error());
     REQUIRE(status == EMBER_ERR_CANCELLED);
@@ -288,20 +305,11 @@ TEST_CASE("c_api threads: ember_session_cancel stops a beam search", "[c_api][th
   gp.n_predict = 2000;
   gp.beams = 4;
   gp.ignore_eos = true;
-  std::atomic<bool> running{true}, spinning{false};
-  std::thread canceller([&] {
-    while (running.load()) {
-      spinning.store(true);
-      ember_session_cancel(s.get());
-      std::this_thread::yield();
-    }
-  });
-  while (!spinning.load()) std::this_thread::yield();
+  SpinningCanceller canceller(s.get());
   ember_generate_stats st;
   const ember_status status =
       ember_generate(s.get(), prompt.data(), prompt.size(), &gp, nullptr, nullptr, &st);
-  running.store(false);
-  canceller.join();
+  canceller.Stop();
   INFO(ember_last_error());
   REQUIRE(status == EMBER_OK);
   CHECK(st.finish_reason == EMBER_FINISH_CANCELLED);

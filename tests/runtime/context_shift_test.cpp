@@ -29,19 +29,10 @@ std::unique_ptr<Session> NewSession(const Model& m, int64_t n_ctx, int64_t keep,
   p.n_threads = 1;
   p.kv_type = type;
   p.n_batch = n_batch;
-  std::unique_ptr<Session> s;
-  Status st = Session::Create(m, p, &s);
-  INFO(st.message());
-  REQUIRE(st.ok());
-  return s;
+  return test::CreateSessionOrFail(m, p);
 }
 
-std::vector<int32_t> RandomTokens(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<int32_t> t(n);
-  for (auto& x : t) x = static_cast<int32_t>(100 + rng() % 5000);
-  return t;
-}
+using test::RandomTokens;
 
 float MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
   REQUIRE(a.size() == b.size());

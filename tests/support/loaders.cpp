@@ -1,6 +1,7 @@
 #include "support/loaders.h"
 
 #include <catch2/catch.hpp>
+#include <random>
 
 #include "support/model_builder.h"
 
@@ -12,6 +13,21 @@ std::unique_ptr<Model> LoadModelOrFail(const std::string& path) {
   INFO(s.message());
   REQUIRE(s.ok());
   return m;
+}
+
+std::unique_ptr<Session> CreateSessionOrFail(const Model& model, const SessionParams& params) {
+  std::unique_ptr<Session> s;
+  const Status st = Session::Create(model, params, &s);
+  INFO(st.message());
+  REQUIRE(st.ok());
+  return s;
+}
+
+std::vector<int32_t> RandomTokens(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<int32_t> t(n);
+  for (auto& x : t) x = static_cast<int32_t>(100 + rng() % 5000);
+  return t;
 }
 
 CModelPtr LoadCModelOrFail(const std::string& path) {

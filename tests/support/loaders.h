@@ -1,17 +1,26 @@
-// Loading test models, through the C++ runtime and through the C API, with
-// Catch REQUIREs that print ember's message on failure.
+// Loading test models and creating sessions, through the C++ runtime and
+// through the C API, with Catch REQUIREs that print ember's message on failure.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "ember.h"
 #include "runtime/model.h"
+#include "runtime/session.h"
 
 namespace ember::test {
 
 // A model through the runtime; path "" is DefaultTinyModel().
 std::unique_ptr<Model> LoadModelOrFail(const std::string& path = "");
+
+// A session of `model` with `params`.
+std::unique_ptr<Session> CreateSessionOrFail(const Model& model, const SessionParams& params);
+
+// n token ids in [100, 5100), from a seeded generator: model input that is
+// the same on every run.
+std::vector<int32_t> RandomTokens(size_t n, uint32_t seed);
 
 // C API handles that free themselves.
 struct CModelDeleter {
