@@ -31,10 +31,12 @@ Kernels KernelsFor(Isa isa) {
     k.qgemm_q8x16 = QGemmQ8x16_neon;
   }
 #if defined(__aarch64__)
-  if (isa == Isa::kNeonDot || isa == Isa::kNeonI8mm) {
-    // i8mm (smmla) wants a 2-row-pair layout; until it has one, sdot serves it.
+  if (isa == Isa::kNeonDot) {
     k.qgemm_q4x16 = QGemmQ4x16_neon_dot;
     k.qgemm_q8x16 = QGemmQ8x16_neon_dot;
+  } else if (isa == Isa::kNeonI8mm) {
+    k.qgemm_q4x16 = QGemmQ4x16_neon_i8mm;  // smmla for batches, sdot for one token
+    k.qgemm_q8x16 = QGemmQ8x16_neon_i8mm;
   }
 #endif
 #endif

@@ -51,5 +51,9 @@ void QGemmQ4x16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedA
                          int64_t);
 void QGemmQ8x16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                          int64_t);
+void QGemmQ4x16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
+                          int64_t);
+void QGemmQ8x16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
+                          int64_t);
 
 }  // namespace ember

@@ -1,0 +1,143 @@
+// Quantized GEMM on NEON with i8mm (Cortex-A510/A710/X2, Neoverse V1/N2,
+// Apple M2+). smmla multiplies a 2x8 int8 block by the transpose of another
+// 2x8 block into a 2x2 int32 block: two weight rows times two tokens, 8
+// columns deep, i.e. 32 multiply-adds per instruction where sdot does 16.
+//
+// The native layout needs no change for it. For a quad of rows (4q..4q+3),
+// LoadQuadWeights gives wq[s] = columns 4s..4s+3 of the four rows; zipping the
+// 32-bit lanes of wq[2j] and wq[2j+1] gives [row 0: columns 8j..8j+7, row 1:
+// the same] (zip1) and rows 2 and 3 (zip2): exactly smmla's 2x8 operand. Int4
+// weights are 0..15, non-negative as int8, so signed smmla serves both layouts.
+//
+// Accumulator lanes of a row pair (r, r+1) and token pair (t, u):
+//   [w_r . a_t, w_r . a_u, w_r+1 . a_t, w_r+1 . a_u]
+// so the per-group scales are dw zipped with itself times (da_t, da_u, da_t, da_u),
+// and uzp1 / uzp2 of the two row pairs give token t's and token u's four rows.
+//
+// Decode (one token) would waste half of every smmla; it uses the sdot kernel,
+// which every i8mm CPU has (Isa::kNeonI8mm requires dotprod).
+#if defined(__aarch64__)
+#include <arm_neon.h>
+
+#include <cstring>
+
+#include "ops/kernels.h"
+#include "ops/qgemm_neon_common.h"
+
+namespace ember {
+namespace {
+
+constexpr int kPairs = 2;  // token pairs per kernel call (4 tokens)
+
+// Two tokens' 8 activation bytes at column offset c: smmla's second operand.
+inline int8x16_t TokenPair(const int8_t* at, const int8_t* au, int64_t c) {
+  return vcombine_s8(vld1_s8(at + c), vld1_s8(au + c));
+}
+
+// Rows 4q..4q+3 of a tile for NP token pairs starting at t0. `last` is the
+// number of real tokens (2 * NP, or 2 * NP - 1 when the last pair repeats its
+// first token to fill the block; that output is not stored).
+template <int NP, bool kInt8, bool kHasMin>
+void QuadPairs(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, int64_t t0,
+               int last, float* y, int64_t ldy) {
+  float32x4_t acc01[NP], acc23[NP];  // row pairs (0,1) and (2,3) of the quad
+  for (int p = 0; p < NP; ++p) acc01[p] = acc23[p] = vdupq_n_f32(0.0f);
+  int64_t tok[2 * NP];
+  for (int i = 0; i < 2 * NP; ++i) tok[i] = t0 + (i < last ? i : i - 1);
+  const uint8_t* gp = w.tile(tile);
+  const size_t q_bytes = kInt8 ? 512 : 256;
+  for (int64_t g = 0; g < w.n_groups; ++g, gp += w.group_bytes) {
+    int8x16_t wq[8];
+    LoadQuadWeights<kInt8>(gp, q, wq);
+    int8x16_t w01[4], w23[4];  // [j]: columns 8j..8j+7 of a row pair
+    for (int j = 0; j < 4; ++j) {
+      const int32x4_t lo = vreinterpretq_s32_s8(wq[2 * j]);
+      const int32x4_t hi = vreinterpretq_s32_s8(wq[2 * j + 1]);
+      w01[j] = vreinterpretq_s8_s32(vzip1q_s32(lo, hi));
+      w23[j] = vreinterpretq_s8_s32(vzip2q_s32(lo, hi));
+    }
+    const float32x4_t dw = LoadF16x4(gp + q_bytes + 8 * q);
+    const float32x4_t dw01 = vzip1q_f32(dw, dw), dw23 = vzip2q_f32(dw, dw);
+    float32x4_t mw01 = vdupq_n_f32(0.0f), mw23 = vdupq_n_f32(0.0f);
+    if (!kInt8) {
+      const float32x4_t mw =
+          kHasMin ? LoadF16x4(gp + q_bytes + 32 + 8 * q) : vmulq_n_f32(dw, -8.0f);
+      mw01 = vzip1q_f32(mw, mw);
+      mw23 = vzip2q_f32(mw, mw);
+    }
+    for (int p = 0; p < NP; ++p) {
+      const int64_t t = tok[2 * p], u = tok[2 * p + 1];
+      const int8_t* at = a.q_row(t) + g * 32;
+      const int8_t* au = a.q_row(u) + g * 32;
+      int32x4_t s01 = vdupq_n_s32(0), s23 = vdupq_n_s32(0);
+      for (int j = 0; j < 4; ++j) {
+        const int8x16_t act = TokenPair(at, au, 8 * j);
+        s01 = vmmlaq_s32(s01, w01[j], act);
+        s23 = vmmlaq_s32(s23, w23[j], act);
+      }
+      const float dt = a.d_row(t)[g], du = a.d_row(u)[g];
+      const float32x4_t da = {dt, du, dt, du};
+      acc01[p] = vfmaq_f32(acc01[p], vcvtq_f32_s32(s01), vmulq_f32(dw01, da));
+      acc23[p] = vfmaq_f32(acc23[p], vcvtq_f32_s32(s23), vmulq_f32(dw23, da));
+      if (!kInt8) {
+        const float st = a.min_sums(t, kHasMin)[g], su = a.min_sums(u, kHasMin)[g];
+        const float32x4_t sa = {st, su, st, su};
+        acc01[p] = vfmaq_f32(acc01[p], mw01, sa);
+        acc23[p] = vfmaq_f32(acc23[p], mw23, sa);
+      }
+    }
+  }
+  const int64_t row0 = tile * kTileRows + 4 * q;
+  for (int p = 0; p < NP; ++p) {
+    StoreRows4(y + (t0 + 2 * p) * ldy, vuzp1q_f32(acc01[p], acc23[p]), row0, w.n_rows);
+    if (2 * p + 1 < last) {
+      StoreRows4(y + (t0 + 2 * p + 1) * ldy, vuzp2q_f32(acc01[p], acc23[p]), row0, w.n_rows);
+    }
+  }
+}
+
+template <bool kInt8, bool kHasMin>
+void Drive(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const QuantizedActs& a,
+           float* y, int64_t ldy) {
+  constexpr int kBlock = 2 * kPairs;
+  for (int64_t tile = tile_begin; tile < tile_end; ++tile) {
+    for (int q = 0; q < 4; ++q) {
+      if (tile * kTileRows + 4 * q >= w.n_rows) break;
+      int64_t t = 0;
+      for (; t + kBlock <= a.m; t += kBlock) {
+        QuadPairs<kPairs, kInt8, kHasMin>(w, tile, q, a, t, kBlock, y, ldy);
+      }
+      const int left = static_cast<int>(a.m - t);
+      if (left > 2) {
+        QuadPairs<2, kInt8, kHasMin>(w, tile, q, a, t, left, y, ldy);
+      } else if (left > 0) {
+        QuadPairs<1, kInt8, kHasMin>(w, tile, q, a, t, left, y, ldy);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void QGemmQ4x16_neon_i8mm(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                          const QuantizedActs& a, float* y, int64_t ldy) {
+  if (a.m == 1) {
+    QGemmQ4x16_neon_dot(w, tile_begin, tile_end, a, y, ldy);
+  } else if (w.has_min) {
+    Drive<false, true>(w, tile_begin, tile_end, a, y, ldy);
+  } else {
+    Drive<false, false>(w, tile_begin, tile_end, a, y, ldy);
+  }
+}
+
+void QGemmQ8x16_neon_i8mm(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                          const QuantizedActs& a, float* y, int64_t ldy) {
+  if (a.m == 1) {
+    QGemmQ8x16_neon_dot(w, tile_begin, tile_end, a, y, ldy);
+  } else {
+    Drive<true, false>(w, tile_begin, tile_end, a, y, ldy);
+  }
+}
+
+}  // namespace ember
+#endif
