@@ -23,6 +23,10 @@ inline __m256i Bcast4(const int8_t* p) {
   return _mm256_set1_epi32(v);
 }
 
+// Keeps GCC from reassociating sums across it: without this it computed every
+// maddubs product of a slice first and spilled them all to the stack.
+inline void OpaqueReg(__m256i& v) { asm("" : "+x"(v)); }
+
 inline __m256i Dot4(__m256i w_u8, __m256i a_s8) {
   return _mm256_madd_epi16(_mm256_maddubs_epi16(w_u8, a_s8), _mm256_set1_epi16(1));
 }
@@ -42,35 +46,50 @@ inline __m256 LoadHalf(const uint8_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
+// Register budget (16 ymm): the unpacked weights of a whole group (8) plus
+// MR accumulators and temporaries did not fit, and the compiler spilled the
+// accumulators to the stack, where every group's fma waited on a store and a
+// reload. So each group is taken in column slices: only one slice's weights
+// are live, and the per-token integer sums carry over between slices.
+
 template <int MR, bool kHasMin>
 void HalfQ4(const PackedMatrix& w, int64_t tile, int half, const QuantizedActs& a, int64_t t0,
             float* y, int64_t ldy) {
   const __m256i low4 = _mm256_set1_epi8(0x0F);
   __m256 acc[MR];
   for (int i = 0; i < MR; ++i) acc[i] = _mm256_setzero_ps();
+  const int8_t* aq[MR];
+  for (int i = 0; i < MR; ++i) aq[i] = a.q_row(t0 + i);
   const uint8_t* gp = w.tile(tile);
   for (int64_t g = 0; g < w.n_groups; ++g, gp += w.group_bytes) {
-    __m256i wq[8];
-    for (int s = 0; s < 4; ++s) {
-      const __m256i v =
-          _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * s + 32 * half));
-      wq[2 * s] = _mm256_and_si256(v, low4);
-      wq[2 * s + 1] = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
+    // Eight maddubs results summed in int16 cannot overflow (8 * 2 * 15 * 127
+    // = 30480), so one madd per group widens them to int32.
+    __m256i sum16[MR];
+    for (int i = 0; i < MR; ++i) sum16[i] = _mm256_setzero_si256();
+    for (int c = 0; c < 2; ++c) {  // columns 16c .. 16c + 15: sub-chunks 2c, 2c + 1
+      __m256i wq[4];
+      for (int s2 = 0; s2 < 2; ++s2) {
+        const __m256i v =
+            _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * (2 * c + s2) + 32 * half));
+        wq[2 * s2] = _mm256_and_si256(v, low4);
+        wq[2 * s2 + 1] = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
+      }
+      for (int i = 0; i < MR; ++i) {
+        const int8_t* ac = aq[i] + g * 32 + 16 * c;
+        const __m256i p01 = _mm256_add_epi16(_mm256_maddubs_epi16(wq[0], Bcast4(ac)),
+                                             _mm256_maddubs_epi16(wq[1], Bcast4(ac + 4)));
+        const __m256i p23 = _mm256_add_epi16(_mm256_maddubs_epi16(wq[2], Bcast4(ac + 8)),
+                                             _mm256_maddubs_epi16(wq[3], Bcast4(ac + 12)));
+        const __m256i p = _mm256_add_epi16(p01, p23);
+        sum16[i] = _mm256_add_epi16(sum16[i], p);
+        OpaqueReg(sum16[i]);
+      }
     }
     const __m256 dw = LoadHalf(gp + 256 + 16 * half);
     const __m256 mw =
         kHasMin ? LoadHalf(gp + 288 + 16 * half) : _mm256_mul_ps(dw, _mm256_set1_ps(-8.0f));
     for (int i = 0; i < MR; ++i) {
-      const int8_t* aq = a.q_row(t0 + i) + g * 32;
-      // Eight maddubs results summed in int16 cannot overflow (8 * 2 * 15 * 127
-      // = 30480), so one madd per group widens them to int32.
-      __m256i sum16 = _mm256_setzero_si256();
-      for (int s = 0; s < 4; ++s) {
-        sum16 = _mm256_add_epi16(sum16, _mm256_maddubs_epi16(wq[2 * s], Bcast4(aq + 8 * s)));
-        sum16 =
-            _mm256_add_epi16(sum16, _mm256_maddubs_epi16(wq[2 * s + 1], Bcast4(aq + 8 * s + 4)));
-      }
-      const __m256i isum = _mm256_madd_epi16(sum16, _mm256_set1_epi16(1));
+      const __m256i isum = _mm256_madd_epi16(sum16[i], _mm256_set1_epi16(1));
       const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(a.d_row(t0 + i)[g]));
       acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), scale, acc[i]);
       acc[i] = _mm256_fmadd_ps(mw, _mm256_set1_ps(a.min_sums(t0 + i, kHasMin)[g]), acc[i]);
@@ -86,23 +105,31 @@ void HalfQ8(const PackedMatrix& w, int64_t tile, int half, const QuantizedActs& 
             float* y, int64_t ldy) {
   __m256 acc[MR];
   for (int i = 0; i < MR; ++i) acc[i] = _mm256_setzero_ps();
+  const int8_t* aq[MR];
+  for (int i = 0; i < MR; ++i) aq[i] = a.q_row(t0 + i);
   const uint8_t* gp = w.tile(tile);
   for (int64_t g = 0; g < w.n_groups; ++g, gp += w.group_bytes) {
-    __m256i wabs[8], wq[8];
-    for (int s = 0; s < 8; ++s) {
-      wq[s] = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * s + 32 * half));
-      wabs[s] = _mm256_abs_epi8(wq[s]);  // -128 -> 0x80 = 128 as u8: still right
+    __m256i isum[MR];
+    for (int c = 0; c < 4; ++c) {  // columns 8c .. 8c + 7: sub-chunks 2c, 2c + 1
+      __m256i wq[2], wabs[2];
+      for (int s2 = 0; s2 < 2; ++s2) {
+        wq[s2] =
+            _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * (2 * c + s2) + 32 * half));
+        wabs[s2] = _mm256_abs_epi8(wq[s2]);  // -128 -> 0x80 = 128 as u8: still right
+      }
+      for (int i = 0; i < MR; ++i) {
+        const int8_t* ac = aq[i] + g * 32 + 8 * c;
+        // |w| * (a with w's sign) = w * a
+        const __m256i p = _mm256_add_epi32(Dot4(wabs[0], _mm256_sign_epi8(Bcast4(ac), wq[0])),
+                                           Dot4(wabs[1], _mm256_sign_epi8(Bcast4(ac + 4), wq[1])));
+        isum[i] = c == 0 ? p : _mm256_add_epi32(isum[i], p);
+        OpaqueReg(isum[i]);
+      }
     }
     const __m256 dw = LoadHalf(gp + 512 + 16 * half);
     for (int i = 0; i < MR; ++i) {
-      const int8_t* aq = a.q_row(t0 + i) + g * 32;
-      __m256i isum = _mm256_setzero_si256();
-      for (int s = 0; s < 8; ++s) {
-        // |w| * (a with w's sign) = w * a
-        isum = _mm256_add_epi32(isum, Dot4(wabs[s], _mm256_sign_epi8(Bcast4(aq + 4 * s), wq[s])));
-      }
       const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(a.d_row(t0 + i)[g]));
-      acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), scale, acc[i]);
+      acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[i]), scale, acc[i]);
     }
   }
   for (int i = 0; i < MR; ++i) {
