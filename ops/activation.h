@@ -10,5 +10,7 @@ void SwiGlu_ref(float* gate, const float* up, int64_t n);
 
 // Softmax in place over n floats; the sum is accumulated in double.
 void Softmax_ref(float* x, int64_t n);
+// The same bytes as Softmax_ref (only the max is vectorized); AVX2 builds only.
+void Softmax_avx2(float* x, int64_t n);
 
 }  // namespace ember

@@ -100,6 +100,63 @@ void HalfQ4(const PackedMatrix& w, int64_t tile, int half, const QuantizedActs& 
   }
 }
 
+// Both halves of a tile per activation broadcast: each 4-byte broadcast feeds
+// two maddubs (rows 0-7 and 8-15) instead of one, which halves the broadcasts
+// (a load plus a shuffle each). The integer sums of MR tokens x 2 halves take
+// 2 * MR registers, so the float accumulators live in a small array in L1;
+// each is touched once per group, long after the store it reads.
+template <int MR, bool kHasMin>
+void TileQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
+            int64_t ldy) {
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  alignas(32) float acc[MR][kTileRows] = {};
+  const int8_t* aq[MR];
+  for (int i = 0; i < MR; ++i) aq[i] = a.q_row(t0 + i);
+  const uint8_t* gp = w.tile(tile);
+  for (int64_t g = 0; g < w.n_groups; ++g, gp += w.group_bytes) {
+    __m256i sum16[MR][2];
+    for (int i = 0; i < MR; ++i) sum16[i][0] = sum16[i][1] = _mm256_setzero_si256();
+    for (int s = 0; s < 4; ++s) {  // columns 8s .. 8s + 7
+      const __m256i v0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * s));
+      const __m256i v1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * s + 32));
+      const __m256i lo0 = _mm256_and_si256(v0, low4);
+      const __m256i hi0 = _mm256_and_si256(_mm256_srli_epi16(v0, 4), low4);
+      const __m256i lo1 = _mm256_and_si256(v1, low4);
+      const __m256i hi1 = _mm256_and_si256(_mm256_srli_epi16(v1, 4), low4);
+      for (int i = 0; i < MR; ++i) {
+        const int8_t* ac = aq[i] + g * 32 + 8 * s;
+        const __m256i blo = Bcast4(ac), bhi = Bcast4(ac + 4);
+        sum16[i][0] = _mm256_add_epi16(
+            sum16[i][0],
+            _mm256_add_epi16(_mm256_maddubs_epi16(lo0, blo), _mm256_maddubs_epi16(hi0, bhi)));
+        sum16[i][1] = _mm256_add_epi16(
+            sum16[i][1],
+            _mm256_add_epi16(_mm256_maddubs_epi16(lo1, blo), _mm256_maddubs_epi16(hi1, bhi)));
+        OpaqueReg(sum16[i][0]);
+        OpaqueReg(sum16[i][1]);
+      }
+    }
+    for (int h = 0; h < 2; ++h) {
+      const __m256 dw = LoadHalf(gp + 256 + 16 * h);
+      const __m256 mw =
+          kHasMin ? LoadHalf(gp + 288 + 16 * h) : _mm256_mul_ps(dw, _mm256_set1_ps(-8.0f));
+      for (int i = 0; i < MR; ++i) {
+        const __m256i isum = _mm256_madd_epi16(sum16[i][h], _mm256_set1_epi16(1));
+        const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(a.d_row(t0 + i)[g]));
+        __m256 acc8 = _mm256_load_ps(acc[i] + 8 * h);
+        acc8 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), scale, acc8);
+        acc8 = _mm256_fmadd_ps(mw, _mm256_set1_ps(a.min_sums(t0 + i, kHasMin)[g]), acc8);
+        _mm256_store_ps(acc[i] + 8 * h, acc8);
+      }
+    }
+  }
+  for (int i = 0; i < MR; ++i) {
+    for (int h = 0; h < 2; ++h) {
+      Store(y + (t0 + i) * ldy, _mm256_load_ps(acc[i] + 8 * h), tile * kTileRows + 8 * h, w.n_rows);
+    }
+  }
+}
+
 template <int MR>
 void HalfQ8(const PackedMatrix& w, int64_t tile, int half, const QuantizedActs& a, int64_t t0,
             float* y, int64_t ldy) {
@@ -185,12 +242,12 @@ void GemvTile(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, float
   Store(y, acc[1], tile * kTileRows + 8, w.n_rows);
 }
 
-template <template <int> class Half>
+template <template <int> class Kernel>
 void Drive(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const QuantizedActs& a,
            float* y, int64_t ldy) {
   if (a.m == 1) {
     for (int64_t tile = tile_begin; tile < tile_end; ++tile) {
-      Half<1>::Gemv(w, tile, a, y);
+      Kernel<1>::Gemv(w, tile, a, y);
     }
     return;
   }
@@ -206,53 +263,48 @@ void Drive(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const Qu
     for (int64_t t = 0; t < a.m; t += kMr) {
       const int64_t mr = std::min<int64_t>(kMr, a.m - t);
       for (int64_t tile = tb; tile < te; ++tile) {
-        for (int half = 0; half < 2; ++half) {
-          if (tile * kTileRows + 8 * half >= w.n_rows) break;
-          switch (mr) {
-            case 4:
-              Half<4>::Run(w, tile, half, a, t, y, ldy);
-              break;
-            case 3:
-              Half<3>::Run(w, tile, half, a, t, y, ldy);
-              break;
-            case 2:
-              Half<2>::Run(w, tile, half, a, t, y, ldy);
-              break;
-            default:
-              Half<1>::Run(w, tile, half, a, t, y, ldy);
-              break;
-          }
+        switch (mr) {
+          case 4:
+            Kernel<4>::Run(w, tile, a, t, y, ldy);
+            break;
+          case 3:
+            Kernel<3>::Run(w, tile, a, t, y, ldy);
+            break;
+          case 2:
+            Kernel<2>::Run(w, tile, a, t, y, ldy);
+            break;
+          default:
+            Kernel<1>::Run(w, tile, a, t, y, ldy);
+            break;
         }
       }
     }
   }
 }
 
-template <int MR>
-struct Q4Min {
-  static void Run(const PackedMatrix& w, int64_t tile, int half, const QuantizedActs& a, int64_t t0,
-                  float* y, int64_t ldy) {
-    HalfQ4<MR, true>(w, tile, half, a, t0, y, ldy);
+// Kernel<MR>::Run computes one tile's rows for MR tokens; Gemv one tile for
+// one token.
+template <int MR, bool kHasMin>
+struct Q4 {
+  static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
+                  int64_t ldy) {
+    TileQ4<MR, kHasMin>(w, tile, a, t0, y, ldy);
   }
   static void Gemv(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, float* y) {
-    GemvTile<false, true>(w, tile, a, y);
+    GemvTile<false, kHasMin>(w, tile, a, y);
   }
 };
 template <int MR>
-struct Q4NoMin {
-  static void Run(const PackedMatrix& w, int64_t tile, int half, const QuantizedActs& a, int64_t t0,
-                  float* y, int64_t ldy) {
-    HalfQ4<MR, false>(w, tile, half, a, t0, y, ldy);
-  }
-  static void Gemv(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, float* y) {
-    GemvTile<false, false>(w, tile, a, y);
-  }
-};
+using Q4Min = Q4<MR, true>;
+template <int MR>
+using Q4NoMin = Q4<MR, false>;
+
 template <int MR>
 struct Q8 {
-  static void Run(const PackedMatrix& w, int64_t tile, int half, const QuantizedActs& a, int64_t t0,
-                  float* y, int64_t ldy) {
-    HalfQ8<MR>(w, tile, half, a, t0, y, ldy);
+  static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
+                  int64_t ldy) {
+    HalfQ8<MR>(w, tile, 0, a, t0, y, ldy);
+    if (tile * kTileRows + 8 < w.n_rows) HalfQ8<MR>(w, tile, 1, a, t0, y, ldy);
   }
   static void Gemv(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, float* y) {
     GemvTile<true, false>(w, tile, a, y);
