@@ -46,60 +46,6 @@ inline __m256 LoadHalf(const uint8_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
-// Register budget (16 ymm): the unpacked weights of a whole group (8) plus
-// MR accumulators and temporaries did not fit, and the compiler spilled the
-// accumulators to the stack, where every group's fma waited on a store and a
-// reload. So each group is taken in column slices: only one slice's weights
-// are live, and the per-token integer sums carry over between slices.
-
-template <int MR, bool kHasMin>
-void HalfQ4(const PackedMatrix& w, int64_t tile, int half, const QuantizedActs& a, int64_t t0,
-            float* y, int64_t ldy) {
-  const __m256i low4 = _mm256_set1_epi8(0x0F);
-  __m256 acc[MR];
-  for (int i = 0; i < MR; ++i) acc[i] = _mm256_setzero_ps();
-  const int8_t* aq[MR];
-  for (int i = 0; i < MR; ++i) aq[i] = a.q_row(t0 + i);
-  const uint8_t* gp = w.tile(tile);
-  for (int64_t g = 0; g < w.n_groups; ++g, gp += w.group_bytes) {
-    // Eight maddubs results summed in int16 cannot overflow (8 * 2 * 15 * 127
-    // = 30480), so one madd per group widens them to int32.
-    __m256i sum16[MR];
-    for (int i = 0; i < MR; ++i) sum16[i] = _mm256_setzero_si256();
-    for (int c = 0; c < 2; ++c) {  // columns 16c .. 16c + 15: sub-chunks 2c, 2c + 1
-      __m256i wq[4];
-      for (int s2 = 0; s2 < 2; ++s2) {
-        const __m256i v =
-            _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * (2 * c + s2) + 32 * half));
-        wq[2 * s2] = _mm256_and_si256(v, low4);
-        wq[2 * s2 + 1] = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
-      }
-      for (int i = 0; i < MR; ++i) {
-        const int8_t* ac = aq[i] + g * 32 + 16 * c;
-        const __m256i p01 = _mm256_add_epi16(_mm256_maddubs_epi16(wq[0], Bcast4(ac)),
-                                             _mm256_maddubs_epi16(wq[1], Bcast4(ac + 4)));
-        const __m256i p23 = _mm256_add_epi16(_mm256_maddubs_epi16(wq[2], Bcast4(ac + 8)),
-                                             _mm256_maddubs_epi16(wq[3], Bcast4(ac + 12)));
-        const __m256i p = _mm256_add_epi16(p01, p23);
-        sum16[i] = _mm256_add_epi16(sum16[i], p);
-        OpaqueReg(sum16[i]);
-      }
-    }
-    const __m256 dw = LoadHalf(gp + 256 + 16 * half);
-    const __m256 mw =
-        kHasMin ? LoadHalf(gp + 288 + 16 * half) : _mm256_mul_ps(dw, _mm256_set1_ps(-8.0f));
-    for (int i = 0; i < MR; ++i) {
-      const __m256i isum = _mm256_madd_epi16(sum16[i], _mm256_set1_epi16(1));
-      const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(a.d_row(t0 + i)[g]));
-      acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), scale, acc[i]);
-      acc[i] = _mm256_fmadd_ps(mw, _mm256_set1_ps(a.min_sums(t0 + i, kHasMin)[g]), acc[i]);
-    }
-  }
-  for (int i = 0; i < MR; ++i) {
-    Store(y + (t0 + i) * ldy, acc[i], tile * kTileRows + 8 * half, w.n_rows);
-  }
-}
-
 // Both halves of a tile per activation broadcast: each 4-byte broadcast feeds
 // two maddubs (rows 0-7 and 8-15) instead of one, which halves the broadcasts
 // (a load plus a shuffle each). The integer sums of MR tokens x 2 halves take
@@ -157,43 +103,6 @@ void TileQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t
   }
 }
 
-template <int MR>
-void HalfQ8(const PackedMatrix& w, int64_t tile, int half, const QuantizedActs& a, int64_t t0,
-            float* y, int64_t ldy) {
-  __m256 acc[MR];
-  for (int i = 0; i < MR; ++i) acc[i] = _mm256_setzero_ps();
-  const int8_t* aq[MR];
-  for (int i = 0; i < MR; ++i) aq[i] = a.q_row(t0 + i);
-  const uint8_t* gp = w.tile(tile);
-  for (int64_t g = 0; g < w.n_groups; ++g, gp += w.group_bytes) {
-    __m256i isum[MR];
-    for (int c = 0; c < 4; ++c) {  // columns 8c .. 8c + 7: sub-chunks 2c, 2c + 1
-      __m256i wq[2], wabs[2];
-      for (int s2 = 0; s2 < 2; ++s2) {
-        wq[s2] =
-            _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * (2 * c + s2) + 32 * half));
-        wabs[s2] = _mm256_abs_epi8(wq[s2]);  // -128 -> 0x80 = 128 as u8: still right
-      }
-      for (int i = 0; i < MR; ++i) {
-        const int8_t* ac = aq[i] + g * 32 + 8 * c;
-        // |w| * (a with w's sign) = w * a
-        const __m256i p = _mm256_add_epi32(Dot4(wabs[0], _mm256_sign_epi8(Bcast4(ac), wq[0])),
-                                           Dot4(wabs[1], _mm256_sign_epi8(Bcast4(ac + 4), wq[1])));
-        isum[i] = c == 0 ? p : _mm256_add_epi32(isum[i], p);
-        OpaqueReg(isum[i]);
-      }
-    }
-    const __m256 dw = LoadHalf(gp + 512 + 16 * half);
-    for (int i = 0; i < MR; ++i) {
-      const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(a.d_row(t0 + i)[g]));
-      acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[i]), scale, acc[i]);
-    }
-  }
-  for (int i = 0; i < MR; ++i) {
-    Store(y + (t0 + i) * ldy, acc[i], tile * kTileRows + 8 * half, w.n_rows);
-  }
-}
-
 // Decode (one token): both halves of a tile in one pass over its memory, so
 // each 64-byte line is read once, front to back.
 template <bool kInt8, bool kHasMin>
@@ -240,6 +149,49 @@ void GemvTile(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, float
   }
   Store(y, acc[0], tile * kTileRows, w.n_rows);
   Store(y, acc[1], tile * kTileRows + 8, w.n_rows);
+}
+
+// Int8 tiles, both halves per activation broadcast as in TileQ4. Per token
+// and 4 columns: one broadcast, then per half sign + maddubs + madd (the sign
+// trick needs the int32 widening after every maddubs).
+template <int MR>
+void TileQ8(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
+            int64_t ldy) {
+  alignas(32) float acc[MR][kTileRows] = {};
+  const int8_t* aq[MR];
+  for (int i = 0; i < MR; ++i) aq[i] = a.q_row(t0 + i);
+  const uint8_t* gp = w.tile(tile);
+  for (int64_t g = 0; g < w.n_groups; ++g, gp += w.group_bytes) {
+    __m256i isum[MR][2];
+    for (int i = 0; i < MR; ++i) isum[i][0] = isum[i][1] = _mm256_setzero_si256();
+    for (int s = 0; s < 8; ++s) {  // columns 4s .. 4s + 3
+      const __m256i w0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * s));
+      const __m256i w1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * s + 32));
+      const __m256i abs0 = _mm256_abs_epi8(w0), abs1 = _mm256_abs_epi8(w1);
+      for (int i = 0; i < MR; ++i) {
+        const __m256i b = Bcast4(aq[i] + g * 32 + 4 * s);
+        // |w| * (a with w's sign) = w * a; -128 -> |w| = 0x80 = 128 as u8
+        isum[i][0] = _mm256_add_epi32(isum[i][0], Dot4(abs0, _mm256_sign_epi8(b, w0)));
+        isum[i][1] = _mm256_add_epi32(isum[i][1], Dot4(abs1, _mm256_sign_epi8(b, w1)));
+        OpaqueReg(isum[i][0]);
+        OpaqueReg(isum[i][1]);
+      }
+    }
+    for (int h = 0; h < 2; ++h) {
+      const __m256 dw = LoadHalf(gp + 512 + 16 * h);
+      for (int i = 0; i < MR; ++i) {
+        const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(a.d_row(t0 + i)[g]));
+        const __m256 acc8 =
+            _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[i][h]), scale, _mm256_load_ps(acc[i] + 8 * h));
+        _mm256_store_ps(acc[i] + 8 * h, acc8);
+      }
+    }
+  }
+  for (int i = 0; i < MR; ++i) {
+    for (int h = 0; h < 2; ++h) {
+      Store(y + (t0 + i) * ldy, _mm256_load_ps(acc[i] + 8 * h), tile * kTileRows + 8 * h, w.n_rows);
+    }
+  }
 }
 
 template <template <int> class Kernel>
@@ -303,8 +255,7 @@ template <int MR>
 struct Q8 {
   static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
                   int64_t ldy) {
-    HalfQ8<MR>(w, tile, 0, a, t0, y, ldy);
-    if (tile * kTileRows + 8 < w.n_rows) HalfQ8<MR>(w, tile, 1, a, t0, y, ldy);
+    TileQ8<MR>(w, tile, a, t0, y, ldy);
   }
   static void Gemv(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, float* y) {
     GemvTile<true, false>(w, tile, a, y);
