@@ -177,8 +177,8 @@ Status ReadValue(Cursor& c, GgufType type, GgufValue* v, const std::string& key,
       EMBER_RETURN_IF_ERROR(c.Read(&n, "array length"));
       v->elem_type = static_cast<GgufType>(et);
       if (n > c.remaining() / MinEncodedSize(v->elem_type)) {
-        return BadFormat("GGUF key '" + key + "': array of " + std::to_string(n) +
-                         " elements" + At(start) + " cannot fit in the rest of the file");
+        return BadFormat("GGUF key '" + key + "': array of " + std::to_string(n) + " elements" +
+                         At(start) + " cannot fit in the rest of the file");
       }
       v->items.resize(n);
       for (uint64_t k = 0; k < n; ++k) {
@@ -199,8 +199,9 @@ bool CheckedMul(uint64_t a, uint64_t b, uint64_t* out) {
 }  // namespace
 
 const char* GgufTypeName(GgufType t) {
-  static const char* kNames[] = {"uint8", "int8",  "uint16", "int16", "uint32", "int32", "float32",
-                                 "bool",  "string", "array", "uint64", "int64", "float64"};
+  static const char* kNames[] = {"uint8",  "int8",    "uint16", "int16",  "uint32",
+                                 "int32",  "float32", "bool",   "string", "array",
+                                 "uint64", "int64",   "float64"};
   auto i = static_cast<uint32_t>(t);
   return i < 13 ? kNames[i] : "unknown";
 }
@@ -222,6 +223,14 @@ bool IsGgufIntegerType(GgufType t) {
 }
 
 bool GgufValue::is_integer() const { return IsGgufIntegerType(type); }
+
+void GgufFile::ReleaseLargeArrays(size_t max_items) {
+  for (GgufKv& kv : kvs_) {
+    if (kv.value.type == GgufType::kArray && kv.value.items.size() > max_items) {
+      std::vector<GgufValue>().swap(kv.value.items);
+    }
+  }
+}
 
 Status GgufFile::Open(const std::string& path, std::unique_ptr<GgufFile>* out) {
   MappedFile map;

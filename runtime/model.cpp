@@ -176,6 +176,9 @@ Status Model::Load(const std::string& path, const LoadProgressFn& progress,
   if (Status s = LoadVocab(f, &vocab); !s.ok()) return with_path(s);
   if (Status s = Tokenizer::Create(std::move(vocab), &m->tokenizer_); !s.ok()) return with_path(s);
   hp.n_vocab = m->tokenizer_->n_vocab();
+  // Nothing reads the vocabulary arrays after this (the tokenizer has its own
+  // tables); free them before the weights are repacked, the peak of loading.
+  m->gguf_->ReleaseLargeArrays(1024);
 
   WeightLoader w(f);
   ModelWeights& mw = m->weights_;

@@ -226,6 +226,7 @@ class BpeTokenizer final : public Tokenizer {
       if (sp != std::string::npos) key = m.substr(0, sp) + kMergeSep + m.substr(sp + 1);
       ranks_.emplace(std::move(key), static_cast<int32_t>(r));  // the first rank wins
     }
+    std::vector<std::string>().swap(vocab_.merges);  // ranks_ holds them now
     for (int b = 0; b < 256; ++b) {
       unicode::AppendUtf8(unicode::ByteToGpt2Char(static_cast<uint8_t>(b)), &byte_chars_[b]);
     }
