@@ -174,3 +174,20 @@ TEST_CASE("gguf: Open reports a missing file", "[gguf][bad-input]") {
   CHECK(s.code() == Code::kIoError);
   CHECK(s.message().find("/nonexistent/model.gguf") != std::string::npos);
 }
+
+TEST_CASE("gguf: ReleaseLargeArrays frees only arrays past the limit", "[gguf]") {
+  std::vector<uint8_t> b = SmallFile();  // a 3-token array and a 3-int array
+  std::unique_ptr<GgufFile> f;
+  REQUIRE(GgufFile::Parse(b.data(), b.size(), &f).ok());
+  f->ReleaseLargeArrays(3);  // nothing is longer than 3
+  REQUIRE(f->Find("tokenizer.ggml.tokens")->items.size() == 3);
+  f->ReleaseLargeArrays(2);
+  const GgufValue* toks = f->Find("tokenizer.ggml.tokens");
+  CHECK(toks->type == GgufType::kArray);
+  CHECK(toks->elem_type == GgufType::kString);
+  CHECK(toks->items.empty());
+  CHECK(f->Find("ints")->items.empty());
+  // Scalars and tensors are untouched.
+  CHECK(f->GetUintOr("llama.block_count", 0) == 2);
+  REQUIRE(f->FindTensor("t0") != nullptr);
+}
