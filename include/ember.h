@@ -508,8 +508,11 @@ typedef bool (*ember_quantize_progress_fn)(float done, const char* tensor, void*
 
 /* Writes a copy of the GGUF at in_path to out_path with its weight matrices
  * converted to `type` ("Q8_0", "Q4_0", "Q4_1", "F16" or "F32"); norms and
- * other vectors are copied. The result loads in ember and in llama.cpp. The
- * output appears only when complete. progress may be NULL. */
+ * other vectors are copied. The result loads in ember and in llama.cpp.
+ * type "native" instead stores each matrix in the layout ember repacks it to
+ * at load, so that loading maps it without repacking (same weights, same
+ * results); only ember reads that file. The output appears only when
+ * complete. progress may be NULL. */
 ember_status ember_quantize(const char* in_path, const char* out_path, const char* type,
                             ember_quantize_progress_fn progress, void* user_data);
 

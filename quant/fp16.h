@@ -40,7 +40,7 @@ inline uint16_t Fp32ToFp16(float f) {
     return static_cast<uint16_t>(sign | 0x7C00 | (abs > 0x7F800000 ? 0x200 : 0));
   }
   if (abs >= 0x477FF000) return static_cast<uint16_t>(sign | 0x7C00);  // rounds to inf
-  if (abs < 0x38800000) {  // result is subnormal or zero
+  if (abs < 0x38800000) {                                      // result is subnormal or zero
     if (abs < 0x33000000) return static_cast<uint16_t>(sign);  // below half the smallest subnormal
     const uint32_t e = abs >> 23;
     const uint32_t m = (abs & 0x7FFFFF) | 0x800000;

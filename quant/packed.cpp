@@ -284,6 +284,48 @@ Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols,
   return Status::Ok();
 }
 
+GgmlType NativeTypeFor(GgmlType type) {
+  if (LayoutFor(type) == PackedLayout::kQ8x16) return GgmlType::kEmberQ8x16;
+  return type == GgmlType::kQ4_1 || type == GgmlType::kQ4_K ? GgmlType::kEmberQ4x16Min
+                                                            : GgmlType::kEmberQ4x16;
+}
+
+bool IsNativeType(GgmlType type) {
+  return type == GgmlType::kEmberQ4x16 || type == GgmlType::kEmberQ4x16Min ||
+         type == GgmlType::kEmberQ8x16;
+}
+
+Status PackedView(GgmlType type, const uint8_t* data, size_t bytes, int64_t n_rows, int64_t n_cols,
+                  PackedMatrix* out) {
+  const std::string shape = "[" + std::to_string(n_rows) + ", " + std::to_string(n_cols) + "] " +
+                            GgmlTypeName(type) + " matrix";
+  if (!IsNativeType(type)) return InvalidArgument(shape + " is not in a native layout");
+  if (n_rows <= 0 || n_cols <= 0 || n_rows % kTileRows != 0 || n_cols % kGroupCols != 0) {
+    return InvalidArgument("cannot map a " + shape +
+                           " (rows must be a multiple of 16, columns of 32)");
+  }
+  if (reinterpret_cast<uintptr_t>(data) % 32 != 0) {
+    return InvalidArgument("the data of a " + shape + " is not 32-byte aligned");
+  }
+  PackedMatrix w;
+  w.layout = type == GgmlType::kEmberQ8x16 ? PackedLayout::kQ8x16 : PackedLayout::kQ4x16;
+  w.has_min = type == GgmlType::kEmberQ4x16Min;
+  w.n_rows = n_rows;
+  w.n_cols = n_cols;
+  w.n_tiles = n_rows / kTileRows;
+  w.n_groups = n_cols / kGroupCols;
+  w.group_bytes = PackedGroupBytes(w.layout, w.has_min);
+  w.tile_bytes = w.group_bytes * static_cast<size_t>(w.n_groups);
+  if (w.bytes() != bytes) {
+    return InvalidArgument("a " + shape + " takes " + std::to_string(w.bytes()) + " bytes, not " +
+                           std::to_string(bytes));
+  }
+  // Not owned: the deleter does nothing; the file mapping keeps the bytes.
+  w.data = {const_cast<uint8_t*>(data), [](uint8_t*) {}};
+  *out = std::move(w);
+  return Status::Ok();
+}
+
 float PackedWeight(const PackedMatrix& w, int64_t row, int64_t col) {
   const int64_t tile = row / kTileRows, lane = row % kTileRows;
   const int64_t g = col / kGroupCols, c = col % kGroupCols;

@@ -73,6 +73,20 @@ bool RepackIsExact(GgmlType type);
 // groups of 32), for weights that are not finite, and for scales beyond fp16.
 Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols, PackedMatrix* out);
 
+// The GGUF type that stores the layout `type` repacks to (Q4_0 -> kEmberQ4x16,
+// Q4_1 and Q4_K -> kEmberQ4x16Min, the rest -> kEmberQ8x16); requires CanRepack.
+GgmlType NativeTypeFor(GgmlType type);
+bool IsNativeType(GgmlType type);
+
+// Wraps a native-layout tensor as stored in a file (`bytes` long, tile-major,
+// as Repack lays it out) without copying: `out` points into `data`, which must
+// outlive it and be 32-byte aligned (the AVX2 kernels load aligned). Errors:
+// InvalidArgument for a type that is not native, rows that are not a multiple
+// of 16, columns that are not a multiple of 32, a size that does not match,
+// misaligned data.
+Status PackedView(GgmlType type, const uint8_t* data, size_t bytes, int64_t n_rows, int64_t n_cols,
+                  PackedMatrix* out);
+
 // One weight back as float (for tests and the reference kernels).
 float PackedWeight(const PackedMatrix& w, int64_t row, int64_t col);
 

@@ -533,8 +533,9 @@ ember_status ember_quantize(const char* in_path, const char* out_path, const cha
     EMBER_REQUIRE_ARG(type != nullptr, "ember_quantize: type is NULL");
     ember::GgmlType t;
     if (!ember::ParseQuantizeType(type, &t)) {
-      return Fail(EMBER_ERR_INVALID_ARGUMENT, std::string("unknown quantization type '") + type +
-                                                  "' (supported: Q8_0, Q4_0, Q4_1, F16, F32)");
+      return Fail(EMBER_ERR_INVALID_ARGUMENT,
+                  std::string("unknown quantization type '") + type +
+                      "' (supported: Q8_0, Q4_0, Q4_1, F16, F32, native)");
     }
     ember::QuantizeProgressFn fn;
     if (progress) {

@@ -56,7 +56,7 @@ class WeightLoader {
 
   Status MatrixFrom(const GgufTensorInfo& t, int64_t rows, int64_t cols, WeightView* out) const {
     EMBER_RETURN_IF_ERROR(CheckShape(t, {cols, rows}));
-    if (!CanRepack(t.type) && FindVecDot(t.type) == nullptr) {
+    if (!CanRepack(t.type) && FindVecDot(t.type) == nullptr && !IsNativeType(t.type)) {
       return Unsupported("tensor '" + t.name + "' has type " + GgmlTypeName(t.type) +
                          ", which ember cannot multiply yet (supported: F32, F16, BF16, Q8_0, "
                          "Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K)");
@@ -186,7 +186,7 @@ Status Model::Load(const std::string& path, const LoadProgressFn& progress,
     const GgufTensorInfo* embd;
     EMBER_RETURN_IF_ERROR(w.Find("token_embd.weight", &embd));
     EMBER_RETURN_IF_ERROR(w.CheckShape(*embd, {hp.n_embd, hp.n_vocab}));
-    if (!CanDequantize(embd->type)) {
+    if (!CanDequantize(embd->type) && !IsNativeType(embd->type)) {
       return Unsupported("tensor 'token_embd.weight' has type " +
                          std::string(GgmlTypeName(embd->type)) + ", which ember cannot read yet");
     }
@@ -246,6 +246,26 @@ Status Model::RepackWeights(const LoadProgressFn& progress) {
   auto repacked = [&](const WeightView* v) {
     return CanRepack(v->type) && (v != &weights_.token_embd || RepackIsExact(v->type));
   };
+  // Tensors already in a native layout (`ember quantize --type native`) are
+  // used where they are mapped: no copy, and their pages stay.
+  std::vector<std::pair<const uint8_t*, const PackedMatrix*>> done;
+  for (WeightView* v : views) {
+    if (!IsNativeType(v->type)) continue;
+    for (const auto& [src, p] : done) {
+      if (src == v->data) v->packed = p;
+    }
+    if (v->packed != nullptr) continue;
+    const GgufTensorInfo* t = nullptr;
+    for (const GgufTensorInfo& ti : gguf_->tensors()) {
+      if (ti.data == v->data) t = &ti;
+    }
+    auto p = std::make_unique<PackedMatrix>();
+    Status s = PackedView(v->type, v->data, t ? t->n_bytes : 0, v->n_rows, v->n_cols, p.get());
+    if (!s.ok()) return Status(s.code(), "tensor '" + (t ? t->name : "?") + "': " + s.message());
+    v->packed = p.get();
+    done.emplace_back(v->data, p.get());
+    packed_.push_back(std::move(p));
+  }
   // Progress is the fraction of the bytes to repack done (repacking is most
   // of the loading time); Load reports the final 1.
   uint64_t total = 0, finished = 0;
@@ -257,7 +277,6 @@ Status Model::RepackWeights(const LoadProgressFn& progress) {
       total += v->row_bytes * static_cast<uint64_t>(v->n_rows);
     }
   }
-  std::vector<std::pair<const uint8_t*, const PackedMatrix*>> done;
   for (WeightView* v : views) {
     if (!repacked(v)) continue;
     const PackedMatrix* packed = nullptr;

@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "quant/packed.h"
 #include "quant/quantize.h"
 #include "runtime/gguf.h"
 #include "runtime/gguf_writer.h"
@@ -14,12 +15,18 @@ namespace {
 // llama.cpp's general.file_type values (LLAMA_FTYPE_*) for the types we write.
 uint32_t FileType(GgmlType t) {
   switch (t) {
-    case GgmlType::kF32: return 0;
-    case GgmlType::kF16: return 1;
-    case GgmlType::kQ4_0: return 2;
-    case GgmlType::kQ4_1: return 3;
-    case GgmlType::kQ8_0: return 7;
-    default: return 0;
+    case GgmlType::kF32:
+      return 0;
+    case GgmlType::kF16:
+      return 1;
+    case GgmlType::kQ4_0:
+      return 2;
+    case GgmlType::kQ4_1:
+      return 3;
+    case GgmlType::kQ8_0:
+      return 7;
+    default:
+      return 0;
   }
 }
 
@@ -30,12 +37,22 @@ bool IsConvertible(const GgufTensorInfo& t, GgmlType target) {
   return CanDequantize(t.type) && t.type != target;
 }
 
+// What Model::Load repacks, so packed here: 2-D matrices of a repackable type
+// with whole tiles of 16 rows (others keep their type and are repacked at
+// load), and the token embedding only when repacking it is exact (its rows are
+// also read one by one for lookups).
+bool IsNativePackable(const GgufTensorInfo& t) {
+  if (t.n_dims != 2 || !CanRepack(t.type)) return false;
+  if (t.ne[1] % kTileRows != 0 || t.ne[0] % kGroupCols != 0) return false;
+  return t.name != "token_embd.weight" || RepackIsExact(t.type);
+}
+
 }  // namespace
 
 bool ParseQuantizeType(const std::string& name, GgmlType* out) {
   static const std::pair<const char*, GgmlType> kTypes[] = {
       {"Q8_0", GgmlType::kQ8_0}, {"Q4_0", GgmlType::kQ4_0}, {"Q4_1", GgmlType::kQ4_1},
-      {"F16", GgmlType::kF16},   {"F32", GgmlType::kF32},
+      {"F16", GgmlType::kF16},   {"F32", GgmlType::kF32},   {"NATIVE", kNativeLayouts},
   };
   for (const auto& [n, t] : kTypes) {
     std::string upper;
@@ -50,7 +67,8 @@ bool ParseQuantizeType(const std::string& name, GgmlType* out) {
 
 Status QuantizeModel(const std::string& in_path, const std::string& out_path, GgmlType type,
                      const QuantizeProgressFn& progress, QuantizeReport* report) {
-  if (!CanQuantize(type) || type == GgmlType::kQ8_1) {
+  const bool native = type == kNativeLayouts;
+  if (!native && (!CanQuantize(type) || type == GgmlType::kQ8_1)) {
     return InvalidArgument(std::string("cannot quantize to ") + GgmlTypeName(type));
   }
   if (in_path == out_path) return InvalidArgument("the output must not overwrite the input");
@@ -62,7 +80,13 @@ Status QuantizeModel(const std::string& in_path, const std::string& out_path, Gg
     if (kv.key == "general.file_type" || kv.key == "general.quantization_version") continue;
     w.CopyKv(kv);
   }
-  w.SetUint32("general.file_type", FileType(type));
+  if (native) {  // the source's file type still names its quantization
+    if (const GgufValue* ft = in->Find("general.file_type")) {
+      w.SetUint32("general.file_type", static_cast<uint32_t>(ft->u));
+    }
+  } else {
+    w.SetUint32("general.file_type", FileType(type));
+  }
   w.SetUint32("general.quantization_version", 2);
 
   uint64_t total = 0, done = 0;
@@ -72,7 +96,16 @@ Status QuantizeModel(const std::string& in_path, const std::string& out_path, Gg
   for (const GgufTensorInfo& t : in->tensors()) {
     std::vector<uint64_t> dims(t.ne, t.ne + t.n_dims);
     report->bytes_in += t.n_bytes;
-    if (!IsConvertible(t, type)) {
+    if (native && IsNativePackable(t)) {
+      const int64_t cols = static_cast<int64_t>(t.ne[0]), rows = static_cast<int64_t>(t.ne[1]);
+      PackedMatrix p;
+      Status s = Repack(t.type, t.data, rows, cols, &p);
+      if (!s.ok()) return Status(s.code(), "tensor '" + t.name + "': " + s.message());
+      EMBER_RETURN_IF_ERROR(
+          w.AddTensor(t.name, NativeTypeFor(t.type), dims, p.data.get(), p.bytes()));
+      ++report->n_quantized;
+      report->bytes_out += p.bytes();
+    } else if (native || !IsConvertible(t, type)) {
       EMBER_RETURN_IF_ERROR(w.AddTensor(t.name, t.type, dims, t.data, t.n_bytes));
       ++report->n_copied;
       report->bytes_out += t.n_bytes;

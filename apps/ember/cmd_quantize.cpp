@@ -29,13 +29,16 @@ int QuantizeCommand(int argc, char** argv) {
   const std::vector<OptionSpec> specs = {
       {"--model", "-m", "IN", "the GGUF model to convert"},
       {"--output", "-o", "OUT", "where to write the converted model"},
-      {"--type", "", "TYPE", "Q8_0, Q4_0, Q4_1, F16 or F32"},
+      {"--type", "", "TYPE",
+       "Q8_0, Q4_0, Q4_1, F16, F32, or native (ember's layouts: loads by mmap, no repack; only "
+       "ember reads it)"},
   };
   Args args;
   if (!args.Parse("quantize", "-m IN -o OUT --type TYPE", specs, argc, argv)) return 0;
   if (!args.Has("--model")) throw UsageError{"-m IN is required"};
   if (!args.Has("--output")) throw UsageError{"-o OUT is required"};
-  if (!args.Has("--type")) throw UsageError{"--type TYPE is required (Q8_0, Q4_0, Q4_1, F16, F32)"};
+  if (!args.Has("--type"))
+    throw UsageError{"--type TYPE is required (Q8_0, Q4_0, Q4_1, F16, F32, native)"};
   const std::string in = args.Get("--model"), out = args.Get("--output"), type = args.Get("--type");
   const auto t0 = std::chrono::steady_clock::now();
   Check(ember_quantize(in.c_str(), out.c_str(), type.c_str(),

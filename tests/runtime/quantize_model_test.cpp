@@ -85,3 +85,60 @@ TEST_CASE("quantize: bad requests are errors and leave no file", "[quantize][bad
   CHECK_FALSE(test::FileExists(out));
   CHECK_FALSE(test::FileExists(out + ".part"));
 }
+
+TEST_CASE("quantize: native layouts load by mapping and give the same logits", "[quantize]") {
+  // Tied and separate outputs; Q4_0, Q4_1, Q8_0, and a K-quant / F16 mix (near-exact
+  // repacks: the stored layout is what the loader would have made). The GPT-2
+  // vocabulary has 50257 rows, not whole tiles: the embedding and output keep
+  // their type and are repacked at load, beside mapped layer matrices.
+  struct Case {
+    GgmlType type;
+    bool tied;
+    std::map<std::string, GgmlType> mix;
+  };
+  const Case cases[] = {
+      {GgmlType::kQ4_0, true, {}},
+      {GgmlType::kQ4_1, false, {}},
+      {GgmlType::kQ8_0, false, {}},
+      {GgmlType::kQ4_0,
+       true,
+       {{"blk.0.ffn_down.weight", GgmlType::kQ6_K}, {"blk.1.attn_v.weight", GgmlType::kF16}}},
+  };
+  int i = 0;
+  for (const Case& c : cases) {
+    INFO("case " << i);
+    test::TinyModelSpec spec;
+    spec.weight_type = c.type;
+    spec.tied_output = c.tied;
+    spec.tensor_types = c.mix;
+    spec.n_embd = 256;  // Q6_K blocks are 256 columns
+    spec.n_ff = 256;
+    const std::string src = test::TempPath("native_src_" + std::to_string(i) + ".gguf");
+    const std::string dst = test::TempPath("native_" + std::to_string(i) + ".gguf");
+    ++i;
+    REQUIRE(test::BuildTinyModel(spec, src).ok());
+    GgmlType t;
+    REQUIRE(ParseQuantizeType("native", &t));
+    QuantizeReport r;
+    Status s = QuantizeModel(src, dst, t, nullptr, &r);
+    INFO(s.message());
+    REQUIRE(s.ok());
+    CHECK(r.n_quantized == 2 * 7);  // the layer matrices; embedding and output are 50257 rows
+
+    std::unique_ptr<Model> a, b;
+    REQUIRE(Model::Load(src, nullptr, &a).ok());
+    REQUIRE(Model::Load(dst, nullptr, &b).ok());
+    CHECK(a->loaded_weight_bytes() == b->loaded_weight_bytes());
+    const LayerWeights& L = b->weights().layers[1];
+    for (const WeightView* v : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) {
+      REQUIRE(v->packed != nullptr);
+      // Mapped, not copied: the kernels read the file's pages.
+      const uint8_t* p = v->packed->data.get();
+      CHECK(p >= b->gguf().file_data());
+      CHECK(p + v->packed->bytes() <= b->gguf().file_data() + b->gguf().file_size());
+    }
+    CHECK(IsNativeType(b->gguf().FindTensor("blk.0.ffn_down.weight")->type));
+    CHECK_FALSE(IsNativeType(b->gguf().FindTensor("token_embd.weight")->type));
+    CHECK(LastLogits(src) == LastLogits(dst));  // bit for bit
+  }
+}
