@@ -56,26 +56,6 @@ void WeightedRows(const float* p, const KvSpan* spans, int n_spans, size_t strid
 
 }  // namespace
 
-void Softmax_avx2(float* x, int64_t n) {
-  // Softmax_ref's arithmetic: only the max is vectorized (exact in any order;
-  // max_ps(x, m) keeps m when x is NaN, as fmax does), so the same bytes.
-  __m256 m8 = _mm256_set1_ps(-INFINITY);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) m8 = _mm256_max_ps(_mm256_loadu_ps(x + i), m8);
-  alignas(32) float lanes[8];
-  _mm256_store_ps(lanes, m8);
-  float max = -INFINITY;
-  for (float v : lanes) max = std::fmax(max, v);
-  for (; i < n; ++i) max = std::fmax(max, x[i]);
-  double sum = 0.0;
-  for (i = 0; i < n; ++i) {
-    x[i] = std::exp(x[i] - max);
-    sum += x[i];
-  }
-  const float inv = static_cast<float>(1.0 / sum);
-  for (i = 0; i < n; ++i) x[i] *= inv;
-}
-
 void AttendHead_avx2(const float* q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
                      float scale, float* scores, float* out) {
   constexpr int kMaxHeadDim = 512;

@@ -2,6 +2,7 @@
 // the CPU's features (or EMBER_ISA) — dispatch high up, never inside loops.
 #pragma once
 
+#include "ops/activation.h"
 #include "ops/attention.h"
 #include "ops/qgemm.h"
 #include "platform/cpu_features.h"
@@ -16,6 +17,7 @@ struct Kernels {
   QuantizeActsFn quantize_acts = nullptr;  // the activations every QGemm reads
   AttendHeadFn attend_head = nullptr;
   AttendHeadQ8Fn attend_head_q8 = nullptr;
+  SwiGluFn swiglu = nullptr;
 };
 
 // The table for `isa`: the best variant of each family at or below that level

@@ -123,7 +123,7 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
       MatMulShared(ws, ys, ldys, 2, s.xn.data(), n, n_threads, &s.mm);
     }
 #pragma omp parallel for num_threads(n_threads) schedule(static) if (batch_parallel)
-    for (int64_t t = 0; t < n; ++t) SwiGlu_ref(&s.gate[t * F], &s.up[t * F], F);
+    for (int64_t t = 0; t < n; ++t) Active().swiglu(&s.gate[t * F], &s.up[t * F], F);
     MatMul(L.w_down, s.gate.data(), n, s.proj.data(), E, n_threads, &s.mm);
     for (int64_t i = 0; i < n * E; ++i) s.x[i] += s.proj[i];
   }
