@@ -26,6 +26,17 @@ using AttendHeadFn = void (*)(const float* q, const KvSpan* spans, int n_spans, 
 void AttendHead_ref(const float* q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
                     float scale, float* scores, float* out);
 
+// Two query heads of one KV head (grouped-query attention) at once: exactly the
+// results of two AttendHead calls of the same variant, with each key and value
+// row loaded and converted once for both. scores0 / scores1: scratch as above.
+using AttendHeadPairFn = void (*)(const float* q0, const float* q1, const KvSpan* spans,
+                                  int n_spans, size_t stride, int head_dim, float scale,
+                                  float* scores0, float* scores1, float* out0, float* out1);
+
+void AttendHeadPair_ref(const float* q0, const float* q1, const KvSpan* spans, int n_spans,
+                        size_t stride, int head_dim, float scale, float* scores0, float* scores1,
+                        float* out0, float* out1);
+
 // The same over an int8 cache (--kv-type q8): row j of a span holds head_dim
 // int8 values at k + j * stride with one f32 scale per (token, head) at
 // k_scale + j * scale_stride, so k_j = k_scale_j * k[j] (and v alike).

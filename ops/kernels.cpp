@@ -9,11 +9,13 @@ Kernels KernelsFor(Isa isa) {
   k.qgemm_q8x16 = QGemmQ8x16_ref;
   k.quantize_acts = QuantizeActs_ref;
   k.attend_head = AttendHead_ref;
+  k.attend_head_pair = AttendHeadPair_ref;
   k.attend_head_q8 = AttendHeadQ8_ref;
   k.swiglu = SwiGlu_ref;
 #if defined(__x86_64__)
   if (isa != Isa::kRef) {  // AVX2 is in every x86 level above ref
     k.attend_head = AttendHead_avx2;
+    k.attend_head_pair = AttendHeadPair_avx2;
     k.attend_head_q8 = AttendHeadQ8_avx2;
     k.quantize_acts = QuantizeActs_avx2;
     k.swiglu = SwiGlu_avx2;

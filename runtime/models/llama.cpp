@@ -37,7 +37,7 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
   Resize(s.proj, n * E);
   Resize(s.gate, n * F);
   Resize(s.up, n * F);
-  Resize(s.scores, static_cast<int64_t>(n_threads) * kv.n_ctx());
+  Resize(s.scores, 2 * static_cast<int64_t>(n_threads) * kv.n_ctx());  // two heads per job
   Resize(s.rope, n * hp.n_rot);
 
   // Embedding rows, dequantized.
@@ -77,35 +77,48 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
       kv.Store(l, places[t].slot, &s.k[t * KV], &s.v[t * KV]);
     }
     // Attention: token t sees the cache rows of its place (see TokenPlace).
-    const int64_t n_work = n * hp.n_head;
+    // For batches the query heads of a GQA group go in pairs (each key and
+    // value row converted once for two heads, same results as one by one); a
+    // single decode token keeps one job per head, which balances the threads.
     const AttendHeadFn attend = Active().attend_head;
+    const AttendHeadPairFn attend_pair = Active().attend_head_pair;
     const AttendHeadQ8Fn attend_q8 = Active().attend_head_q8;
     const bool q8 = kv.type() == KvType::kQ8;
+    const bool paired = !q8 && n > 1 && group >= 2;
+    const int64_t per_group = paired ? (group + 1) / 2 : group;  // jobs per KV head
+    const int64_t n_work = n * hp.n_head_kv * per_group;
     // Jobs go round the threads one by one: in causal prefill later tokens
     // attend to more rows, so contiguous blocks of tokens would leave the
     // thread with the first tokens waiting for the one with the last.
 #pragma omp parallel for num_threads(n_threads) schedule(static, 1) if (n_threads > 1)
     for (int64_t job = 0; job < n_work; ++job) {
-      const int64_t t = job / hp.n_head, h = job % hp.n_head;
-      const int64_t kvh = h / group;
-      float* scores =
-          &s.scores[static_cast<size_t>(omp_get_thread_num()) * static_cast<size_t>(kv.n_ctx())];
+      const int64_t t = job / (hp.n_head_kv * per_group);
+      const int64_t kvh = job / per_group % hp.n_head_kv, slot = job % per_group;
+      float* scores = &s.scores[static_cast<size_t>(omp_get_thread_num()) * 2 *
+                                static_cast<size_t>(kv.n_ctx())];
       const TokenPlace& pl = places[t];
-      const float* qh = &s.q[t * Q + h * hd];
-      float* out = &s.att[t * Q + h * hd];
       if (q8) {
+        const int64_t h = kvh * group + slot;
         KvSpanQ8 spans[3];
         for (int r = 0; r < pl.n_rows; ++r) {
           spans[r] = kv.SpanQ8(l, pl.rows[r].begin, pl.rows[r].n, kvh);
         }
-        attend_q8(qh, spans, pl.n_rows, kv.row_stride(), kv.scale_stride(), static_cast<int>(hd),
-                  scale, scores, out);
+        attend_q8(&s.q[t * Q + h * hd], spans, pl.n_rows, kv.row_stride(), kv.scale_stride(),
+                  static_cast<int>(hd), scale, scores, &s.att[t * Q + h * hd]);
+        continue;
+      }
+      KvSpan spans[3];
+      for (int r = 0; r < pl.n_rows; ++r) {
+        spans[r] = kv.SpanF16(l, pl.rows[r].begin, pl.rows[r].n, kvh);
+      }
+      const int64_t h = kvh * group + (paired ? 2 * slot : slot);
+      if (paired && 2 * slot + 1 < group) {
+        attend_pair(&s.q[t * Q + h * hd], &s.q[t * Q + (h + 1) * hd], spans, pl.n_rows,
+                    kv.row_stride(), static_cast<int>(hd), scale, scores, scores + kv.n_ctx(),
+                    &s.att[t * Q + h * hd], &s.att[t * Q + (h + 1) * hd]);
       } else {
-        KvSpan spans[3];
-        for (int r = 0; r < pl.n_rows; ++r) {
-          spans[r] = kv.SpanF16(l, pl.rows[r].begin, pl.rows[r].n, kvh);
-        }
-        attend(qh, spans, pl.n_rows, kv.row_stride(), static_cast<int>(hd), scale, scores, out);
+        attend(&s.q[t * Q + h * hd], spans, pl.n_rows, kv.row_stride(), static_cast<int>(hd), scale,
+               scores, &s.att[t * Q + h * hd]);
       }
     }
     MatMul(L.wo, s.att.data(), n, s.proj.data(), E, n_threads, &s.mm);
