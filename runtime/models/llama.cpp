@@ -34,7 +34,6 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
   Resize(s.k, n * KV);
   Resize(s.v, n * KV);
   Resize(s.att, n * Q);
-  Resize(s.proj, n * E);
   Resize(s.gate, n * F);
   Resize(s.up, n * F);
   Resize(s.scores, 2 * static_cast<int64_t>(n_threads) * kv.n_ctx());  // two heads per job
@@ -121,8 +120,9 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
                scores, &s.att[t * Q + h * hd]);
       }
     }
-    MatMul(L.wo, s.att.data(), n, s.proj.data(), E, n_threads, &s.mm);
-    for (int64_t i = 0; i < n * E; ++i) s.x[i] += s.proj[i];
+    // xn is free: Q, K and V have read it. Projections land there (saves a buffer).
+    MatMul(L.wo, s.att.data(), n, s.xn.data(), E, n_threads, &s.mm);
+    for (int64_t i = 0; i < n * E; ++i) s.x[i] += s.xn[i];
 
       // Feed-forward block (SwiGLU).
 #pragma omp parallel for num_threads(n_threads) schedule(static) if (batch_parallel)
@@ -137,8 +137,8 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
     }
 #pragma omp parallel for num_threads(n_threads) schedule(static) if (batch_parallel)
     for (int64_t t = 0; t < n; ++t) Active().swiglu(&s.gate[t * F], &s.up[t * F], F);
-    MatMul(L.w_down, s.gate.data(), n, s.proj.data(), E, n_threads, &s.mm);
-    for (int64_t i = 0; i < n * E; ++i) s.x[i] += s.proj[i];
+    MatMul(L.w_down, s.gate.data(), n, s.xn.data(), E, n_threads, &s.mm);  // gate, up read xn
+    for (int64_t i = 0; i < n * E; ++i) s.x[i] += s.xn[i];
   }
 
   if (which == LogitsFor::kLast) {

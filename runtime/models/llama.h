@@ -14,15 +14,16 @@ namespace ember {
 // Activations for a chunk of up to n_batch tokens.
 struct LlamaScratch {
   std::vector<float> x;       // [n, n_embd]   residual stream
-  std::vector<float> xn;      // [n, n_embd]   normed input of a sub-layer
+  std::vector<float> xn;      // [n, n_embd]   normed input of a sub-layer; once the
+                              //               sub-layer's input matrices have read it, it
+                              //               takes the output of wo / w_down (no own buffer)
   std::vector<float> q;       // [n, q_dim]
   std::vector<float> k;       // [n, kv_dim]
   std::vector<float> v;       // [n, kv_dim]
   std::vector<float> att;     // [n, q_dim]    attention output per head
-  std::vector<float> proj;    // [n, n_embd]   output of wo / w_down
   std::vector<float> gate;    // [n, n_ff]
   std::vector<float> up;      // [n, n_ff]
-  std::vector<float> scores;  // [n_threads, n_ctx] attention scratch
+  std::vector<float> scores;  // [n_threads, 2, n_ctx] attention scratch (two heads per job)
   std::vector<float> rope;    // [n, n_rot]    cos/sin per position
   MatMulScratch mm;
 };
