@@ -48,8 +48,7 @@ int main() {
   std::printf("clock              ~%.2f GHz\n", ghz);
   auto per_cycle = [&](double ops, double s) { return ops / s / 1e9 / ghz; };
 
-  __m256i a0 = _mm256_set1_epi8(1), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0,
-          a7 = a0;
+  __m256i a0 = _mm256_set1_epi8(1), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
   const __m256i w = _mm256_set1_epi8(3);
   t0 = Clock::now();
   for (long i = 0; i < kIters; ++i) {
@@ -98,10 +97,10 @@ int main() {
   t0 = Clock::now();
   for (long i = 0; i < kIters; ++i) {
     asm volatile("" : "+r"(p));
-#define Q8STEP(r, j)                                                                      \
-  r = _mm256_add_epi32(                                                                   \
-      r, _mm256_madd_epi16(_mm256_maddubs_epi16(w, _mm256_sign_epi8(Bcast4(p + 4 * j), w)), \
-                           ones));
+#define Q8STEP(r, j)    \
+  r = _mm256_add_epi32( \
+      r,                \
+      _mm256_madd_epi16(_mm256_maddubs_epi16(w, _mm256_sign_epi8(Bcast4(p + 4 * j), w)), ones));
     EACH8(Q8STEP)
     KEEP8(a0, a1, a2, a3, a4, a5, a6, a7);
   }
