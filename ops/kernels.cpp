@@ -12,6 +12,7 @@ Kernels KernelsFor(Isa isa) {
   k.attend_head_pair = AttendHeadPair_ref;
   k.attend_head_q8 = AttendHeadQ8_ref;
   k.swiglu = SwiGlu_ref;
+  k.rms_norm = RmsNorm_ref;
 #if defined(__x86_64__)
   if (isa != Isa::kRef) {  // AVX2 is in every x86 level above ref
     k.attend_head = AttendHead_avx2;
@@ -19,6 +20,7 @@ Kernels KernelsFor(Isa isa) {
     k.attend_head_q8 = AttendHeadQ8_avx2;
     k.quantize_acts = QuantizeActs_avx2;
     k.swiglu = SwiGlu_avx2;
+    k.rms_norm = RmsNorm_avx2;
   }
   if (isa == Isa::kAvx2 || isa == Isa::kAvx512) {
     // Plain AVX-512 (without VNNI) uses the AVX2 kernels: same layout, and

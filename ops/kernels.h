@@ -4,6 +4,7 @@
 
 #include "ops/activation.h"
 #include "ops/attention.h"
+#include "ops/norm.h"
 #include "ops/qgemm.h"
 #include "platform/cpu_features.h"
 #include "platform/status.h"
@@ -19,6 +20,7 @@ struct Kernels {
   AttendHeadPairFn attend_head_pair = nullptr;  // two heads of a GQA group
   AttendHeadQ8Fn attend_head_q8 = nullptr;
   SwiGluFn swiglu = nullptr;
+  RmsNormFn rms_norm = nullptr;
 };
 
 // The table for `isa`: the best variant of each family at or below that level

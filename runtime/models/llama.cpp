@@ -47,6 +47,8 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
               freq_factors);
   }
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const RmsNormFn rms_norm = Active().rms_norm;
+  const SwiGluFn swiglu = Active().swiglu;
   // Per-token work (norms, RoPE, SwiGLU) runs on the threads for batches; a
   // single decode token is not worth waking them.
   const bool batch_parallel = n > 1 && n_threads > 1;
@@ -56,7 +58,7 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
     // Attention block.
 #pragma omp parallel for num_threads(n_threads) schedule(static) if (batch_parallel)
     for (int64_t t = 0; t < n; ++t) {
-      RmsNorm_ref(&s.x[t * E], L.attn_norm.data(), &s.xn[t * E], E, hp.rms_eps);
+      rms_norm(&s.x[t * E], L.attn_norm.data(), &s.xn[t * E], E, hp.rms_eps);
     }
     {
       const WeightView* ws[3] = {&L.wq, &L.wk, &L.wv};
@@ -127,7 +129,7 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
       // Feed-forward block (SwiGLU).
 #pragma omp parallel for num_threads(n_threads) schedule(static) if (batch_parallel)
     for (int64_t t = 0; t < n; ++t) {
-      RmsNorm_ref(&s.x[t * E], L.ffn_norm.data(), &s.xn[t * E], E, hp.rms_eps);
+      rms_norm(&s.x[t * E], L.ffn_norm.data(), &s.xn[t * E], E, hp.rms_eps);
     }
     {
       const WeightView* ws[2] = {&L.w_gate, &L.w_up};
@@ -136,18 +138,18 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
       MatMulShared(ws, ys, ldys, 2, s.xn.data(), n, n_threads, &s.mm);
     }
 #pragma omp parallel for num_threads(n_threads) schedule(static) if (batch_parallel)
-    for (int64_t t = 0; t < n; ++t) Active().swiglu(&s.gate[t * F], &s.up[t * F], F);
+    for (int64_t t = 0; t < n; ++t) swiglu(&s.gate[t * F], &s.up[t * F], F);
     MatMul(L.w_down, s.gate.data(), n, s.xn.data(), E, n_threads, &s.mm);  // gate, up read xn
     for (int64_t i = 0; i < n * E; ++i) s.x[i] += s.xn[i];
   }
 
   if (which == LogitsFor::kLast) {
     // The LM head runs for the last position only.
-    RmsNorm_ref(&s.x[(n - 1) * E], w.output_norm.data(), s.xn.data(), E, hp.rms_eps);
+    rms_norm(&s.x[(n - 1) * E], w.output_norm.data(), s.xn.data(), E, hp.rms_eps);
     MatMul(w.output, s.xn.data(), 1, logits, hp.n_vocab, n_threads, &s.mm);
   } else if (which == LogitsFor::kAll) {
     for (int64_t t = 0; t < n; ++t) {
-      RmsNorm_ref(&s.x[t * E], w.output_norm.data(), &s.xn[t * E], E, hp.rms_eps);
+      rms_norm(&s.x[t * E], w.output_norm.data(), &s.xn[t * E], E, hp.rms_eps);
     }
     MatMul(w.output, s.xn.data(), n, logits, hp.n_vocab, n_threads, &s.mm);
   }
