@@ -53,5 +53,16 @@ function(ember_set_isa_flags)
         set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "-march=armv8.2-a+dotprod")
       endif()
     endif()
+    # RoPE variants promise RopeApply_ref's bits (ops/rope.h): no fusing of
+    # x0 * c - x1 * s into an fma, which GCC does by default (also with
+    # -std=c++20) wherever the target has FMA: all of AArch64, x86 with -mfma.
+    # GCC 12's auto-vectorizer still turns the scalar rotation loop into
+    # vfmaddsub under -ffp-contract=off (x86 with -mfma; seen in rope_avx2's
+    # tail), hence also -fno-tree-vectorize: the SIMD here is written by hand.
+    # Appended, so the ISA flags above stay.
+    if(name MATCHES "^rope")
+      set_property(SOURCE ${src} APPEND PROPERTY COMPILE_OPTIONS
+        "-ffp-contract=off;-fno-tree-vectorize")
+    endif()
   endforeach()
 endfunction()

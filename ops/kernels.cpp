@@ -13,6 +13,8 @@ Kernels KernelsFor(Isa isa) {
   k.attend_head_q8 = AttendHeadQ8_ref;
   k.swiglu = SwiGlu_ref;
   k.rms_norm = RmsNorm_ref;
+  k.rope_apply = RopeApply_ref;
+  k.geglu = GeGlu_ref;
 #if defined(__x86_64__)
   if (isa != Isa::kRef) {  // AVX2 is in every x86 level above ref
     k.attend_head = AttendHead_avx2;
@@ -21,6 +23,8 @@ Kernels KernelsFor(Isa isa) {
     k.quantize_acts = QuantizeActs_avx2;
     k.swiglu = SwiGlu_avx2;
     k.rms_norm = RmsNorm_avx2;
+    k.rope_apply = RopeApply_avx2;
+    k.geglu = GeGlu_avx2;
   }
   if (isa == Isa::kAvx2 || isa == Isa::kAvx512) {
     // Plain AVX-512 (without VNNI) uses the AVX2 kernels: same layout, and
@@ -37,6 +41,15 @@ Kernels KernelsFor(Isa isa) {
     k.qgemm_q8x16 = QGemmQ8x16_neon;
   }
 #if defined(__aarch64__)
+  // The element-wise kernels need only base NEON. armhf keeps their _ref
+  // versions: ARMv7 NEON has no double lanes, flushes subnormals to zero and
+  // has no round-to-nearest convert (ops/exp_poly_neon.h).
+  if (isa != Isa::kRef) {
+    k.swiglu = SwiGlu_neon;
+    k.rms_norm = RmsNorm_neon;
+    k.rope_apply = RopeApply_neon;
+    k.geglu = GeGlu_neon;
+  }
   if (isa == Isa::kNeonDot) {
     k.qgemm_q4x16 = QGemmQ4x16_neon_dot;
     k.qgemm_q8x16 = QGemmQ8x16_neon_dot;

@@ -6,6 +6,7 @@
 #include "ops/attention.h"
 #include "ops/norm.h"
 #include "ops/qgemm.h"
+#include "ops/rope.h"
 #include "platform/cpu_features.h"
 #include "platform/status.h"
 
@@ -21,6 +22,8 @@ struct Kernels {
   AttendHeadQ8Fn attend_head_q8 = nullptr;
   SwiGluFn swiglu = nullptr;
   RmsNormFn rms_norm = nullptr;
+  RopeApplyFn rope_apply = nullptr;  // every variant gives RopeApply_ref's bits
+  GeGluFn geglu = nullptr;           // for Gemma-style feed-forwards; no model uses it yet
 };
 
 // The table for `isa`: the best variant of each family at or below that level

@@ -18,7 +18,15 @@ enum class RopeMode {
 void RopeCache(float* cache, int64_t pos, int n_dims, float freq_base, float freq_scale,
                const float* freq_factors);
 
-// Rotates the first n_dims elements of x with a cache from RopeCache.
+// Rotates the first n_dims elements of x with a cache from RopeCache:
+// (x0, x1) -> (x0 c - x1 s, x0 s + x1 c), each product rounded on its own.
+// The rope sources are compiled with -ffp-contract=off -fno-tree-vectorize
+// (cmake/EmberFlags.cmake) so that no compiler fuses a product into an fma:
+// every variant, on every architecture, gives RopeApply_ref's bits.
 void RopeApply_ref(float* x, const float* cache, int n_dims, RopeMode mode);
+using RopeApplyFn = void (*)(float* x, const float* cache, int n_dims, RopeMode mode);
+// AVX2 builds (x86-64) and AArch64 builds only: the same, bit for bit.
+void RopeApply_avx2(float* x, const float* cache, int n_dims, RopeMode mode);
+void RopeApply_neon(float* x, const float* cache, int n_dims, RopeMode mode);
 
 }  // namespace ember

@@ -130,6 +130,7 @@ void Session::Shift(int64_t n) {
   RopeCache(rot.data(), -n, hp.n_rot, hp.rope_freq_base, hp.rope_freq_scale, freq_factors);
   const int64_t first = n_keep(), end = ring_.n_used();
   const int threads = static_cast<int>(std::min<int64_t>(n_threads_batch_, hp.n_layer));
+  const RopeApplyFn rope_apply = Active().rope_apply;
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
     std::vector<float> k(static_cast<size_t>(kv_.kv_dim()));
@@ -139,8 +140,8 @@ void Session::Shift(int64_t n) {
         const int64_t slot = ring_.SlotOf(i);
         kv_.LoadK(l, slot, k.data());
         for (int64_t h = 0; h < hp.n_head_kv; ++h) {
-          RopeApply_ref(&k[static_cast<size_t>(h * hp.head_dim)], rot.data(), hp.n_rot,
-                        hp.rope_mode);
+          rope_apply(&k[static_cast<size_t>(h * hp.head_dim)], rot.data(), hp.n_rot,
+                     hp.rope_mode);
         }
         kv_.StoreK(l, slot, k.data());
       }

@@ -49,6 +49,7 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const RmsNormFn rms_norm = Active().rms_norm;
   const SwiGluFn swiglu = Active().swiglu;
+  const RopeApplyFn rope_apply = Active().rope_apply;
   // Per-token work (norms, RoPE, SwiGLU) runs on the threads for batches; a
   // single decode token is not worth waking them.
   const bool batch_parallel = n > 1 && n_threads > 1;
@@ -70,10 +71,10 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
     for (int64_t t = 0; t < n; ++t) {  // each token writes its own cache row
       const float* rc = &s.rope[t * hp.n_rot];
       for (int64_t h = 0; h < hp.n_head; ++h) {
-        RopeApply_ref(&s.q[t * Q + h * hd], rc, hp.n_rot, hp.rope_mode);
+        rope_apply(&s.q[t * Q + h * hd], rc, hp.n_rot, hp.rope_mode);
       }
       for (int64_t h = 0; h < hp.n_head_kv; ++h) {
-        RopeApply_ref(&s.k[t * KV + h * hd], rc, hp.n_rot, hp.rope_mode);
+        rope_apply(&s.k[t * KV + h * hd], rc, hp.n_rot, hp.rope_mode);
       }
       kv.Store(l, places[t].slot, &s.k[t * KV], &s.v[t * KV]);
     }
