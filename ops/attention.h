@@ -26,16 +26,34 @@ using AttendHeadFn = void (*)(const float* q, const KvSpan* spans, int n_spans, 
 void AttendHead_ref(const float* q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
                     float scale, float* scores, float* out);
 
-// Two query heads of one KV head (grouped-query attention) at once: exactly the
-// results of two AttendHead calls of the same variant, with each key and value
-// row loaded and converted once for both. scores0 / scores1: scratch as above.
-using AttendHeadPairFn = void (*)(const float* q0, const float* q1, const KvSpan* spans,
-                                  int n_spans, size_t stride, int head_dim, float scale,
-                                  float* scores0, float* scores1, float* out0, float* out1);
+// Causal attention of a block of queries (prefill): up to kAttendBlockQueries
+// query vectors of one KV head — consecutive tokens x heads of one GQA group —
+// against the rows of `spans`, which are those of the block's latest token.
+// Query m sees the first n_visible[m] rows in span order (an earlier token of
+// the same sequence sees a prefix of its successor's rows). Each key and value
+// row is converted once for the whole block instead of once per query.
+//
+// The arithmetic is fixed so that every variant gives the bits of _ref:
+//   qr[d]  = q[m][d] rounded to f16 (the cache is f16)
+//   s_j    = (fma chain over d = 0.. of qr[d] * k_j[d]) * scale
+//   p_j    = ExpPoly(s_j - max_j s_j)        for j < n_visible[m]
+//   out[d] = (fma chain over j = 0.. of p_j * v_j[d]) * float(1 / sum_j p_j),
+//            the sum in double, in row order.
+// q[m], out[m]: [head_dim] f32; scratch: AttendBlockScratch(n_rows, head_dim)
+// floats, n_rows = sum of spans[i].n = max of n_visible.
+constexpr int kAttendBlockQueries = 16;
 
-void AttendHeadPair_ref(const float* q0, const float* q1, const KvSpan* spans, int n_spans,
-                        size_t stride, int head_dim, float scale, float* scores0, float* scores1,
-                        float* out0, float* out1);
+inline int64_t AttendBlockScratch(int64_t n_rows, int head_dim) {
+  return kAttendBlockQueries * (n_rows + head_dim) + 16 * static_cast<int64_t>(head_dim);
+}
+
+using AttendBlockFn = void (*)(const float* const* q, const int64_t* n_visible, int n_q,
+                               const KvSpan* spans, int n_spans, size_t stride, int head_dim,
+                               float scale, float* scratch, float* const* out);
+
+void AttendBlock_ref(const float* const* q, const int64_t* n_visible, int n_q, const KvSpan* spans,
+                     int n_spans, size_t stride, int head_dim, float scale, float* scratch,
+                     float* const* out);
 
 // The same over an int8 cache (--kv-type q8): row j of a span holds head_dim
 // int8 values at k + j * stride with one f32 scale per (token, head) at

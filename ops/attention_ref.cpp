@@ -30,11 +30,4 @@ void AttendHead_ref(const float* q, const KvSpan* spans, int n_spans, size_t str
   }
 }
 
-void AttendHeadPair_ref(const float* q0, const float* q1, const KvSpan* spans, int n_spans,
-                        size_t stride, int head_dim, float scale, float* scores0, float* scores1,
-                        float* out0, float* out1) {
-  AttendHead_ref(q0, spans, n_spans, stride, head_dim, scale, scores0, out0);
-  AttendHead_ref(q1, spans, n_spans, stride, head_dim, scale, scores1, out1);
-}
-
 }  // namespace ember

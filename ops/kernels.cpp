@@ -9,8 +9,8 @@ Kernels KernelsFor(Isa isa) {
   k.qgemm_q8x16 = QGemmQ8x16_ref;
   k.quantize_acts = QuantizeActs_ref;
   k.attend_head = AttendHead_ref;
-  k.attend_head_pair = AttendHeadPair_ref;
   k.attend_head_q8 = AttendHeadQ8_ref;
+  k.attend_block = AttendBlock_ref;
   k.swiglu = SwiGlu_ref;
   k.rms_norm = RmsNorm_ref;
   k.rope_apply = RopeApply_ref;
@@ -18,8 +18,8 @@ Kernels KernelsFor(Isa isa) {
 #if defined(__x86_64__)
   if (isa != Isa::kRef) {  // AVX2 is in every x86 level above ref
     k.attend_head = AttendHead_avx2;
-    k.attend_head_pair = AttendHeadPair_avx2;
     k.attend_head_q8 = AttendHeadQ8_avx2;
+    k.attend_block = AttendBlock_avx2;
     k.quantize_acts = QuantizeActs_avx2;
     k.swiglu = SwiGlu_avx2;
     k.rms_norm = RmsNorm_avx2;

@@ -18,8 +18,8 @@ struct Kernels {
   QGemmFn qgemm_q8x16 = nullptr;
   QuantizeActsFn quantize_acts = nullptr;  // the activations every QGemm reads
   AttendHeadFn attend_head = nullptr;
-  AttendHeadPairFn attend_head_pair = nullptr;  // two heads of a GQA group
   AttendHeadQ8Fn attend_head_q8 = nullptr;
+  AttendBlockFn attend_block = nullptr;  // prefill: tokens x GQA heads per call
   SwiGluFn swiglu = nullptr;
   RmsNormFn rms_norm = nullptr;
   RopeApplyFn rope_apply = nullptr;  // every variant gives RopeApply_ref's bits
@@ -44,11 +44,11 @@ bool HasVariantsFor(Isa isa);
 // Variants compiled per ISA (defined in the per-ISA files).
 void AttendHead_avx2(const float* q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
                      float scale, float* scores, float* out);
+void AttendBlock_avx2(const float* const* q, const int64_t* n_visible, int n_q, const KvSpan* spans,
+                      int n_spans, size_t stride, int head_dim, float scale, float* scratch,
+                      float* const* out);
 void AttendHeadQ8_avx2(const float* q, const KvSpanQ8* spans, int n_spans, size_t stride,
                        size_t scale_stride, int head_dim, float scale, float* scores, float* out);
-void AttendHeadPair_avx2(const float* q0, const float* q1, const KvSpan* spans, int n_spans,
-                         size_t stride, int head_dim, float scale, float* scores0, float* scores1,
-                         float* out0, float* out1);
 void QuantizeActs_avx2(const float* x, int64_t m, int64_t k, QuantizedActs* acts);
 void QGemmQ4x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ8x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);

@@ -1,5 +1,6 @@
 #include "runtime/models/llama.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <omp.h>
@@ -18,6 +19,108 @@ void Resize(std::vector<float>& v, int64_t n) {
   if (v.size() < static_cast<size_t>(n)) v.resize(static_cast<size_t>(n));
 }
 
+// True when each token's rows are a prefix of the next token's: one sequence,
+// causal (a prompt chunk). A beam-search batch holds other sequences.
+bool RowsChain(const TokenPlace* places, int64_t n) {
+  for (int64_t t = 0; t + 1 < n; ++t) {
+    const TokenPlace& a = places[t];
+    const TokenPlace& b = places[t + 1];
+    if (a.n_rows < 1 || a.n_rows > b.n_rows) return false;
+    for (int r = 0; r < a.n_rows; ++r) {
+      const RowRange &x = a.rows[r], &y = b.rows[r];
+      const bool last = r + 1 == a.n_rows;
+      if (x.begin != y.begin || (last ? x.n > y.n : x.n != y.n)) return false;
+    }
+  }
+  return true;
+}
+
+int64_t RowsOf(const TokenPlace& pl) {
+  int64_t n = 0;
+  for (int r = 0; r < pl.n_rows; ++r) n += pl.rows[r].n;
+  return n;
+}
+
+// Floats of attention scratch per thread.
+int64_t ScoresPerThread(const Hparams& hp, const KvCache& kv) {
+  return std::max<int64_t>(2 * kv.n_ctx(), AttendBlockScratch(kv.n_ctx(), hp.head_dim));
+}
+
+// att[t, h] = attention of query head h of token t over the cache rows of its
+// place (see TokenPlace), for layer l.
+void Attention(const Hparams& hp, KvCache& kv, LlamaScratch& s, int64_t l, const TokenPlace* places,
+               int64_t n, int n_threads) {
+  const int64_t Q = hp.q_dim(), hd = hp.head_dim;
+  const int64_t group = hp.n_head / hp.n_head_kv;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const size_t per_thread = static_cast<size_t>(ScoresPerThread(hp, kv));
+  const bool q8 = kv.type() == KvType::kQ8;
+  if (!q8 && n > 1 && RowsChain(places, n)) {
+    // A prompt chunk: blocks of consecutive tokens x heads of one GQA group
+    // (up to kAttendBlockQueries queries) share each converted key and value
+    // row. The blocks do not depend on the thread count.
+    const AttendBlockFn attend_block = Active().attend_block;
+    const int64_t heads = std::min<int64_t>(group, kAttendBlockQueries);  // per job
+    const int64_t head_parts = (group + heads - 1) / heads;
+    const int64_t tokens = std::max<int64_t>(1, kAttendBlockQueries / heads);  // per job
+    const int64_t n_blocks = (n + tokens - 1) / tokens;
+    const int64_t n_work = n_blocks * hp.n_head_kv * head_parts;
+    // Jobs go round the threads one by one: later blocks see more rows.
+#pragma omp parallel for num_threads(n_threads) schedule(static, 1) if (n_threads > 1)
+    for (int64_t job = 0; job < n_work; ++job) {
+      const int64_t t0 = job / (hp.n_head_kv * head_parts) * tokens;
+      const int64_t kvh = job / head_parts % hp.n_head_kv;
+      const int64_t h0 = kvh * group + job % head_parts * heads;
+      const int64_t t1 = std::min(n, t0 + tokens), h1 = std::min((kvh + 1) * group, h0 + heads);
+      const float* qs[kAttendBlockQueries];
+      float* outs[kAttendBlockQueries];
+      int64_t visible[kAttendBlockQueries];
+      int n_q = 0;
+      for (int64_t t = t0; t < t1; ++t) {
+        for (int64_t h = h0; h < h1; ++h, ++n_q) {
+          qs[n_q] = &s.q[t * Q + h * hd];
+          outs[n_q] = &s.att[t * Q + h * hd];
+          visible[n_q] = RowsOf(places[t]);
+        }
+      }
+      const TokenPlace& last = places[t1 - 1];  // its rows hold every earlier token's
+      KvSpan spans[3];
+      for (int r = 0; r < last.n_rows; ++r) {
+        spans[r] = kv.SpanF16(l, last.rows[r].begin, last.rows[r].n, kvh);
+      }
+      attend_block(qs, visible, n_q, spans, last.n_rows, kv.row_stride(), static_cast<int>(hd),
+                   scale, &s.scores[static_cast<size_t>(omp_get_thread_num()) * per_thread], outs);
+    }
+    return;
+  }
+  // One query head per job (decode, the int8 cache, batches of several
+  // sequences), which balances the threads for a single token.
+  const AttendHeadFn attend = Active().attend_head;
+  const AttendHeadQ8Fn attend_q8 = Active().attend_head_q8;
+  const int64_t n_work = n * hp.n_head;
+#pragma omp parallel for num_threads(n_threads) schedule(static, 1) if (n_threads > 1)
+  for (int64_t job = 0; job < n_work; ++job) {
+    const int64_t t = job / hp.n_head, h = job % hp.n_head, kvh = h / group;
+    float* scores = &s.scores[static_cast<size_t>(omp_get_thread_num()) * per_thread];
+    const TokenPlace& pl = places[t];
+    if (q8) {
+      KvSpanQ8 spans[3];
+      for (int r = 0; r < pl.n_rows; ++r) {
+        spans[r] = kv.SpanQ8(l, pl.rows[r].begin, pl.rows[r].n, kvh);
+      }
+      attend_q8(&s.q[t * Q + h * hd], spans, pl.n_rows, kv.row_stride(), kv.scale_stride(),
+                static_cast<int>(hd), scale, scores, &s.att[t * Q + h * hd]);
+    } else {
+      KvSpan spans[3];
+      for (int r = 0; r < pl.n_rows; ++r) {
+        spans[r] = kv.SpanF16(l, pl.rows[r].begin, pl.rows[r].n, kvh);
+      }
+      attend(&s.q[t * Q + h * hd], spans, pl.n_rows, kv.row_stride(), static_cast<int>(hd), scale,
+             scores, &s.att[t * Q + h * hd]);
+    }
+  }
+}
+
 }  // namespace
 
 void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_t* tokens,
@@ -27,7 +130,6 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
   const ModelWeights& w = model.weights();
   const int64_t E = hp.n_embd, Q = hp.q_dim(), KV = hp.kv_dim(), F = hp.n_ff;
   const int64_t hd = hp.head_dim;
-  const int64_t group = hp.n_head / hp.n_head_kv;
   Resize(s.x, n * E);
   Resize(s.xn, n * E);
   Resize(s.q, n * Q);
@@ -36,7 +138,7 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
   Resize(s.att, n * Q);
   Resize(s.gate, n * F);
   Resize(s.up, n * F);
-  Resize(s.scores, 2 * static_cast<int64_t>(n_threads) * kv.n_ctx());  // two heads per job
+  Resize(s.scores, n_threads * ScoresPerThread(hp, kv));
   Resize(s.rope, n * hp.n_rot);
 
   // Embedding rows, dequantized.
@@ -46,7 +148,6 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
     RopeCache(&s.rope[t * hp.n_rot], places[t].pos, hp.n_rot, hp.rope_freq_base, hp.rope_freq_scale,
               freq_factors);
   }
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const RmsNormFn rms_norm = Active().rms_norm;
   const SwiGluFn swiglu = Active().swiglu;
   const RopeApplyFn rope_apply = Active().rope_apply;
@@ -78,51 +179,7 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
       }
       kv.Store(l, places[t].slot, &s.k[t * KV], &s.v[t * KV]);
     }
-    // Attention: token t sees the cache rows of its place (see TokenPlace).
-    // For batches the query heads of a GQA group go in pairs (each key and
-    // value row converted once for two heads, same results as one by one); a
-    // single decode token keeps one job per head, which balances the threads.
-    const AttendHeadFn attend = Active().attend_head;
-    const AttendHeadPairFn attend_pair = Active().attend_head_pair;
-    const AttendHeadQ8Fn attend_q8 = Active().attend_head_q8;
-    const bool q8 = kv.type() == KvType::kQ8;
-    const bool paired = !q8 && n > 1 && group >= 2;
-    const int64_t per_group = paired ? (group + 1) / 2 : group;  // jobs per KV head
-    const int64_t n_work = n * hp.n_head_kv * per_group;
-    // Jobs go round the threads one by one: in causal prefill later tokens
-    // attend to more rows, so contiguous blocks of tokens would leave the
-    // thread with the first tokens waiting for the one with the last.
-#pragma omp parallel for num_threads(n_threads) schedule(static, 1) if (n_threads > 1)
-    for (int64_t job = 0; job < n_work; ++job) {
-      const int64_t t = job / (hp.n_head_kv * per_group);
-      const int64_t kvh = job / per_group % hp.n_head_kv, slot = job % per_group;
-      float* scores = &s.scores[static_cast<size_t>(omp_get_thread_num()) * 2 *
-                                static_cast<size_t>(kv.n_ctx())];
-      const TokenPlace& pl = places[t];
-      if (q8) {
-        const int64_t h = kvh * group + slot;
-        KvSpanQ8 spans[3];
-        for (int r = 0; r < pl.n_rows; ++r) {
-          spans[r] = kv.SpanQ8(l, pl.rows[r].begin, pl.rows[r].n, kvh);
-        }
-        attend_q8(&s.q[t * Q + h * hd], spans, pl.n_rows, kv.row_stride(), kv.scale_stride(),
-                  static_cast<int>(hd), scale, scores, &s.att[t * Q + h * hd]);
-        continue;
-      }
-      KvSpan spans[3];
-      for (int r = 0; r < pl.n_rows; ++r) {
-        spans[r] = kv.SpanF16(l, pl.rows[r].begin, pl.rows[r].n, kvh);
-      }
-      const int64_t h = kvh * group + (paired ? 2 * slot : slot);
-      if (paired && 2 * slot + 1 < group) {
-        attend_pair(&s.q[t * Q + h * hd], &s.q[t * Q + (h + 1) * hd], spans, pl.n_rows,
-                    kv.row_stride(), static_cast<int>(hd), scale, scores, scores + kv.n_ctx(),
-                    &s.att[t * Q + h * hd], &s.att[t * Q + (h + 1) * hd]);
-      } else {
-        attend(&s.q[t * Q + h * hd], spans, pl.n_rows, kv.row_stride(), static_cast<int>(hd), scale,
-               scores, &s.att[t * Q + h * hd]);
-      }
-    }
+    Attention(hp, kv, s, l, places, n, n_threads);
     // xn is free: Q, K and V have read it. Projections land there (saves a buffer).
     MatMul(L.wo, s.att.data(), n, s.xn.data(), E, n_threads, &s.mm);
     for (int64_t i = 0; i < n * E; ++i) s.x[i] += s.xn[i];

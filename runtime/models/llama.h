@@ -23,7 +23,7 @@ struct LlamaScratch {
   std::vector<float> att;     // [n, q_dim]    attention output per head
   std::vector<float> gate;    // [n, n_ff]
   std::vector<float> up;      // [n, n_ff]
-  std::vector<float> scores;  // [n_threads, 2, n_ctx] attention scratch (two heads per job)
+  std::vector<float> scores;  // [n_threads, ScoresPerThread] attention scratch
   std::vector<float> rope;    // [n, n_rot]    cos/sin per position
   MatMulScratch mm;
 };

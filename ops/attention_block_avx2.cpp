@@ -1,0 +1,181 @@
+// AttendBlock on AVX2 + FMA + F16C: the bits of AttendBlock_ref, faster by
+// sharing every converted key and value row among up to 16 queries.
+//
+// Scores: the queries lie in the lanes (W = 8 or 16 of them, transposed into
+// qt[d][m]); each key row is converted to f32 once and its dims broadcast, so
+// a lane holds one query's fma chain over d in order — the reference's chain.
+// Softmax: per lane over the rows (masked past n_visible), sums in double.
+// Values: dims in the lanes, four queries' probabilities broadcast per row:
+// again one fma chain per (query, dim) in row order. Rows a query must not see
+// get p = 0, and fma(0, v, acc) = acc for the finite values of an f16 cache.
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "ops/attention.h"
+#include "ops/exp_poly_avx2.h"
+#include "ops/kernels.h"
+
+namespace ember {
+namespace {
+
+inline __m256 LoadF16(const uint16_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+// st[row][W] = scale * (q_m · k_row) for every row of the spans. qt: [hd][W]
+// f16-rounded queries; kf: [12][hd] scratch for converted key rows.
+template <int QV>
+void BlockScores(const float* qt, const KvSpan* spans, int n_spans, size_t stride, int hd,
+                 float scale, float* kf, float* st) {
+  constexpr int W = 8 * QV;
+  constexpr int Kb = 12 / QV;  // keys per pass: Kb x QV accumulators + QV + 1 in 16 registers
+  const __m256 vscale = _mm256_set1_ps(scale);
+  int64_t row = 0;
+  for (int i = 0; i < n_spans; ++i) {
+    const KvSpan& sp = spans[i];
+    for (int64_t j = 0; j < sp.n; j += Kb) {
+      // A short last block repeats its last key; the extra scores are dropped.
+      for (int b = 0; b < Kb; ++b) {
+        const uint16_t* k = sp.k + static_cast<size_t>(std::min<int64_t>(j + b, sp.n - 1)) * stride;
+        for (int d = 0; d < hd; d += 8) _mm256_storeu_ps(kf + b * hd + d, LoadF16(k + d));
+      }
+      __m256 acc[Kb][QV];
+      for (int b = 0; b < Kb; ++b) {
+        for (int v = 0; v < QV; ++v) acc[b][v] = _mm256_setzero_ps();
+      }
+      for (int d = 0; d < hd; ++d) {
+        __m256 qv[QV];
+        for (int v = 0; v < QV; ++v) qv[v] = _mm256_loadu_ps(qt + d * W + 8 * v);
+        for (int b = 0; b < Kb; ++b) {
+          const __m256 kb = _mm256_broadcast_ss(kf + b * hd + d);
+          for (int v = 0; v < QV; ++v) acc[b][v] = _mm256_fmadd_ps(qv[v], kb, acc[b][v]);
+        }
+      }
+      // Constant indices only: a loop to `take` would keep acc in memory.
+      const int64_t take = std::min<int64_t>(Kb, sp.n - j);
+      for (int b = 0; b < Kb; ++b) {
+        if (b >= take) break;
+        for (int v = 0; v < QV; ++v) {
+          _mm256_storeu_ps(st + (row + b) * W + 8 * v, _mm256_mul_ps(acc[b][v], vscale));
+        }
+      }
+      row += take;
+    }
+  }
+}
+
+// In place over st[n_rows][W]: p = ExpPoly(s - max) on the visible rows of
+// each lane, 0 elsewhere; inv[m] = float(1 / sum p) with the sum in double.
+template <int QV>
+void BlockSoftmax(const int64_t* n_visible, int n_q, int64_t n_rows, float* st, float* inv) {
+  constexpr int W = 8 * QV;
+  __m256i nv[QV];
+  for (int v = 0; v < QV; ++v) {
+    alignas(32) int32_t lanes[8];
+    for (int l = 0; l < 8; ++l) {
+      lanes[l] = static_cast<int32_t>(n_visible[std::min(8 * v + l, n_q - 1)]);
+    }
+    nv[v] = _mm256_load_si256(reinterpret_cast<const __m256i*>(lanes));
+  }
+  const __m256 neg_inf = _mm256_set1_ps(-__builtin_inff());
+  for (int v = 0; v < QV; ++v) {
+    __m256 mx = neg_inf;
+    for (int64_t j = 0; j < n_rows; ++j) {
+      const __m256 vis =
+          _mm256_castsi256_ps(_mm256_cmpgt_epi32(nv[v], _mm256_set1_epi32(static_cast<int>(j))));
+      mx = _mm256_max_ps(mx, _mm256_blendv_ps(neg_inf, _mm256_loadu_ps(st + j * W + 8 * v), vis));
+    }
+    __m256d sum_lo = _mm256_setzero_pd(), sum_hi = _mm256_setzero_pd();
+    for (int64_t j = 0; j < n_rows; ++j) {
+      const __m256 vis =
+          _mm256_castsi256_ps(_mm256_cmpgt_epi32(nv[v], _mm256_set1_epi32(static_cast<int>(j))));
+      float* s = st + j * W + 8 * v;
+      const __m256 p = _mm256_and_ps(ExpPoly8(_mm256_sub_ps(_mm256_loadu_ps(s), mx)), vis);
+      _mm256_storeu_ps(s, p);
+      sum_lo = _mm256_add_pd(sum_lo, _mm256_cvtps_pd(_mm256_castps256_ps128(p)));
+      sum_hi = _mm256_add_pd(sum_hi, _mm256_cvtps_pd(_mm256_extractf128_ps(p, 1)));
+    }
+    const __m256d one = _mm256_set1_pd(1.0);
+    _mm_storeu_ps(inv + 8 * v, _mm256_cvtpd_ps(_mm256_div_pd(one, sum_lo)));
+    _mm_storeu_ps(inv + 8 * v + 4, _mm256_cvtpd_ps(_mm256_div_pd(one, sum_hi)));
+  }
+}
+
+// out[m0 + i][d0, d0 + 16) for four queries: the probabilities of a row are
+// broadcast, its 16 dims converted once for the four.
+template <int W>
+void BlockValues(const float* st, const float* inv, const KvSpan* spans, int n_spans, size_t stride,
+                 int m0, int n_out, int d0, float* const* out) {
+  __m256 acc[4][2];
+  for (int i = 0; i < 4; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+  const float* p = st + m0;
+  for (int s = 0; s < n_spans; ++s) {
+    const uint16_t* v = spans[s].v + d0;
+    for (int64_t r = 0; r < spans[s].n; ++r, v += stride, p += W) {
+      const __m256 v0 = LoadF16(v), v1 = LoadF16(v + 8);
+      for (int i = 0; i < 4; ++i) {
+        const __m256 pi = _mm256_broadcast_ss(p + i);
+        acc[i][0] = _mm256_fmadd_ps(pi, v0, acc[i][0]);
+        acc[i][1] = _mm256_fmadd_ps(pi, v1, acc[i][1]);
+      }
+    }
+  }
+  for (int i = 0; i < 4; ++i) {  // constant indices, as in BlockScores
+    if (i >= n_out) break;
+    const __m256 s = _mm256_set1_ps(inv[m0 + i]);
+    _mm256_storeu_ps(out[m0 + i] + d0, _mm256_mul_ps(acc[i][0], s));
+    _mm256_storeu_ps(out[m0 + i] + d0 + 8, _mm256_mul_ps(acc[i][1], s));
+  }
+}
+
+template <int QV>
+void AttendBlockW(const float* const* q, const int64_t* n_visible, int n_q, const KvSpan* spans,
+                  int n_spans, size_t stride, int hd, float scale, float* scratch,
+                  float* const* out) {
+  constexpr int W = 8 * QV;
+  int64_t n_rows = 0;
+  for (int i = 0; i < n_spans; ++i) n_rows += spans[i].n;
+  float* st = scratch;                            // [n_rows][W] scores, then probabilities
+  float* qt = st + kAttendBlockQueries * n_rows;  // [hd][W] queries, f16-rounded
+  float* kf = qt + kAttendBlockQueries * hd;      // [12][hd] converted key rows
+  // Lanes past n_q repeat the last query; their results are not stored.
+  for (int m = 0; m < W; ++m) {
+    const float* src = q[std::min(m, n_q - 1)];
+    for (int d = 0; d < hd; d += 8) {
+      alignas(32) float r[8];
+      _mm256_store_ps(
+          r, _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_loadu_ps(src + d), _MM_FROUND_TO_NEAREST_INT)));
+      for (int l = 0; l < 8; ++l) qt[(d + l) * W + m] = r[l];
+    }
+  }
+  BlockScores<QV>(qt, spans, n_spans, stride, hd, scale, kf, st);
+  alignas(32) float inv[W];
+  BlockSoftmax<QV>(n_visible, n_q, n_rows, st, inv);
+  for (int m0 = 0; m0 < n_q; m0 += 4) {
+    for (int d0 = 0; d0 < hd; d0 += 16) {
+      BlockValues<W>(st, inv, spans, n_spans, stride, m0, std::min(4, n_q - m0), d0, out);
+    }
+  }
+}
+
+}  // namespace
+
+void AttendBlock_avx2(const float* const* q, const int64_t* n_visible, int n_q, const KvSpan* spans,
+                      int n_spans, size_t stride, int head_dim, float scale, float* scratch,
+                      float* const* out) {
+  if (head_dim % 16 != 0 || n_q < 1 || n_q > kAttendBlockQueries) {
+    AttendBlock_ref(q, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch, out);
+    return;
+  }
+  if (n_q <= 8) {
+    AttendBlockW<1>(q, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch, out);
+  } else {
+    AttendBlockW<2>(q, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch, out);
+  }
+}
+
+}  // namespace ember
+#endif

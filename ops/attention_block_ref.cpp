@@ -1,0 +1,53 @@
+// AttendBlock_ref: the definition every AttendBlock variant reproduces bit for
+// bit (ops/attention.h). One query at a time, in the order of the formulas.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "ops/attention.h"
+#include "ops/exp_poly.h"
+#include "quant/fp16.h"
+
+namespace ember {
+
+void AttendBlock_ref(const float* const* q, const int64_t* n_visible, int n_q, const KvSpan* spans,
+                     int n_spans, size_t stride, int head_dim, float scale, float* scratch,
+                     float* const* out) {
+  float* qr = scratch;            // [head_dim]
+  float* p = scratch + head_dim;  // [n_visible[m]]
+  for (int m = 0; m < n_q; ++m) {
+    for (int d = 0; d < head_dim; ++d) qr[d] = Fp16ToFp32(Fp32ToFp16(q[m][d]));
+    const int64_t n_vis = n_visible[m];
+    // Scores of the visible rows, in span order.
+    int64_t j = 0;
+    for (int i = 0; i < n_spans && j < n_vis; ++i) {
+      for (int64_t r = 0; r < spans[i].n && j < n_vis; ++r, ++j) {
+        const uint16_t* k = spans[i].k + static_cast<size_t>(r) * stride;
+        float acc = 0.0f;
+        for (int d = 0; d < head_dim; ++d) acc = std::fma(qr[d], Fp16ToFp32(k[d]), acc);
+        p[j] = acc * scale;
+      }
+    }
+    float mx = -std::numeric_limits<float>::infinity();
+    for (int64_t t = 0; t < n_vis; ++t) mx = std::max(mx, p[t]);
+    double sum = 0.0;
+    for (int64_t t = 0; t < n_vis; ++t) {
+      p[t] = ExpPoly_ref(p[t] - mx);
+      sum += static_cast<double>(p[t]);
+    }
+    const float inv = static_cast<float>(1.0 / sum);
+    // out[m] accumulates the fma chain of each dim in row order.
+    float* o = out[m];
+    for (int d = 0; d < head_dim; ++d) o[d] = 0.0f;
+    j = 0;
+    for (int i = 0; i < n_spans && j < n_vis; ++i) {
+      for (int64_t r = 0; r < spans[i].n && j < n_vis; ++r, ++j) {
+        const uint16_t* v = spans[i].v + static_cast<size_t>(r) * stride;
+        for (int d = 0; d < head_dim; ++d) o[d] = std::fma(p[j], Fp16ToFp32(v[d]), o[d]);
+      }
+    }
+    for (int d = 0; d < head_dim; ++d) o[d] *= inv;
+  }
+}
+
+}  // namespace ember
