@@ -199,7 +199,7 @@ typedef struct ember_session_params {
   int32_t n_ctx;           /* 0: min(training context, 4096) */
   int32_t n_threads;       /* decode threads; 0: auto (ember_thread_plan) */
   int32_t n_threads_batch; /* prefill threads; 0: n_threads if set, else auto */
-  int32_t n_batch;         /* prompt tokens per forward chunk; 0: 512 */
+  int32_t n_batch;         /* prompt tokens per forward chunk; 0: 256 */
   ember_kv_type kv_type;   /* default EMBER_KV_F16 */
   /* When the context is full: true (default) drops the oldest half of the
    * tokens after the first n_keep, re-rotates the surviving keys and goes on;

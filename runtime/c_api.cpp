@@ -342,7 +342,7 @@ ember_session_params ember_session_default_params(void) {
   p.n_ctx = 0;
   p.n_threads = 0;
   p.n_threads_batch = 0;
-  p.n_batch = 512;
+  p.n_batch = static_cast<int32_t>(ember::SessionParams{}.n_batch);
   p.kv_type = EMBER_KV_F16;
   p.context_shift = true;
   p.n_keep = static_cast<int32_t>(ember::kDefaultKeep);
@@ -360,7 +360,7 @@ ember_status ember_session_create(const ember_model* model, const ember_session_
     sp.n_ctx = p.n_ctx;
     sp.n_threads = p.n_threads;
     sp.n_threads_batch = p.n_threads_batch;
-    sp.n_batch = p.n_batch == 0 ? 512 : p.n_batch;
+    sp.n_batch = p.n_batch == 0 ? ember::SessionParams{}.n_batch : p.n_batch;
     switch (EnumInt(p.kv_type)) {
       case EMBER_KV_F16:
         sp.kv_type = ember::KvType::kF16;

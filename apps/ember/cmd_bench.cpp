@@ -138,7 +138,6 @@ int BenchCommand(int argc, char** argv) {
     sp.n_ctx = static_cast<int32_t>(max_ctx);
     sp.n_threads = t;
     sp.n_threads_batch = threads_batch;
-    sp.n_batch = static_cast<int32_t>(std::max<int64_t>(512, max_ctx));
     ember_session* raw = nullptr;
     Check(ember_session_create(model.get(), &sp, &raw), "session");
     SessionPtr session(raw);
