@@ -1,0 +1,94 @@
+// Decode GEMV rate of the active kernels, one thread: weight bytes per second
+// for a matrix that stays in the caches and for one far larger than them. If
+// the in-cache rate is well above the machine's memory read bandwidth, decode
+// is bound by memory and not by the kernel (docs/PERFORMANCE.md "Bounds").
+//
+//   ember_gemv_rate [k=2048] [seconds per matrix=1]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+#include "ops/kernels.h"
+#include "quant/blocks.h"
+#include "quant/packed.h"
+#include "quant/quantize.h"
+
+using namespace ember;
+
+namespace {
+
+// A random Q4_0 or Q8_0 matrix [rows, k], repacked to the native layout.
+PackedMatrix MakeMatrix(GgmlType type, int64_t rows, int64_t k, std::mt19937& rng) {
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> row(static_cast<size_t>(k));
+  const size_t row_bytes = GgmlRowBytes(type, static_cast<uint64_t>(k));
+  std::vector<uint8_t> gguf(row_bytes * static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (float& x : row) x = d(rng);
+    QuantizeRow(type, row.data(), gguf.data() + static_cast<size_t>(r) * row_bytes, k);
+  }
+  PackedMatrix p;
+  const Status st = Repack(type, gguf.data(), rows, k, &p);
+  if (!st.ok()) {
+    std::fprintf(stderr, "gemv_rate: %s\n", st.message().c_str());
+    std::exit(1);
+  }
+  return p;
+}
+
+// Weight GB/s of y = W x, m = 1: the best of 20 runs of about seconds / 20
+// each (the best is the kernel's rate; other tenants only slow a run down).
+double Rate(const PackedMatrix& w, const QuantizedActs& a, double seconds) {
+  const Kernels& k = Active();
+  const QGemmFn fn = w.layout == PackedLayout::kQ4x16 ? k.qgemm_q4x16 : k.qgemm_q8x16;
+  std::vector<float> y(static_cast<size_t>(w.n_rows));
+  fn(w, 0, w.n_tiles, a, y.data(), w.n_rows);  // warm-up
+  using Clock = std::chrono::steady_clock;
+  double best = 0.0;
+  for (int run = 0; run < 20; ++run) {
+    const auto t0 = Clock::now();
+    int64_t calls = 0;
+    double elapsed = 0.0;
+    do {
+      fn(w, 0, w.n_tiles, a, y.data(), w.n_rows);
+      ++calls;
+      elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+    } while (elapsed < seconds / 20);
+    best = std::max(best, static_cast<double>(w.bytes()) * static_cast<double>(calls) / elapsed);
+  }
+  return best / 1e9;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int64_t k = argc > 1 ? std::atoll(argv[1]) : 2048;
+  const double seconds = argc > 2 ? std::atof(argv[2]) : 1.0;
+  if (k <= 0 || k % 32 != 0) {
+    std::fprintf(stderr, "gemv_rate: k must be a positive multiple of 32\n");
+    return 2;
+  }
+  std::printf("kernels: %s, k = %lld, one thread\n", IsaName(Active().isa),
+              static_cast<long long>(k));
+  std::mt19937 rng(1);
+  std::vector<float> x(static_cast<size_t>(k));
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  for (float& v : x) v = d(rng);
+  QuantizedActs a;
+  Active().quantize_acts(x.data(), 1, k, &a);
+  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ8_0}) {
+    // ~128 KiB (L2-resident) and ~256 MiB (far past any L3) of weights.
+    const size_t per_row = GgmlRowBytes(type, static_cast<uint64_t>(k));
+    const int64_t small_rows = std::max<int64_t>(16, (128 << 10) / per_row / 16 * 16);
+    const int64_t large_rows = std::max<int64_t>(16, (int64_t{256} << 20) / per_row / 16 * 16);
+    const PackedMatrix small = MakeMatrix(type, small_rows, k, rng);
+    const PackedMatrix large = MakeMatrix(type, large_rows, k, rng);
+    std::printf("%-5s in cache (%6.2f MiB): %6.1f GB/s   from memory (%6.1f MiB): %6.1f GB/s\n",
+                GgmlTypeName(type), small.bytes() / 1048576.0, Rate(small, a, seconds),
+                large.bytes() / 1048576.0, Rate(large, a, seconds));
+  }
+  return 0;
+}
