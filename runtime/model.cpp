@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "ops/vec_dot.h"
 #include "platform/hash.h"
@@ -59,7 +61,8 @@ class WeightLoader {
     if (!CanRepack(t.type) && FindVecDot(t.type) == nullptr && !IsNativeType(t.type)) {
       return Unsupported("tensor '" + t.name + "' has type " + GgmlTypeName(t.type) +
                          ", which ember cannot multiply yet (supported: F32, F16, BF16, Q8_0, "
-                         "Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K)");
+                         "Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, and ember's own "
+                         "EMBER_Q4x16, EMBER_Q4x16_MIN, EMBER_Q8x16)");
     }
     out->type = t.type;
     out->data = t.data;
@@ -246,51 +249,51 @@ Status Model::RepackWeights(const LoadProgressFn& progress) {
   auto repacked = [&](const WeightView* v) {
     return CanRepack(v->type) && (v != &weights_.token_embd || RepackIsExact(v->type));
   };
+  // The tensor behind each view's data, and the packed matrix made from it
+  // (a tied output and embedding share one tensor).
+  std::unordered_map<const uint8_t*, const GgufTensorInfo*> tensor_at;
+  for (const GgufTensorInfo& t : gguf_->tensors()) tensor_at.emplace(t.data, &t);
+  std::unordered_map<const uint8_t*, const PackedMatrix*> done;
   // Tensors already in a native layout (`ember quantize --type native`) are
   // used where they are mapped: no copy, and their pages stay.
-  std::vector<std::pair<const uint8_t*, const PackedMatrix*>> done;
   for (WeightView* v : views) {
     if (!IsNativeType(v->type)) continue;
-    for (const auto& [src, p] : done) {
-      if (src == v->data) v->packed = p;
+    if (auto it = done.find(v->data); it != done.end()) {
+      v->packed = it->second;
+      continue;
     }
-    if (v->packed != nullptr) continue;
-    const GgufTensorInfo* t = nullptr;
-    for (const GgufTensorInfo& ti : gguf_->tensors()) {
-      if (ti.data == v->data) t = &ti;
-    }
+    const auto found = tensor_at.find(v->data);
+    const GgufTensorInfo* t = found == tensor_at.end() ? nullptr : found->second;
     auto p = std::make_unique<PackedMatrix>();
     Status s = PackedView(v->type, v->data, t ? t->n_bytes : 0, v->n_rows, v->n_cols, p.get());
     if (!s.ok()) return Status(s.code(), "tensor '" + (t ? t->name : "?") + "': " + s.message());
     v->packed = p.get();
-    done.emplace_back(v->data, p.get());
+    done.emplace(v->data, p.get());
     packed_.push_back(std::move(p));
   }
   // Progress is the fraction of the bytes to repack done (repacking is most
   // of the loading time); Load reports the final 1.
   uint64_t total = 0, finished = 0;
   {
-    std::vector<const uint8_t*> seen;
+    std::unordered_set<const uint8_t*> seen;
     for (const WeightView* v : views) {
-      if (!repacked(v) || std::find(seen.begin(), seen.end(), v->data) != seen.end()) continue;
-      seen.push_back(v->data);
-      total += v->row_bytes * static_cast<uint64_t>(v->n_rows);
+      if (repacked(v) && seen.insert(v->data).second) {
+        total += v->row_bytes * static_cast<uint64_t>(v->n_rows);
+      }
     }
   }
   for (WeightView* v : views) {
     if (!repacked(v)) continue;
-    const PackedMatrix* packed = nullptr;
-    for (const auto& [src, p] : done) {
-      if (src == v->data) packed = p;
-    }
+    const auto it = done.find(v->data);
+    const PackedMatrix* packed = it == done.end() ? nullptr : it->second;
     if (packed == nullptr) {
       auto p = std::make_unique<PackedMatrix>();
       EMBER_RETURN_IF_ERROR(Repack(v->type, v->data, v->n_rows, v->n_cols, p.get()));
       packed = p.get();
-      done.emplace_back(v->data, packed);
+      done.emplace(v->data, packed);
       packed_.push_back(std::move(p));
-      for (const GgufTensorInfo& t : gguf_->tensors()) {
-        if (t.data == v->data) gguf_->ReleaseTensorData(t);
+      if (auto t = tensor_at.find(v->data); t != tensor_at.end()) {
+        gguf_->ReleaseTensorData(*t->second);
       }
       finished += v->row_bytes * static_cast<uint64_t>(v->n_rows);
       if (progress && finished < total &&
