@@ -24,6 +24,8 @@ void RopeCache(float* cache, int64_t pos, int n_dims, float freq_base, float fre
 // (cmake/EmberFlags.cmake) so that no compiler fuses a product into an fma:
 // every variant, on every architecture, gives RopeApply_ref's bits.
 void RopeApply_ref(float* x, const float* cache, int n_dims, RopeMode mode);
+// The same for pairs [from, n_dims / 2) only (the SIMD variants' tails).
+void RopeApplyFrom_ref(float* x, const float* cache, int n_dims, RopeMode mode, int from);
 using RopeApplyFn = void (*)(float* x, const float* cache, int n_dims, RopeMode mode);
 // AVX2 builds (x86-64) and AArch64 builds only: the same, bit for bit.
 void RopeApply_avx2(float* x, const float* cache, int n_dims, RopeMode mode);

@@ -1,8 +1,8 @@
 // RoPE on AVX2, bit for bit RopeApply_ref: each product rounded on its own,
 // then one add or subtract. This file is compiled with -ffp-contract=off
 // -fno-tree-vectorize (ops/rope.h): GCC would otherwise fuse a _mm256_mul_ps
-// into the add, or vectorize the scalar tail below into vfmaddsub.
-// Pairs that do not fill a vector go through the same scalar expressions.
+// into the add (the scalar steps are RopeApplyFrom_ref, ops/rope_ref.cpp).
+// Pairs that do not fill a vector go through RopeApplyFrom_ref.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -13,7 +13,7 @@ namespace ember {
 namespace {
 
 // kNormal: x = (x0, x1) pairs side by side, cache = (c, s) pairs side by side.
-void RopeNormal(float* x, const float* cache, int half) {
+int RopeNormal(float* x, const float* cache, int half) {
   int p = 0;  // the first pair not yet rotated
   for (; p + 4 <= half; p += 4) {
     const __m256 v = _mm256_loadu_ps(x + 2 * p);        // x0 x1 x0 x1 ...
@@ -25,12 +25,7 @@ void RopeNormal(float* x, const float* cache, int half) {
     // x0 s + x1 c: IEEE addition is commutative).
     _mm256_storeu_ps(x + 2 * p, _mm256_addsub_ps(_mm256_mul_ps(v, c), _mm256_mul_ps(swapped, s)));
   }
-  for (; p < half; ++p) {
-    const float c = cache[2 * p], s = cache[2 * p + 1];
-    const float x0 = x[2 * p], x1 = x[2 * p + 1];
-    x[2 * p] = x0 * c - x1 * s;
-    x[2 * p + 1] = x0 * s + x1 * c;
-  }
+  return p;
 }
 
 // The 8 cosines (kShuffle 0x88) or sines (0xDD) of cache[0..16).
@@ -44,7 +39,7 @@ inline __m256 Deinterleave(const float* cache) {
 }
 
 // kNeox: x0 in the first half of the rotated part, x1 in the second.
-void RopeNeox(float* x, const float* cache, int half) {
+int RopeNeox(float* x, const float* cache, int half) {
   int i = 0;
   for (; i + 8 <= half; i += 8) {
     const __m256 c = Deinterleave<0x88>(cache + 2 * i);
@@ -53,22 +48,16 @@ void RopeNeox(float* x, const float* cache, int half) {
     _mm256_storeu_ps(x + i, _mm256_sub_ps(_mm256_mul_ps(x0, c), _mm256_mul_ps(x1, s)));
     _mm256_storeu_ps(x + half + i, _mm256_add_ps(_mm256_mul_ps(x0, s), _mm256_mul_ps(x1, c)));
   }
-  for (; i < half; ++i) {
-    const float c = cache[2 * i], s = cache[2 * i + 1];
-    const float x0 = x[i], x1 = x[half + i];
-    x[i] = x0 * c - x1 * s;
-    x[half + i] = x0 * s + x1 * c;
-  }
+  return i;
 }
 
 }  // namespace
 
 void RopeApply_avx2(float* x, const float* cache, int n_dims, RopeMode mode) {
-  if (mode == RopeMode::kNormal) {
-    RopeNormal(x, cache, n_dims / 2);
-  } else {
-    RopeNeox(x, cache, n_dims / 2);
-  }
+  // Vectors while pairs fill them, then _ref's scalar steps for the rest.
+  const int done =
+      mode == RopeMode::kNormal ? RopeNormal(x, cache, n_dims / 2) : RopeNeox(x, cache, n_dims / 2);
+  RopeApplyFrom_ref(x, cache, n_dims, mode, done);
 }
 
 }  // namespace ember

@@ -2,7 +2,7 @@
 // its own, then one add or subtract (this file is compiled with
 // -ffp-contract=off -fno-tree-vectorize, so the compiler cannot fuse a
 // vmulq_f32 into the add; see ops/rope.h). Pairs that do not fill a vector go
-// through the same scalar expressions. AArch64 only: ARMv7 NEON flushes subnormal products to zero,
+// through RopeApplyFrom_ref. AArch64 only: ARMv7 NEON flushes subnormal products to zero,
 // which would break the bit-for-bit promise, so armhf keeps RopeApply_ref.
 #if defined(__aarch64__)
 #include <arm_neon.h>
@@ -15,7 +15,7 @@ namespace {
 
 // kNormal: x = (x0, x1) pairs side by side, cache = (c, s) pairs side by side;
 // ld2/st2 split and rejoin the pairs.
-void RopeNormal(float* x, const float* cache, int half) {
+int RopeNormal(float* x, const float* cache, int half) {
   int p = 0;  // the first pair not yet rotated
   for (; p + 4 <= half; p += 4) {
     const float32x4x2_t v = vld2q_f32(x + 2 * p);
@@ -26,16 +26,11 @@ void RopeNormal(float* x, const float* cache, int half) {
     out.val[1] = vaddq_f32(vmulq_f32(x0, s), vmulq_f32(x1, c));
     vst2q_f32(x + 2 * p, out);
   }
-  for (; p < half; ++p) {
-    const float c = cache[2 * p], s = cache[2 * p + 1];
-    const float x0 = x[2 * p], x1 = x[2 * p + 1];
-    x[2 * p] = x0 * c - x1 * s;
-    x[2 * p + 1] = x0 * s + x1 * c;
-  }
+  return p;
 }
 
 // kNeox: x0 in the first half of the rotated part, x1 in the second.
-void RopeNeox(float* x, const float* cache, int half) {
+int RopeNeox(float* x, const float* cache, int half) {
   int i = 0;
   for (; i + 4 <= half; i += 4) {
     const float32x4x2_t cs = vld2q_f32(cache + 2 * i);
@@ -44,22 +39,16 @@ void RopeNeox(float* x, const float* cache, int half) {
     vst1q_f32(x + i, vsubq_f32(vmulq_f32(x0, c), vmulq_f32(x1, s)));
     vst1q_f32(x + half + i, vaddq_f32(vmulq_f32(x0, s), vmulq_f32(x1, c)));
   }
-  for (; i < half; ++i) {
-    const float c = cache[2 * i], s = cache[2 * i + 1];
-    const float x0 = x[i], x1 = x[half + i];
-    x[i] = x0 * c - x1 * s;
-    x[half + i] = x0 * s + x1 * c;
-  }
+  return i;
 }
 
 }  // namespace
 
 void RopeApply_neon(float* x, const float* cache, int n_dims, RopeMode mode) {
-  if (mode == RopeMode::kNormal) {
-    RopeNormal(x, cache, n_dims / 2);
-  } else {
-    RopeNeox(x, cache, n_dims / 2);
-  }
+  // Vectors while pairs fill them, then _ref's scalar steps for the rest.
+  const int done =
+      mode == RopeMode::kNormal ? RopeNormal(x, cache, n_dims / 2) : RopeNeox(x, cache, n_dims / 2);
+  RopeApplyFrom_ref(x, cache, n_dims, mode, done);
 }
 
 }  // namespace ember

@@ -18,8 +18,12 @@ void RopeCache(float* cache, int64_t pos, int n_dims, float freq_base, float fre
 }
 
 void RopeApply_ref(float* x, const float* cache, int n_dims, RopeMode mode) {
+  RopeApplyFrom_ref(x, cache, n_dims, mode, 0);
+}
+
+void RopeApplyFrom_ref(float* x, const float* cache, int n_dims, RopeMode mode, int from) {
   const int half = n_dims / 2;
-  for (int i = 0; i < half; ++i) {
+  for (int i = from; i < half; ++i) {
     const int a = mode == RopeMode::kNormal ? 2 * i : i;
     const int b = mode == RopeMode::kNormal ? 2 * i + 1 : i + half;
     const float c = cache[2 * i], s = cache[2 * i + 1];
