@@ -41,10 +41,11 @@ Kernels KernelsFor(Isa isa) {
     k.qgemm_q8x16 = QGemmQ8x16_neon;
   }
 #if defined(__aarch64__)
-  // The element-wise kernels need only base NEON. armhf keeps their _ref
+  // These kernels need only base NEON. armhf keeps their _ref
   // versions: ARMv7 NEON has no double lanes, flushes subnormals to zero and
   // has no round-to-nearest convert (ops/exp_poly_neon.h).
   if (isa != Isa::kRef) {
+    k.attend_block = AttendBlock_neon;
     k.swiglu = SwiGlu_neon;
     k.rms_norm = RmsNorm_neon;
     k.rope_apply = RopeApply_neon;

@@ -1,0 +1,193 @@
+// AttendBlock on AArch64 NEON: the bits of AttendBlock_ref, with every
+// converted key and value row shared among up to 16 queries. The structure of
+// ops/attention_block_avx2.cpp with 4 lanes:
+// Scores: queries in the lanes (W = 4 QV of them, transposed into qt[d][m]);
+// each key's dims are broadcast, so a lane is one query's fma chain over d.
+// Softmax: per lane over the rows (masked past n_visible), sums in double.
+// Values: dims in the lanes; a row's four probabilities are loaded once and
+// taken by lane (fmla by element), one fma chain per (query, dim) in row order.
+//
+// AArch64 only (ExpPoly4, f64 lanes); armhf keeps AttendBlock_ref.
+#if defined(__aarch64__)
+#include <arm_neon.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+#include "ops/attention.h"
+#include "ops/exp_poly_neon.h"
+#include "ops/kernels.h"
+
+namespace ember {
+namespace {
+
+// 8 f16 values at p as two float32x4 (exact).
+inline void LoadF16x8(const uint16_t* p, float32x4_t* lo, float32x4_t* hi) {
+  const float16x8_t h = vreinterpretq_f16_u16(vld1q_u16(p));
+  *lo = vcvt_f32_f16(vget_low_f16(h));
+  *hi = vcvt_high_f32_f16(h);
+}
+
+// st[row][W] = scale * (q_m · k_row); qt: [hd][W]; kf: [8][hd] scratch.
+template <int QV>
+void BlockScores(const float* qt, const KvSpan* spans, int n_spans, size_t stride, int hd,
+                 float scale, float* kf, float* st) {
+  constexpr int W = 4 * QV;
+  constexpr int Kb = QV == 4 ? 6 : 8;  // Kb x QV accumulators of 32 registers
+  int64_t row = 0;
+  for (int i = 0; i < n_spans; ++i) {
+    const KvSpan& sp = spans[i];
+    for (int64_t j = 0; j < sp.n; j += Kb) {
+      // A short last block repeats its last key; the extra scores are dropped.
+      for (int b = 0; b < Kb; ++b) {
+        const uint16_t* k = sp.k + static_cast<size_t>(std::min<int64_t>(j + b, sp.n - 1)) * stride;
+        for (int d = 0; d < hd; d += 8) {
+          float32x4_t lo, hi;
+          LoadF16x8(k + d, &lo, &hi);
+          vst1q_f32(kf + b * hd + d, lo);
+          vst1q_f32(kf + b * hd + d + 4, hi);
+        }
+      }
+      float32x4_t acc[Kb][QV];
+      for (int b = 0; b < Kb; ++b) {
+        for (int v = 0; v < QV; ++v) acc[b][v] = vdupq_n_f32(0.0f);
+      }
+      for (int d = 0; d < hd; ++d) {
+        float32x4_t qv[QV];
+        for (int v = 0; v < QV; ++v) qv[v] = vld1q_f32(qt + d * W + 4 * v);
+        for (int b = 0; b < Kb; ++b) {
+          const float32x4_t kb = vld1q_dup_f32(kf + b * hd + d);
+          for (int v = 0; v < QV; ++v) acc[b][v] = vfmaq_f32(acc[b][v], qv[v], kb);
+        }
+      }
+      // Constant indices only: a loop to `take` would keep acc in memory.
+      const int64_t take = std::min<int64_t>(Kb, sp.n - j);
+      for (int b = 0; b < Kb; ++b) {
+        if (b >= take) break;
+        for (int v = 0; v < QV; ++v) {
+          vst1q_f32(st + (row + b) * W + 4 * v, vmulq_n_f32(acc[b][v], scale));
+        }
+      }
+      row += take;
+    }
+  }
+}
+
+// In place over st[n_rows][W]: p = ExpPoly(s - max) on the visible rows of
+// each lane, 0 elsewhere; inv[m] = float(1 / sum p) with the sum in double.
+template <int QV>
+void BlockSoftmax(const int64_t* n_visible, int n_q, int64_t n_rows, float* st, float* inv) {
+  constexpr int W = 4 * QV;
+  const float32x4_t neg_inf = vdupq_n_f32(-std::numeric_limits<float>::infinity());
+  for (int v = 0; v < QV; ++v) {
+    int32_t lanes[4];
+    for (int l = 0; l < 4; ++l) {
+      lanes[l] = static_cast<int32_t>(n_visible[std::min(4 * v + l, n_q - 1)]);
+    }
+    const int32x4_t nv = vld1q_s32(lanes);
+    float32x4_t mx = neg_inf;
+    for (int64_t j = 0; j < n_rows; ++j) {
+      const uint32x4_t vis = vcgtq_s32(nv, vdupq_n_s32(static_cast<int32_t>(j)));
+      mx = vmaxq_f32(mx, vbslq_f32(vis, vld1q_f32(st + j * W + 4 * v), neg_inf));
+    }
+    float64x2_t sum_lo = vdupq_n_f64(0.0), sum_hi = vdupq_n_f64(0.0);
+    for (int64_t j = 0; j < n_rows; ++j) {
+      const uint32x4_t vis = vcgtq_s32(nv, vdupq_n_s32(static_cast<int32_t>(j)));
+      float* s = st + j * W + 4 * v;
+      const float32x4_t e = ExpPoly4(vsubq_f32(vld1q_f32(s), mx));
+      const float32x4_t p = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(e), vis));
+      vst1q_f32(s, p);
+      sum_lo = vaddq_f64(sum_lo, vcvt_f64_f32(vget_low_f32(p)));
+      sum_hi = vaddq_f64(sum_hi, vcvt_high_f64_f32(p));
+    }
+    const float64x2_t one = vdupq_n_f64(1.0);
+    vst1q_f32(inv + 4 * v, vcombine_f32(vcvt_f32_f64(vdivq_f64(one, sum_lo)),
+                                        vcvt_f32_f64(vdivq_f64(one, sum_hi))));
+  }
+}
+
+// out[m0 + i][d0, d0 + 16) for four queries: a row's 16 dims converted once,
+// its four probabilities loaded once and taken lane by lane.
+template <int W>
+void BlockValues(const float* st, const float* inv, const KvSpan* spans, int n_spans, size_t stride,
+                 int m0, int n_out, int d0, float* const* out) {
+  float32x4_t acc[4][4];
+  for (int i = 0; i < 4; ++i) {
+    for (int c = 0; c < 4; ++c) acc[i][c] = vdupq_n_f32(0.0f);
+  }
+  const float* p = st + m0;
+  for (int s = 0; s < n_spans; ++s) {
+    const uint16_t* v = spans[s].v + d0;
+    for (int64_t r = 0; r < spans[s].n; ++r, v += stride, p += W) {
+      float32x4_t vv[4];
+      LoadF16x8(v, &vv[0], &vv[1]);
+      LoadF16x8(v + 8, &vv[2], &vv[3]);
+      const float32x4_t p4 = vld1q_f32(p);
+      for (int c = 0; c < 4; ++c) {
+        acc[0][c] = vfmaq_laneq_f32(acc[0][c], vv[c], p4, 0);
+        acc[1][c] = vfmaq_laneq_f32(acc[1][c], vv[c], p4, 1);
+        acc[2][c] = vfmaq_laneq_f32(acc[2][c], vv[c], p4, 2);
+        acc[3][c] = vfmaq_laneq_f32(acc[3][c], vv[c], p4, 3);
+      }
+    }
+  }
+  for (int i = 0; i < 4; ++i) {  // constant indices, as in BlockScores
+    if (i >= n_out) break;
+    for (int c = 0; c < 4; ++c) {
+      vst1q_f32(out[m0 + i] + d0 + 4 * c, vmulq_n_f32(acc[i][c], inv[m0 + i]));
+    }
+  }
+}
+
+template <int QV>
+void AttendBlockW(const float* const* q, const int64_t* n_visible, int n_q, const KvSpan* spans,
+                  int n_spans, size_t stride, int hd, float scale, float* scratch,
+                  float* const* out) {
+  constexpr int W = 4 * QV;
+  int64_t n_rows = 0;
+  for (int i = 0; i < n_spans; ++i) n_rows += spans[i].n;
+  float* st = scratch;                            // [n_rows][W] scores, then probabilities
+  float* qt = st + kAttendBlockQueries * n_rows;  // [hd][W] queries, f16-rounded
+  float* kf = qt + kAttendBlockQueries * hd;      // [8][hd] converted key rows
+  // Lanes past n_q repeat the last query; their results are not stored.
+  for (int m = 0; m < W; ++m) {
+    const float* src = q[std::min(m, n_q - 1)];
+    for (int d = 0; d < hd; d += 4) {
+      // f32 -> f16 rounds to nearest even (FPCR default), as Fp32ToFp16.
+      const float32x4_t r = vcvt_f32_f16(vcvt_f16_f32(vld1q_f32(src + d)));
+      float lanes[4];
+      vst1q_f32(lanes, r);
+      for (int l = 0; l < 4; ++l) qt[(d + l) * W + m] = lanes[l];
+    }
+  }
+  BlockScores<QV>(qt, spans, n_spans, stride, hd, scale, kf, st);
+  float inv[W];
+  BlockSoftmax<QV>(n_visible, n_q, n_rows, st, inv);
+  for (int m0 = 0; m0 < n_q; m0 += 4) {
+    for (int d0 = 0; d0 < hd; d0 += 16) {
+      BlockValues<W>(st, inv, spans, n_spans, stride, m0, std::min(4, n_q - m0), d0, out);
+    }
+  }
+}
+
+using AttendBlockWFn = void (*)(const float* const*, const int64_t*, int, const KvSpan*, int,
+                                size_t, int, float, float*, float* const*);
+constexpr AttendBlockWFn kByVectors[5] = {nullptr, AttendBlockW<1>, AttendBlockW<2>,
+                                          AttendBlockW<3>, AttendBlockW<4>};
+
+}  // namespace
+
+void AttendBlock_neon(const float* const* q, const int64_t* n_visible, int n_q, const KvSpan* spans,
+                      int n_spans, size_t stride, int head_dim, float scale, float* scratch,
+                      float* const* out) {
+  if (head_dim % 16 != 0 || n_q < 1 || n_q > kAttendBlockQueries) {
+    AttendBlock_ref(q, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch, out);
+    return;
+  }
+  kByVectors[(n_q + 3) / 4](q, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch,
+                            out);
+}
+
+}  // namespace ember
+#endif
