@@ -45,6 +45,7 @@ Kernels KernelsFor(Isa isa) {
   // versions: ARMv7 NEON has no double lanes, flushes subnormals to zero and
   // has no round-to-nearest convert (ops/exp_poly_neon.h).
   if (isa != Isa::kRef) {
+    k.attend_head = AttendHead_neon;
     k.attend_block = AttendBlock_neon;
     k.swiglu = SwiGlu_neon;
     k.rms_norm = RmsNorm_neon;

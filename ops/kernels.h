@@ -56,6 +56,8 @@ void QGemmQ4x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const Quantize
                            int64_t);
 void QGemmQ8x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                            int64_t);
+void AttendHead_neon(const float* q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
+                     float scale, float* scores, float* out);
 void AttendBlock_neon(const float* const* q, const int64_t* n_visible, int n_q, const KvSpan* spans,
                       int n_spans, size_t stride, int head_dim, float scale, float* scratch,
                       float* const* out);

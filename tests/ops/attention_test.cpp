@@ -14,7 +14,8 @@ using namespace ember;
 TEST_CASE("attention: every ISA variant matches _ref", "[attention][isa]") {
   std::mt19937 rng(21);
   std::normal_distribution<float> d(0.0f, 1.0f);
-  for (Isa isa : {Isa::kAvx2, Isa::kAvx512, Isa::kAvx512Vnni, Isa::kNeon, Isa::kNeonDot}) {
+  for (Isa isa :
+       {Isa::kAvx2, Isa::kAvx512, Isa::kAvx512Vnni, Isa::kNeon, Isa::kNeonDot, Isa::kNeonI8mm}) {
     if (!HasVariantsFor(isa) || !HostCpu().Supports(isa)) continue;
     const AttendHeadFn fn = KernelsFor(isa).attend_head;
     for (int head_dim : {8, 40, 64, 72, 80, 120, 128}) {
@@ -59,7 +60,7 @@ TEST_CASE("attention: two spans equal one span over the same rows", "[attention]
   vc.insert(vc.end(), v.begin(), v.begin() + n_a * stride);
   vc.insert(vc.end(), v.begin() + (n_a + n_gap) * stride, v.end());
   const float scale = 0.125f;
-  for (Isa isa : {Isa::kRef, Isa::kAvx2, Isa::kNeon, Isa::kNeonDot}) {
+  for (Isa isa : {Isa::kRef, Isa::kAvx2, Isa::kNeon, Isa::kNeonDot, Isa::kNeonI8mm}) {
     if (!HasVariantsFor(isa) || !HostCpu().Supports(isa)) continue;
     const AttendHeadFn fn = KernelsFor(isa).attend_head;
     const KvSpan two[2] = {
