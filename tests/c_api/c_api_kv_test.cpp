@@ -65,7 +65,7 @@ TEST_CASE("c_api kv: defaults are f16 with context shift keeping 4 tokens", "[c_
   CHECK(p.n_keep == 4);
 }
 
-TEST_CASE("c_api kv: q8 holds about half the bytes; shift runs past the context", "[c_api][kv]") {
+TEST_CASE("c_api kv: q8 holds about half the bytes, shift runs past the context", "[c_api][kv]") {
   auto m = LoadTiny();
   auto f16 = NewSession(m.get(), 64, EMBER_KV_F16);
   auto q8 = NewSession(m.get(), 64, EMBER_KV_Q8);

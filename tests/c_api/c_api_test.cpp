@@ -269,7 +269,7 @@ TEST_CASE("c_api: a progress callback returning false cancels loading", "[c_api]
   }
 }
 
-TEST_CASE("c_api: logits after eval and generate; none after reset", "[c_api]") {
+TEST_CASE("c_api: logits after eval and generate, none after reset", "[c_api]") {
   ModelPtr m = LoadTiny();
   ember_model_info info;
   REQUIRE(ember_model_get_info(m.get(), &info) == EMBER_OK);

@@ -184,7 +184,7 @@ TEST_CASE("session: bad tokens and overflow leave the session unchanged", "[sess
   CHECK(Session::Create(*m, bad_params, &s2).code() == Code::kInvalidArgument);
 }
 
-TEST_CASE("generate: greedy is deterministic; n_predict and cancellation hold", "[generate]") {
+TEST_CASE("generate: greedy is deterministic, n_predict and cancellation hold", "[generate]") {
   auto m = LoadTiny();
   auto run = [&](const GenerateParams& gp, const PieceFn& fn) {
     SessionParams p;
@@ -220,6 +220,7 @@ TEST_CASE("generate: greedy is deterministic; n_predict and cancellation hold", 
 
   SessionParams p;
   p.n_ctx = 4;
+  p.n_keep = 0;  // the default keeps 4, which a 4-token context cannot
   std::unique_ptr<Session> s;
   REQUIRE(Session::Create(*m, p, &s).ok());
   GenerateResult r;

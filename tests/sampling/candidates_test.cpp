@@ -27,7 +27,7 @@ std::vector<float> TiedLogits(size_t n, uint64_t seed) {
 
 }  // namespace
 
-TEST_CASE("candidates: Reset gives every id in order; NaN becomes -inf", "[sampling]") {
+TEST_CASE("candidates: Reset gives every id in order, NaN becomes -inf", "[sampling]") {
   std::vector<float> l = {1.0f, NAN, -2.0f};
   Candidates c;
   c.selected = 7;

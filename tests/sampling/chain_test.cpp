@@ -87,7 +87,7 @@ TEST_CASE("chain: SpecsFromParams includes only active samplers, in order", "[sa
   CHECK(Kinds(off) == std::vector<K>{K::kDist});
 }
 
-TEST_CASE("chain: temperature 0 ends in greedy; mirostat 2; mirostat 1 is an error", "[sampling]") {
+TEST_CASE("chain: temperature 0 ends in greedy, mirostat 2, mirostat 1 is an error", "[sampling]") {
   SamplingParams p;
   p.temperature = 0.0f;
   CHECK(Kinds(p) == std::vector<K>{K::kGreedy});
@@ -166,7 +166,7 @@ TEST_CASE("chain: trace stages hold the survivors and their probabilities", "[sa
   }
 }
 
-TEST_CASE("chain: Accept reaches the samplers; Clone copies state; Reset reseeds", "[sampling]") {
+TEST_CASE("chain: Accept reaches the samplers, Clone copies state, Reset reseeds", "[sampling]") {
   SamplingParams p;
   p.temperature = 0.0f;
   p.repeat_penalty = 1.3f;

@@ -35,7 +35,7 @@ TEST_CASE("dist: 100,000 draws follow softmax(logits) (chi-square)", "[sampling]
   CHECK(chain->last_candidates().has_probs());
 }
 
-TEST_CASE("dist: the same seed gives the same sequence; another seed does not", "[sampling]") {
+TEST_CASE("dist: the same seed gives the same sequence, another seed does not", "[sampling]") {
   std::vector<float> l(1000);
   for (size_t i = 0; i < l.size(); ++i) l[i] = static_cast<float>(std::sin(0.37 * i) * 3.0);
   auto a = DistChain(7, 1000), b = DistChain(7, 1000), c = DistChain(8, 1000);

@@ -16,7 +16,7 @@ TEST_CASE("greedy: largest logit, ties to the lowest id", "[sampling]") {
   CHECK(SelectGreedy(one.data(), 1) == 0);
 }
 
-TEST_CASE("rng: same seed, same stream; different seeds differ", "[sampling]") {
+TEST_CASE("rng: same seed, same stream, different seeds differ", "[sampling]") {
   Rng a(42), b(42), c(43);
   for (int i = 0; i < 100; ++i) {
     uint64_t x = a.Next();
@@ -32,7 +32,6 @@ TEST_CASE("rng: same seed, same stream; different seeds differ", "[sampling]") {
     REQUIRE(u < 1.0);
   }
 }
-
 
 TEST_CASE("greedy sampler: largest logit, ties to the lowest id, in any order", "[sampling]") {
   SamplerSpec spec;

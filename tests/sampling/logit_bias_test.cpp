@@ -29,7 +29,7 @@ float LogitOf(const Candidates& c, int32_t id) {
 
 }  // namespace
 
-TEST_CASE("logit-bias: adds to the given ids; entries for one id add up", "[sampling]") {
+TEST_CASE("logit-bias: adds to the given ids, entries for one id add up", "[sampling]") {
   const std::vector<float> l = {1.0f, 2.0f, 3.0f};
   for (bool sort_first : {false, true}) {
     Candidates c = RunBias({{0, 5.0f}, {2, -1.0f}, {2, -0.5f}}, l, sort_first);

@@ -57,7 +57,7 @@ TEST_CASE("penalties: presence once, frequency per occurrence", "[sampling]") {
   CHECK(out[0] == kLogits[0]);
 }
 
-TEST_CASE("penalties: only the last N tokens count; Reset and Clone", "[sampling]") {
+TEST_CASE("penalties: only the last N tokens count, Reset and Clone", "[sampling]") {
   auto s = MakePenalties(2.0f, 0.0f, 0.0f, 2);
   for (int32_t t : {7, 2, 5}) s->Accept(t);  // 7 has left the window
   std::vector<float> out = Apply(*s, kLogits);

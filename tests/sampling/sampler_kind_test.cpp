@@ -28,7 +28,7 @@ SamplerSpec Spec(SamplerKind kind) {
 
 }  // namespace
 
-TEST_CASE("sampler kinds: names round-trip; llama.cpp aliases parse", "[sampling]") {
+TEST_CASE("sampler kinds: names round-trip, llama.cpp aliases parse", "[sampling]") {
   for (int k = 0; k <= static_cast<int>(SamplerKind::kMirostatV2); ++k) {
     const SamplerKind kind = static_cast<SamplerKind>(k);
     SamplerKind parsed = SamplerKind::kGreedy;

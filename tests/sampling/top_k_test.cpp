@@ -37,7 +37,7 @@ TEST_CASE("top-k: k = 2 of [3, 2, 1, 0.5] at T = 1 gives [0.7311, 0.2689]", "[sa
   CHECK(c.items()[1].p == Approx(0.2689).margin(1e-4));
 }
 
-TEST_CASE("top-k: 0 and k >= n keep all; min_keep wins over k; ties by id", "[sampling]") {
+TEST_CASE("top-k: 0 and k >= n keep all, min_keep wins over k, ties by id", "[sampling]") {
   const std::vector<float> l = {1.0f, 4.0f, 4.0f, 2.0f, 3.0f};
   CHECK(RunTopK(0, l).size() == 5);
   CHECK(RunTopK(9, l).size() == 5);

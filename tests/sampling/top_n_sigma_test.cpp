@@ -41,7 +41,7 @@ TEST_CASE("top-n-sigma: hand-computed: keeps logits >= max - n * sigma", "[sampl
   CHECK(Ids(RunSigma(1.0f, {0.0f, 8.0f, -4.0f, 4.0f})) == std::vector<int32_t>{1, 3});
 }
 
-TEST_CASE("top-n-sigma: -inf logits are left out of sigma; min_keep honored", "[sampling]") {
+TEST_CASE("top-n-sigma: -inf logits are left out of sigma, min_keep honored", "[sampling]") {
   const std::vector<float> l = {0.0f, 4.0f, -INFINITY, -2.0f, 2.0f};
   CHECK(Ids(RunSigma(1.0f, l)) == std::vector<int32_t>{1, 4});
   CHECK(Ids(RunSigma(0.5f, l, 3)) == std::vector<int32_t>{1, 4, 0});

@@ -64,7 +64,7 @@ TEST_CASE("top-p: the smallest prefix reaching p", "[sampling]") {
   }
 }
 
-TEST_CASE("top-p: never empty; p = 1 keeps all; min_keep honored", "[sampling]") {
+TEST_CASE("top-p: never empty, p = 1 keeps all, min_keep honored", "[sampling]") {
   for (bool sort_first : {false, true}) {
     Candidates c = RunTopP(1e-9f, kLogits, 1, sort_first);
     REQUIRE(c.size() == 1);
