@@ -43,7 +43,7 @@ struct QuantizedActs {
   const float* min_sums(int64_t t, bool has_min) const { return has_min ? sm_row(t) : s_row(t); }
 };
 
-// x [m, k] floats -> acts. Per group: q = round-to-nearest-even(x * 127 / max|x|),
+// x [m, k] floats -> acts. Per group: q = round-to-nearest-even(x * (127 / max|x|)),
 // d = max|x| / 127 rounded to fp16 (as ggml stores it), s = d * sum(q),
 // sm = fp16((max|x| / 127) * sum(q)). These are exactly ggml's Q8_0 / Q8_1
 // activations, so the integer sums and scales equal llama.cpp's.

@@ -227,8 +227,9 @@ void QuantizeActs_avx2(const float* x, int64_t m, int64_t k, QuantizedActs* a) {
       __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
       m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
       m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
-      const float d_exact = _mm_cvtss_f32(m4) / 127.0f;
-      const float id = d_exact != 0.0f ? 1.0f / d_exact : 0.0f;
+      const float amax_s = _mm_cvtss_f32(m4);
+      const float d_exact = amax_s / 127.0f;
+      const float id = amax_s != 0.0f ? 127.0f / amax_s : 0.0f;  // as ggml's x86 quantizer
       const __m256 idv = _mm256_set1_ps(id);
       __m256i qi[4];
       __m256i sum = _mm256_setzero_si256();

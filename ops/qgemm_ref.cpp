@@ -17,10 +17,12 @@ void QuantizeActs_ref(const float* x, int64_t m, int64_t k, QuantizedActs* a) {
       const float* xg = x + t * k + g * 32;
       float amax = 0.0f;
       for (int j = 0; j < 32; ++j) amax = std::fmax(amax, std::fabs(xg[j]));
-      // As ggml's Q8_0/Q8_1 activations: q from the exact scale, the scale
-      // stored rounded to fp16 (so the integer sums match llama.cpp's).
+      // As ggml's Q8_0/Q8_1 activations (its x86 quantizer): q from the
+      // exact inverse scale 127 / amax, the scale stored rounded to fp16 (so
+      // the integer sums match llama.cpp's). 127 / amax and 1 / (amax / 127)
+      // differ in the last bit for some amax, which moves a q at a .5 tie.
       const float d_exact = amax / 127.0f;
-      const float id = d_exact != 0.0f ? 1.0f / d_exact : 0.0f;
+      const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
       const float d = Fp16ToFp32(Fp32ToFp16(d_exact));
       int sum = 0;
       int8_t* q = a->q.data() + t * k + g * 32;
