@@ -192,7 +192,8 @@ ember_status ember_detokenize(const ember_model* model, const int32_t* tokens, s
 /* How the KV cache stores keys and values. */
 typedef enum ember_kv_type {
   EMBER_KV_F16 = 0, /* 2 bytes per element (the default) */
-  EMBER_KV_Q8 = 1   /* int8 with one f32 scale per token and head: about half the bytes */
+  EMBER_KV_Q8 = 1,  /* int8 with one f32 scale per token and head: about half the bytes */
+  EMBER_KV_F32 = 2  /* 4 bytes per element, no rounding: twice the bytes of f16 */
 } ember_kv_type;
 
 typedef struct ember_session_params {

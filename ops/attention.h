@@ -74,4 +74,19 @@ using AttendHeadQ8Fn = void (*)(const float* q, const KvSpanQ8* spans, int n_spa
 void AttendHeadQ8_ref(const float* q, const KvSpanQ8* spans, int n_spans, size_t stride,
                       size_t scale_stride, int head_dim, float scale, float* scores, float* out);
 
+// The same over an f32 cache (--kv-type f32): no rounding anywhere, the
+// precision of llama.cpp's `--fa off` with an f32 cache. q stays f32; scores,
+// softmax and the weighted sum are f32 (the softmax sum in double).
+struct KvSpanF32 {
+  const float* k;
+  const float* v;
+  int64_t n;
+};
+
+using AttendHeadF32Fn = void (*)(const float* q, const KvSpanF32* spans, int n_spans, size_t stride,
+                                 int head_dim, float scale, float* scores, float* out);
+
+void AttendHeadF32_ref(const float* q, const KvSpanF32* spans, int n_spans, size_t stride,
+                       int head_dim, float scale, float* scores, float* out);
+
 }  // namespace ember

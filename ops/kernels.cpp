@@ -10,6 +10,7 @@ Kernels KernelsFor(Isa isa) {
   k.quantize_acts = QuantizeActs_ref;
   k.attend_head = AttendHead_ref;
   k.attend_head_q8 = AttendHeadQ8_ref;
+  k.attend_head_f32 = AttendHeadF32_ref;
   k.attend_block = AttendBlock_ref;
   k.swiglu = SwiGlu_ref;
   k.rms_norm = RmsNorm_ref;
@@ -19,6 +20,7 @@ Kernels KernelsFor(Isa isa) {
   if (isa != Isa::kRef) {  // AVX2 is in every x86 level above ref
     k.attend_head = AttendHead_avx2;
     k.attend_head_q8 = AttendHeadQ8_avx2;
+    k.attend_head_f32 = AttendHeadF32_avx2;
     k.attend_block = AttendBlock_avx2;
     k.quantize_acts = QuantizeActs_avx2;
     k.swiglu = SwiGlu_avx2;
@@ -46,6 +48,7 @@ Kernels KernelsFor(Isa isa) {
   // has no round-to-nearest convert (ops/exp_poly_neon.h).
   if (isa != Isa::kRef) {
     k.attend_head = AttendHead_neon;
+    k.attend_head_f32 = AttendHeadF32_neon;
     k.attend_block = AttendBlock_neon;
     k.swiglu = SwiGlu_neon;
     k.rms_norm = RmsNorm_neon;

@@ -19,7 +19,8 @@ struct Kernels {
   QuantizeActsFn quantize_acts = nullptr;  // the activations every QGemm reads
   AttendHeadFn attend_head = nullptr;
   AttendHeadQ8Fn attend_head_q8 = nullptr;
-  AttendBlockFn attend_block = nullptr;  // prefill: tokens x GQA heads per call
+  AttendHeadF32Fn attend_head_f32 = nullptr;  // --kv-type f32
+  AttendBlockFn attend_block = nullptr;       // prefill: tokens x GQA heads per call
   SwiGluFn swiglu = nullptr;
   RmsNormFn rms_norm = nullptr;
   RopeApplyFn rope_apply = nullptr;  // every variant gives RopeApply_ref's bits
@@ -47,6 +48,8 @@ void AttendHead_avx2(const float* q, const KvSpan* spans, int n_spans, size_t st
 void AttendBlock_avx2(const float* const* q, const int64_t* n_visible, int n_q, const KvSpan* spans,
                       int n_spans, size_t stride, int head_dim, float scale, float* scratch,
                       float* const* out);
+void AttendHeadF32_avx2(const float* q, const KvSpanF32* spans, int n_spans, size_t stride,
+                        int head_dim, float scale, float* scores, float* out);
 void AttendHeadQ8_avx2(const float* q, const KvSpanQ8* spans, int n_spans, size_t stride,
                        size_t scale_stride, int head_dim, float scale, float* scores, float* out);
 void QuantizeActs_avx2(const float* x, int64_t m, int64_t k, QuantizedActs* acts);
@@ -58,6 +61,8 @@ void QGemmQ8x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const Quantize
                            int64_t);
 void AttendHead_neon(const float* q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
                      float scale, float* scores, float* out);
+void AttendHeadF32_neon(const float* q, const KvSpanF32* spans, int n_spans, size_t stride,
+                        int head_dim, float scale, float* scores, float* out);
 void AttendBlock_neon(const float* const* q, const int64_t* n_visible, int n_q, const KvSpan* spans,
                       int n_spans, size_t stride, int head_dim, float scale, float* scratch,
                       float* const* out);

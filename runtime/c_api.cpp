@@ -368,6 +368,9 @@ ember_status ember_session_create(const ember_model* model, const ember_session_
       case EMBER_KV_Q8:
         sp.kv_type = ember::KvType::kQ8;
         break;
+      case EMBER_KV_F32:
+        sp.kv_type = ember::KvType::kF32;
+        break;
       default:
         return Fail(EMBER_ERR_INVALID_ARGUMENT, "ember_session_create: kv_type " +
                                                     std::to_string(EnumInt(p.kv_type)) +

@@ -7,11 +7,23 @@
 
 namespace ember {
 
-const char* KvTypeName(KvType type) { return type == KvType::kQ8 ? "q8" : "f16"; }
+const char* KvTypeName(KvType type) {
+  switch (type) {
+    case KvType::kQ8:
+      return "q8";
+    case KvType::kF32:
+      return "f32";
+    case KvType::kF16:
+      break;
+  }
+  return "f16";
+}
 
 bool ParseKvType(const std::string& name, KvType* out) {
   if (name == "f16") {
     *out = KvType::kF16;
+  } else if (name == "f32") {
+    *out = KvType::kF32;
   } else if (name == "q8" || name == "q8_0") {
     *out = KvType::kQ8;
   } else {
@@ -31,6 +43,9 @@ KvCache::KvCache(int64_t n_layer, int64_t n_ctx, int64_t n_head_kv, int64_t head
   if (type == KvType::kF16) {
     k16_.resize(elems);
     v16_.resize(elems);
+  } else if (type == KvType::kF32) {
+    k32_.resize(elems);
+    v32_.resize(elems);
   } else {
     k8_.resize(elems);
     v8_.resize(elems);
@@ -40,7 +55,8 @@ KvCache::KvCache(int64_t n_layer, int64_t n_ctx, int64_t n_head_kv, int64_t head
 }
 
 size_t KvCache::bytes() const {
-  return (k16_.size() + v16_.size()) * sizeof(uint16_t) + k8_.size() + v8_.size() +
+  return (k16_.size() + v16_.size()) * sizeof(uint16_t) +
+         (k32_.size() + v32_.size()) * sizeof(float) + k8_.size() + v8_.size() +
          (ks_.size() + vs_.size()) * sizeof(float);
 }
 
@@ -49,6 +65,8 @@ void KvCache::Store(int64_t layer, int64_t slot, const float* k, const float* v)
   const size_t r = Row(layer, slot);
   if (type_ == KvType::kF16) {
     for (int64_t i = 0; i < kv_dim_; ++i) v16_[r + i] = Fp32ToFp16(v[i]);
+  } else if (type_ == KvType::kF32) {
+    std::memcpy(&v32_[r], v, static_cast<size_t>(kv_dim_) * sizeof(float));
   } else {
     const size_t sr = ScaleRow(layer, slot);
     for (int64_t h = 0; h < n_head_kv_; ++h) {
@@ -61,6 +79,8 @@ void KvCache::StoreK(int64_t layer, int64_t slot, const float* k) {
   const size_t r = Row(layer, slot);
   if (type_ == KvType::kF16) {
     for (int64_t i = 0; i < kv_dim_; ++i) k16_[r + i] = Fp32ToFp16(k[i]);
+  } else if (type_ == KvType::kF32) {
+    std::memcpy(&k32_[r], k, static_cast<size_t>(kv_dim_) * sizeof(float));
   } else {
     const size_t sr = ScaleRow(layer, slot);
     for (int64_t h = 0; h < n_head_kv_; ++h) {
@@ -73,6 +93,8 @@ void KvCache::LoadK(int64_t layer, int64_t slot, float* k) const {
   const size_t r = Row(layer, slot);
   if (type_ == KvType::kF16) {
     for (int64_t i = 0; i < kv_dim_; ++i) k[i] = Fp16ToFp32(k16_[r + i]);
+  } else if (type_ == KvType::kF32) {
+    std::memcpy(k, &k32_[r], static_cast<size_t>(kv_dim_) * sizeof(float));
   } else {
     const size_t sr = ScaleRow(layer, slot);
     for (int64_t h = 0; h < n_head_kv_; ++h) {
@@ -88,6 +110,11 @@ KvSpan KvCache::SpanF16(int64_t layer, int64_t begin, int64_t n, int64_t h) cons
   return {k16_.data() + o, v16_.data() + o, n};
 }
 
+KvSpanF32 KvCache::SpanF32(int64_t layer, int64_t begin, int64_t n, int64_t h) const {
+  const size_t o = Row(layer, begin) + static_cast<size_t>(h * head_dim_);
+  return {k32_.data() + o, v32_.data() + o, n};
+}
+
 KvSpanQ8 KvCache::SpanQ8(int64_t layer, int64_t begin, int64_t n, int64_t h) const {
   const size_t o = Row(layer, begin) + static_cast<size_t>(h * head_dim_);
   const size_t so = ScaleRow(layer, begin) + static_cast<size_t>(h);
@@ -96,6 +123,7 @@ KvSpanQ8 KvCache::SpanQ8(int64_t layer, int64_t begin, int64_t n, int64_t h) con
 
 size_t KvCache::RowBytes() const {
   if (type_ == KvType::kF16) return 2 * static_cast<size_t>(kv_dim_) * sizeof(uint16_t);
+  if (type_ == KvType::kF32) return 2 * static_cast<size_t>(kv_dim_) * sizeof(float);
   return 2 * static_cast<size_t>(kv_dim_) + 2 * static_cast<size_t>(n_head_kv_) * sizeof(float);
 }
 
@@ -104,6 +132,11 @@ void KvCache::ReadRow(int64_t layer, int64_t slot, uint8_t* out) const {
   if (type_ == KvType::kF16) {
     std::memcpy(out, &k16_[r], d * sizeof(uint16_t));
     std::memcpy(out + d * sizeof(uint16_t), &v16_[r], d * sizeof(uint16_t));
+    return;
+  }
+  if (type_ == KvType::kF32) {
+    std::memcpy(out, &k32_[r], d * sizeof(float));
+    std::memcpy(out + d * sizeof(float), &v32_[r], d * sizeof(float));
     return;
   }
   const size_t sr = ScaleRow(layer, slot), hs = static_cast<size_t>(n_head_kv_) * sizeof(float);
@@ -118,6 +151,11 @@ void KvCache::WriteRow(int64_t layer, int64_t slot, const uint8_t* in) {
   if (type_ == KvType::kF16) {
     std::memcpy(&k16_[r], in, d * sizeof(uint16_t));
     std::memcpy(&v16_[r], in + d * sizeof(uint16_t), d * sizeof(uint16_t));
+    return;
+  }
+  if (type_ == KvType::kF32) {
+    std::memcpy(&k32_[r], in, d * sizeof(float));
+    std::memcpy(&v32_[r], in + d * sizeof(float), d * sizeof(float));
     return;
   }
   const size_t sr = ScaleRow(layer, slot), hs = static_cast<size_t>(n_head_kv_) * sizeof(float);

@@ -2,6 +2,8 @@
 // which token is KvRing's business). Per layer: K [n_ctx, kv_dim] and
 // V [n_ctx, kv_dim], kv_dim = n_head_kv * head_dim, heads contiguous in a row.
 //   f16 (default): 2 bytes per element.
+//   f32 (--kv-type f32): 4 bytes per element, no rounding (to compare with
+//       llama.cpp's most precise configuration, `--fa off -ctk f32 -ctv f32`).
 //   q8  (--kv-type q8): int8 per element plus one f32 scale per (row, head) in
 //       K-scales / V-scales [n_ctx, n_head_kv] — 1 + 4/head_dim bytes per
 //       element, about half of f16 at head_dim 64.
@@ -16,9 +18,9 @@
 
 namespace ember {
 
-enum class KvType { kF16, kQ8 };
+enum class KvType { kF16, kQ8, kF32 };
 
-const char* KvTypeName(KvType type);                     // "f16", "q8"
+const char* KvTypeName(KvType type);                     // "f16", "q8", "f32"
 bool ParseKvType(const std::string& name, KvType* out);  // false if unknown
 
 class KvCache {
@@ -43,6 +45,7 @@ class KvCache {
   // Rows [begin, begin + n) of KV head h of a layer, for the attention kernels.
   KvSpan SpanF16(int64_t layer, int64_t begin, int64_t n, int64_t h) const;
   KvSpanQ8 SpanQ8(int64_t layer, int64_t begin, int64_t n, int64_t h) const;
+  KvSpanF32 SpanF32(int64_t layer, int64_t begin, int64_t n, int64_t h) const;
   size_t row_stride() const { return static_cast<size_t>(kv_dim_); }       // elements
   size_t scale_stride() const { return static_cast<size_t>(n_head_kv_); }  // floats
 
@@ -68,6 +71,7 @@ class KvCache {
   KvType type_;
   int64_t n_layer_, n_ctx_, n_head_kv_, head_dim_, kv_dim_;
   std::vector<uint16_t> k16_, v16_;  // f16
+  std::vector<float> k32_, v32_;     // f32
   std::vector<int8_t> k8_, v8_;      // q8
   std::vector<float> ks_, vs_;       // q8 scales
 };

@@ -175,7 +175,10 @@ Status Session::LoadState(const std::string& path) {
                       model_.path() + ")");
   }
   if (type != static_cast<uint32_t>(kv_.type())) {
-    const char* saved = type == static_cast<uint32_t>(KvType::kQ8) ? "q8" : "f16";
+    const char* saved = type == static_cast<uint32_t>(KvType::kQ8)    ? "q8"
+                        : type == static_cast<uint32_t>(KvType::kF32) ? "f32"
+                        : type == static_cast<uint32_t>(KvType::kF16) ? "f16"
+                                                                      : "unknown";
     return Status(Code::kInvalidArgument, path + " holds " + saved +
                                               " KV rows; this session's KV cache is " +
                                               KvTypeName(kv_.type()));

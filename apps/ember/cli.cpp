@@ -300,9 +300,10 @@ std::string DescribeThreads(const ember_session* session, int32_t n_threads,
 namespace cli {
 std::vector<OptionSpec> KvOptions(bool with_keep) {
   std::vector<OptionSpec> o = {
-      {"--kv-type", "", "f16|q8",
-       "KV cache storage: f16 (default) or q8 (int8 with per-token, per-head scales; about half "
-       "the memory)"},
+      {"--kv-type", "", "f16|q8|f32",
+       "KV cache storage: f16 (default), q8 (int8 with per-token, per-head scales; about half "
+       "the memory) or f32 (no rounding, twice the memory; llama.cpp's -ctk f32 -ctv f32 "
+       "--fa off)"},
       {"--no-context-shift", "", "",
        "stop at a full context instead of dropping the oldest tokens and going on"},
   };
@@ -314,14 +315,28 @@ std::vector<OptionSpec> KvOptions(bool with_keep) {
   return o;
 }
 
+const char* KvTypeLabel(ember_kv_type type) {
+  switch (type) {
+    case EMBER_KV_Q8:
+      return "q8";
+    case EMBER_KV_F32:
+      return "f32";
+    case EMBER_KV_F16:
+      break;
+  }
+  return "f16";
+}
+
 void ApplyKvOptions(const Args& args, int32_t n_prompt, ember_session_params* sp) {
   const std::string type = args.Get("--kv-type", "f16");
   if (type == "f16") {
     sp->kv_type = EMBER_KV_F16;
   } else if (type == "q8" || type == "q8_0") {
     sp->kv_type = EMBER_KV_Q8;
+  } else if (type == "f32") {
+    sp->kv_type = EMBER_KV_F32;
   } else {
-    throw UsageError{"--kv-type expects f16 or q8, got '" + type + "'"};
+    throw UsageError{"--kv-type expects f16, q8 or f32, got '" + type + "'"};
   }
   sp->context_shift = !args.Has("--no-context-shift");
   if (args.Has("--keep")) {

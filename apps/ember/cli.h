@@ -124,4 +124,6 @@ std::vector<OptionSpec> KvOptions(bool with_keep);
 // value, or n_prompt for -1 ("the whole prompt", as llama.cpp's --keep -1).
 // Range errors (keep >= n_ctx) are left to ember_session_create.
 void ApplyKvOptions(const Args& args, int32_t n_prompt, ember_session_params* sp);
+// "f16", "q8" or "f32", as --kv-type spells it.
+const char* KvTypeLabel(ember_kv_type type);
 }  // namespace cli

@@ -7,7 +7,7 @@
 namespace cli {
 
 int EvalCommand(int argc, char** argv) {
-  const std::vector<OptionSpec> specs = {
+  std::vector<OptionSpec> specs = {
       kModelOption,
       kPromptOption,
       kFileOption,
@@ -17,6 +17,7 @@ int EvalCommand(int argc, char** argv) {
       kThreadsOption,
       kThreadsBatchOption,
   };
+  for (OptionSpec& o : KvOptions(/*with_keep=*/false)) specs.push_back(std::move(o));
   Args args;
   if (!args.Parse("eval", "-m MODEL (-p PROMPT | -f FILE | --tokens IDS) --logits-out FILE", specs,
                   argc, argv)) {
@@ -28,11 +29,12 @@ int EvalCommand(int argc, char** argv) {
   const int64_t n_ctx = args.GetInt("--ctx-size", 0, 0, 1 << 24);
   const int32_t n_threads = GetThreads(args, "--threads");
   const int32_t n_threads_batch = GetThreads(args, "--threads-batch");
+  ember_session_params sp = ember_session_default_params();
+  ApplyKvOptions(args, 0, &sp);  // flag errors before the model loads
   ModelPtr model(LoadModel(ResolveModelPath(args)));
   std::vector<int32_t> ids =
       by_ids ? ParseIds(args.Get("--tokens")) : Tokenize(model.get(), prompt, true, true);
   if (ids.empty()) throw UsageError{"the prompt has no tokens"};
-  ember_session_params sp = ember_session_default_params();
   sp.n_ctx = static_cast<int32_t>(n_ctx);
   sp.n_threads = n_threads;
   sp.n_threads_batch = n_threads_batch;

@@ -100,7 +100,7 @@ int PerplexityCommand(int argc, char** argv) {
   SessionPtr session(raw);
   std::fprintf(stderr, "ember: %s; %zu tokens; KV cache %s, %.1f MiB\n",
                DescribeThreads(session.get(), n_threads, n_threads_batch).c_str(), ids.size(),
-               sp.kv_type == EMBER_KV_Q8 ? "q8" : "f16",
+               KvTypeLabel(sp.kv_type),
                static_cast<double>(ember_session_kv_bytes(session.get())) / (1 << 20));
 
   NllStats nll;
@@ -152,9 +152,8 @@ int PerplexityCommand(int argc, char** argv) {
         "%d, \"n_tokens\": %zu, \"n_chunks\": %lld, \"n_scored\": %lld, \"nll\": %.6f, \"ppl\": "
         "%.4f, \"ppl_stderr\": %.4f, \"n_dropped\": %d, \"seconds\": %.2f}\n",
         JsonEscape(path).c_str(), stream ? "stream" : "chunks", static_cast<long long>(n_ctx),
-        sp.kv_type == EMBER_KV_Q8 ? "q8" : "f16", sp.n_keep, ids.size(),
-        static_cast<long long>(n_chunks), static_cast<long long>(nll.n), nll.mean(), ppl, ppl_err,
-        dropped, seconds);
+        KvTypeLabel(sp.kv_type), sp.n_keep, ids.size(), static_cast<long long>(n_chunks),
+        static_cast<long long>(nll.n), nll.mean(), ppl, ppl_err, dropped, seconds);
   } else {
     std::printf(
         "Final estimate: PPL = %.4f +/- %.4f (%lld tokens scored%s)\n", ppl, ppl_err,

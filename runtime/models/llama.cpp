@@ -54,8 +54,8 @@ void Attention(const Hparams& hp, KvCache& kv, LlamaScratch& s, int64_t l, const
   const int64_t group = hp.n_head / hp.n_head_kv;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const size_t per_thread = static_cast<size_t>(ScoresPerThread(hp, kv));
-  const bool q8 = kv.type() == KvType::kQ8;
-  if (!q8 && n > 1 && RowsChain(places, n)) {
+  const KvType type = kv.type();
+  if (type == KvType::kF16 && n > 1 && RowsChain(places, n)) {
     // A prompt chunk: blocks of consecutive tokens x heads of one GQA group
     // (up to kAttendBlockQueries queries) share each converted key and value
     // row. The blocks do not depend on the thread count.
@@ -93,23 +93,31 @@ void Attention(const Hparams& hp, KvCache& kv, LlamaScratch& s, int64_t l, const
     }
     return;
   }
-  // One query head per job (decode, the int8 cache, batches of several
-  // sequences), which balances the threads for a single token.
+  // One query head per job (decode, the int8 and f32 caches, batches of
+  // several sequences), which balances the threads for a single token.
   const AttendHeadFn attend = Active().attend_head;
   const AttendHeadQ8Fn attend_q8 = Active().attend_head_q8;
+  const AttendHeadF32Fn attend_f32 = Active().attend_head_f32;
   const int64_t n_work = n * hp.n_head;
 #pragma omp parallel for num_threads(n_threads) schedule(static, 1) if (n_threads > 1)
   for (int64_t job = 0; job < n_work; ++job) {
     const int64_t t = job / hp.n_head, h = job % hp.n_head, kvh = h / group;
     float* scores = &s.scores[static_cast<size_t>(omp_get_thread_num()) * per_thread];
     const TokenPlace& pl = places[t];
-    if (q8) {
+    if (type == KvType::kQ8) {
       KvSpanQ8 spans[3];
       for (int r = 0; r < pl.n_rows; ++r) {
         spans[r] = kv.SpanQ8(l, pl.rows[r].begin, pl.rows[r].n, kvh);
       }
       attend_q8(&s.q[t * Q + h * hd], spans, pl.n_rows, kv.row_stride(), kv.scale_stride(),
                 static_cast<int>(hd), scale, scores, &s.att[t * Q + h * hd]);
+    } else if (type == KvType::kF32) {
+      KvSpanF32 spans[3];
+      for (int r = 0; r < pl.n_rows; ++r) {
+        spans[r] = kv.SpanF32(l, pl.rows[r].begin, pl.rows[r].n, kvh);
+      }
+      attend_f32(&s.q[t * Q + h * hd], spans, pl.n_rows, kv.row_stride(), static_cast<int>(hd),
+                 scale, scores, &s.att[t * Q + h * hd]);
     } else {
       KvSpan spans[3];
       for (int r = 0; r < pl.n_rows; ++r) {

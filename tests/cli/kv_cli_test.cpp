@@ -50,7 +50,7 @@ std::string TextFile() {
 TEST_CASE("cli kv: bad KV flags are clear errors", "[cli][kv][bad-input]") {
   const std::string m = "-m " + ember::test::DefaultTinyModel();
   RequireCleanError(RunEmber("run " + m + " -p hi --kv-type q4"),
-                    "--kv-type expects f16 or q8, got 'q4'");
+                    "--kv-type expects f16, q8 or f32, got 'q4'");
   RequireCleanError(RunEmber("run " + m + " -p hi -c 16 --keep 16"), "keep");
   RequireCleanError(RunEmber("run " + m + " -p hi --keep -2"), "--keep");
   RequireCleanError(RunEmber("run " + m + " -p hi --prompt-cache-ro"), "--prompt-cache");
@@ -63,7 +63,7 @@ TEST_CASE("cli kv: bad KV flags are clear errors", "[cli][kv][bad-input]") {
 
 TEST_CASE("cli kv: run goes past a small context, or stops at it", "[cli][kv]") {
   const std::string m = "-m " + ember::test::DefaultTinyModel();
-  for (const char* type : {"f16", "q8"}) {
+  for (const char* type : {"f16", "q8", "f32"}) {
     INFO(type);
     const auto r = RunEmber("run " + m + " -p 'one two three' -c 16 -n 60 --temp 0 --ignore-eos " +
                             "--keep -1 --json -t 1 --kv-type " + type);

@@ -136,3 +136,65 @@ TEST_CASE("attention q8: every ISA variant matches _ref, and _ref matches f32 ma
     }
   }
 }
+
+TEST_CASE(
+    "attention f32: _ref matches double math, every ISA variant matches _ref, and split spans "
+    "give the same bits",
+    "[attention][isa]") {
+  std::mt19937 rng(77);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  for (int head_dim : {8, 40, 64, 72, 128}) {
+    for (int64_t n_kv : {1, 2, 7, 64, 300}) {
+      const int n_head_kv = 3;  // heads interleaved within a row, as in the cache
+      const size_t stride = static_cast<size_t>(head_dim) * n_head_kv;
+      std::vector<float> q(head_dim), k(stride * n_kv), v(stride * n_kv);
+      for (float& x : q) x = 2.0f * d(rng);
+      for (float& x : k) x = d(rng);
+      for (float& x : v) x = d(rng);
+      const int h = 2;
+      const KvSpanF32 one = {k.data() + h * head_dim, v.data() + h * head_dim, n_kv};
+      const float scale = 1.0f / std::sqrt(float(head_dim));
+      std::vector<float> s(n_kv), want(head_dim), got(head_dim);
+      AttendHeadF32_ref(q.data(), &one, 1, stride, head_dim, scale, s.data(), want.data());
+      // Against the same attention in double, no rounding of q, k or v.
+      std::vector<double> sc(n_kv), exact(head_dim, 0.0);
+      double mx = -1e300, sum = 0.0;
+      for (int64_t j = 0; j < n_kv; ++j) {
+        double dot = 0.0;
+        for (int i = 0; i < head_dim; ++i) dot += double(q[i]) * k[j * stride + h * head_dim + i];
+        mx = std::max(mx, sc[j] = dot * scale);
+      }
+      for (double& x : sc) sum += (x = std::exp(x - mx));
+      for (int64_t j = 0; j < n_kv; ++j) {
+        for (int i = 0; i < head_dim; ++i)
+          exact[i] += sc[j] / sum * v[j * stride + h * head_dim + i];
+      }
+      for (int i = 0; i < head_dim; ++i) {
+        INFO("ref head_dim " << head_dim << " n_kv " << n_kv << " i " << i);
+        REQUIRE(std::fabs(want[i] - exact[i]) <= 1e-5);
+      }
+      for (Isa isa : {Isa::kRef, Isa::kAvx2, Isa::kAvx512, Isa::kAvx512Vnni, Isa::kNeon,
+                      Isa::kNeonDot, Isa::kNeonI8mm}) {
+        if (!HasVariantsFor(isa) || !HostCpu().Supports(isa)) continue;
+        const AttendHeadF32Fn fn = KernelsFor(isa).attend_head_f32;
+        fn(q.data(), &one, 1, stride, head_dim, scale, s.data(), got.data());
+        for (int i = 0; i < head_dim; ++i) {
+          INFO(IsaName(isa) << " head_dim " << head_dim << " n_kv " << n_kv << " i " << i);
+          REQUIRE(std::fabs(got[i] - want[i]) <= 2e-5f);
+        }
+        // The rows as two spans (a split anywhere) give the same bits as one.
+        if (n_kv > 1) {
+          const int64_t cut = n_kv / 3 + 1;
+          const KvSpanF32 two[2] = {{one.k, one.v, cut},
+                                    {one.k + cut * stride, one.v + cut * stride, n_kv - cut}};
+          std::vector<float> split(head_dim);
+          fn(q.data(), two, 2, stride, head_dim, scale, s.data(), split.data());
+          for (int i = 0; i < head_dim; ++i) {
+            INFO(IsaName(isa) << " split at " << cut << " i " << i);
+            REQUIRE(split[i] == got[i]);
+          }
+        }
+      }
+    }
+  }
+}

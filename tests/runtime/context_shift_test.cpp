@@ -232,6 +232,29 @@ TEST_CASE("kv q8: logits stay close to the f16 cache, at about half the bytes", 
   CHECK(q8ring->n_shifts() > 0);
 }
 
+TEST_CASE("kv f32: logits stay close to the f16 cache, at twice the bytes", "[kv][f32]") {
+  auto m = LoadTiny();
+  auto f16 = NewSession(*m, 64, 0, KvType::kF16);
+  auto f32 = NewSession(*m, 64, 0, KvType::kF32);
+  const std::vector<int32_t> t = RandomTokens(60, 9);
+  REQUIRE(f16->Decode(t).ok());
+  REQUIRE(f32->Decode(t).ok());
+  const float diff = MaxAbsDiff(f16->logits(), f32->logits());
+  INFO("max |logit diff| " << diff << " of range " << MaxAbs(f16->logits()));
+  CHECK(diff > 0.0f);  // f16 rounds keys, values and the query
+  CHECK(diff < 0.01f * MaxAbs(f16->logits()));
+  CHECK(f32->kv_bytes() == 2 * f16->kv_bytes());
+  // The prompt in chunks of 7 and token by token give the same bits as one
+  // batch: every f32 query runs the same per-head kernel.
+  auto chunked = NewSession(*m, 64, 0, KvType::kF32, 7);
+  REQUIRE(chunked->Decode(t).ok());
+  CHECK(chunked->logits() == f32->logits());
+  // A shifted f32 cache works too.
+  auto ring = NewSession(*m, 32, 2, KvType::kF32);
+  REQUIRE(ring->Decode(RandomTokens(100, 2)).ok());
+  CHECK(ring->n_shifts() > 0);
+}
+
 TEST_CASE("prefix reuse: only the new tokens are computed, with the same logits", "[kv][reuse]") {
   auto m = LoadTiny();
   const std::vector<int32_t> turn1 = RandomTokens(40, 11);

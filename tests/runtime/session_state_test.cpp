@@ -60,7 +60,7 @@ void CheckUnchanged(const Session& s, const std::vector<int32_t>& tokens,
 
 TEST_CASE("session state: save and load give the same logits and continuation", "[kv][state]") {
   auto m = Load(test::DefaultTinyModel());
-  for (KvType type : {KvType::kF16, KvType::kQ8}) {
+  for (KvType type : {KvType::kF16, KvType::kQ8, KvType::kF32}) {
     for (bool shifted : {false, true}) {
       INFO("kv " << KvTypeName(type) << (shifted ? ", after shifts" : ""));
       // A 32-token ring fed 70 tokens has shifted and wrapped; its state is
@@ -142,6 +142,11 @@ TEST_CASE("session state: bad files are refused and the session is unchanged",
     CHECK(st.code() == Code::kInvalidArgument);
     CHECK_THAT(st.message(), Catch::Contains("f16") && Catch::Contains("q8"));
     CHECK(q8->n_past() == 0);
+    auto f32 = NewSession(*m, 64, KvType::kF32);
+    const Status st32 = f32->LoadState(path);
+    CHECK(st32.code() == Code::kInvalidArgument);
+    CHECK_THAT(st32.message(), Catch::Contains("holds f16") && Catch::Contains("is f32"));
+    CHECK(f32->n_past() == 0);
   }
   SECTION("a context too small for the saved tokens") {
     auto small = NewSession(*m, 16);
