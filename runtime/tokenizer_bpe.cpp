@@ -14,10 +14,10 @@
 #include <queue>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "runtime/string_index.h"
 #include "runtime/tokenizer.h"
 #include "runtime/unicode.h"
 
@@ -185,12 +185,6 @@ const PreTokenizer* FindPre(std::string_view pre) {
 
 // ---------------------------------------------------------------------------------------------
 
-struct StringHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
-using StringMap = std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>>;
-
 // Separates the two halves of a merge key; 0xFF never occurs in UTF-8 text.
 constexpr char kMergeSep = '\xff';
 
@@ -214,9 +208,9 @@ class BpeTokenizer final : public Tokenizer {
       regexes_.push_back(std::move(re));
     }
     const size_t n = vocab_.tokens.size();
-    ids_.reserve(n);
-    for (size_t i = 0; i < n; ++i) ids_.emplace(vocab_.tokens[i], static_cast<int32_t>(i));
-    ranks_.reserve(vocab_.merges.size());
+    ids_.Reserve(n);
+    for (size_t i = 0; i < n; ++i) ids_.Add(vocab_.tokens[i], static_cast<int32_t>(i));
+    ranks_.Reserve(vocab_.merges.size());
     for (size_t r = 0; r < vocab_.merges.size(); ++r) {
       // "left right", split as llama.cpp does at the first space after the first byte (so a
       // left half that is a space stays whole); a line without one counts as ("", "").
@@ -224,7 +218,7 @@ class BpeTokenizer final : public Tokenizer {
       const size_t sp = m.find(' ', 1);
       std::string key(1, kMergeSep);
       if (sp != std::string::npos) key = m.substr(0, sp) + kMergeSep + m.substr(sp + 1);
-      ranks_.emplace(std::move(key), static_cast<int32_t>(r));  // the first rank wins
+      ranks_.Add(key, static_cast<int32_t>(r));  // the first rank wins
     }
     std::vector<std::string>().swap(vocab_.merges);  // ranks_ holds them now
     for (int b = 0; b < 256; ++b) {
@@ -290,10 +284,7 @@ class BpeTokenizer final : public Tokenizer {
     return text;
   }
 
-  int32_t FindToken(std::string_view s) const {
-    auto it = ids_.find(s);
-    return it == ids_.end() ? -1 : it->second;
-  }
+  int32_t FindToken(std::string_view s) const { return ids_.Find(s); }
 
   void EncodeText(std::string_view text, std::vector<int32_t>* out) const {
     const std::vector<uint32_t> cps = unicode::DecodeUtf8Lenient(text);
@@ -351,9 +342,9 @@ class BpeTokenizer final : public Tokenizer {
       key.assign(word, sym[l].offset, sym[l].length);
       key += kMergeSep;
       key.append(word, sym[r].offset, sym[r].length);
-      auto it = ranks_.find(key);
-      if (it == ranks_.end()) return;
-      queue.push({it->second, l, r, sym[l].length + sym[r].length});
+      const int32_t rank = ranks_.Find(key);
+      if (rank < 0) return;
+      queue.push({rank, l, r, sym[l].length + sym[r].length});
     };
     for (int32_t i = 1; i < static_cast<int32_t>(sym.size()); ++i) add(i - 1, i);
     while (!queue.empty()) {
@@ -386,8 +377,8 @@ class BpeTokenizer final : public Tokenizer {
 
   std::vector<unicode::Regex> regexes_;
   bool ignore_merges_ = false;
-  StringMap ids_;
-  StringMap ranks_;  // "left" kMergeSep "right" -> rank
+  StringIndex ids_;    // token text -> id (the first id of a duplicated text)
+  StringIndex ranks_;  // "left" kMergeSep "right" -> rank
   std::array<std::string, 256> byte_chars_;
 };
 

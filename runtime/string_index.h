@@ -1,0 +1,41 @@
+// A compact string -> int32 map for tokenizer tables (~49k-150k entries):
+// keys live in one byte buffer, the hash table holds 4-byte entry numbers
+// (open addressing, linear probing, at most half full). About 20 bytes per
+// entry plus the key bytes, against ~70 for std::unordered_map<std::string,
+// int32_t> (a node, a std::string and a bucket each).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ember {
+
+class StringIndex {
+ public:
+  // Room for n keys without rehashing.
+  void Reserve(size_t n);
+  // Adds key -> value unless key is present already (the first value wins);
+  // returns false in that case.
+  bool Add(std::string_view key, int32_t value);
+  // The value of key, or -1.
+  int32_t Find(std::string_view key) const;
+  size_t size() const { return values_.size(); }
+  // Heap bytes held (for tests and memory accounting).
+  size_t bytes() const;
+
+ private:
+  std::string_view Key(uint32_t entry) const {
+    return std::string_view(keys_).substr(offsets_[entry], offsets_[entry + 1] - offsets_[entry]);
+  }
+  size_t Slot(std::string_view key) const;  // the slot of key, or the empty slot it would take
+  void Rehash(size_t n_slots);
+
+  std::string keys_;                // every key, back to back
+  std::vector<size_t> offsets_{0};  // [size + 1]: key i is keys_[offsets_[i], offsets_[i + 1])
+  std::vector<int32_t> values_;     // [size]
+  std::vector<uint32_t> slots_;     // entry + 1, or 0 for empty; size a power of two
+};
+
+}  // namespace ember
