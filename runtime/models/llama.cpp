@@ -47,15 +47,16 @@ int64_t ScoresPerThread(const Hparams& hp, const KvCache& kv) {
 }
 
 // att[t, h] = attention of query head h of token t over the cache rows of its
-// place (see TokenPlace), for layer l.
+// place (see TokenPlace), for layer l. chain: RowsChain(places, n), the same
+// for every layer.
 void Attention(const Hparams& hp, KvCache& kv, LlamaScratch& s, int64_t l, const TokenPlace* places,
-               int64_t n, int n_threads) {
+               int64_t n, bool chain, int n_threads) {
   const int64_t Q = hp.q_dim(), hd = hp.head_dim;
   const int64_t group = hp.n_head / hp.n_head_kv;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const size_t per_thread = static_cast<size_t>(ScoresPerThread(hp, kv));
   const KvType type = kv.type();
-  if (type == KvType::kF16 && n > 1 && RowsChain(places, n)) {
+  if (type == KvType::kF16 && n > 1 && chain) {
     // A prompt chunk: blocks of consecutive tokens x heads of one GQA group
     // (up to kAttendBlockQueries queries) share each converted key and value
     // row. The blocks do not depend on the thread count.
@@ -162,6 +163,7 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
   // Per-token work (norms, RoPE, SwiGLU) runs on the threads for batches; a
   // single decode token is not worth waking them.
   const bool batch_parallel = n > 1 && n_threads > 1;
+  const bool chain = n > 1 && RowsChain(places, n);
 
   for (int64_t l = 0; l < hp.n_layer; ++l) {
     const LayerWeights& L = w.layers[static_cast<size_t>(l)];
@@ -187,7 +189,7 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
       }
       kv.Store(l, places[t].slot, &s.k[t * KV], &s.v[t * KV]);
     }
-    Attention(hp, kv, s, l, places, n, n_threads);
+    Attention(hp, kv, s, l, places, n, chain, n_threads);
     // xn is free: Q, K and V have read it. Projections land there (saves a buffer).
     MatMul(L.wo, s.att.data(), n, s.xn.data(), E, n_threads, &s.mm);
     for (int64_t i = 0; i < n * E; ++i) s.x[i] += s.xn[i];
