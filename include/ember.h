@@ -78,6 +78,10 @@ typedef bool (*ember_progress_fn)(float progress, void* user_data);
 typedef struct ember_model_params {
   ember_progress_fn progress; /* may be NULL */
   void* progress_user_data;
+  /* Load only the metadata and the vocabulary (as llama.cpp's vocab_only):
+   * tokenizing, detokenizing and ember_model_get_info work, and a model of
+   * any size loads in milliseconds; ember_session_create refuses it. */
+  bool vocab_only; /* default false */
 } ember_model_params;
 
 ember_model_params ember_model_default_params(void);
@@ -106,7 +110,7 @@ typedef struct ember_model_info {
   uint64_t n_params;     /* weight elements */
   uint64_t weight_bytes; /* bytes of all tensors in the file */
   uint64_t loaded_bytes; /* bytes of the weights as loaded (native layouts); decode reads
-                            them all once per token */
+                            them all once per token. 0 for a vocab_only model */
   const char* isa;       /* the kernel variant in use, e.g. "avx2" */
   int32_t bos_token;     /* -1 if none */
   int32_t eos_token;     /* -1 if none */

@@ -149,6 +149,7 @@ ember_model_params ember_model_default_params(void) {
   ember_model_params p;
   p.progress = nullptr;
   p.progress_user_data = nullptr;
+  p.vocab_only = false;
   return p;
 }
 
@@ -164,7 +165,7 @@ ember_status ember_model_load(const char* path, const ember_model_params* params
       progress = [p](float f) { return p.progress(f, p.progress_user_data); };
     }
     auto m = std::make_unique<ember_model>();
-    ember_status s = Report(ember::Model::Load(path, progress, &m->model));
+    ember_status s = Report(ember::Model::Load(path, progress, &m->model, p.vocab_only));
     if (s != EMBER_OK) return s;
     *out = m.release();
     return EMBER_OK;

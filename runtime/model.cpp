@@ -156,7 +156,7 @@ Status ReadHparams(const GgufFile& f, Hparams* hp) {
 }  // namespace
 
 Status Model::Load(const std::string& path, const LoadProgressFn& progress,
-                   std::unique_ptr<Model>* out) {
+                   std::unique_ptr<Model>* out, bool vocab_only) {
   auto m = std::unique_ptr<Model>(new Model());
   m->path_ = path;
   EMBER_RETURN_IF_ERROR(GgufFile::Open(path, &m->gguf_));
@@ -182,6 +182,14 @@ Status Model::Load(const std::string& path, const LoadProgressFn& progress,
   // Nothing reads the vocabulary arrays after this (the tokenizer has its own
   // tables); free them before the weights are repacked, the peak of loading.
   m->gguf_->ReleaseLargeArrays(1024);
+  if (vocab_only) {
+    m->vocab_only_ = true;
+    hp.tied_output = f.FindTensor("output.weight") == nullptr;
+    m->gguf_->ReleaseHeaderPages();
+    if (progress && !progress(1.0f)) return Status(Code::kCancelled, "model loading was cancelled");
+    *out = std::move(m);
+    return Status::Ok();
+  }
 
   WeightLoader w(f);
   ModelWeights& mw = m->weights_;

@@ -65,8 +65,11 @@ using LoadProgressFn = std::function<bool(float progress)>;
 
 class Model {
  public:
+  // vocab_only: hyperparameters and the tokenizer, no weights (Session::Create
+  // refuses such a model).
   static Status Load(const std::string& path, const LoadProgressFn& progress,
-                     std::unique_ptr<Model>* out);
+                     std::unique_ptr<Model>* out, bool vocab_only = false);
+  bool vocab_only() const { return vocab_only_; }
 
   const Hparams& hparams() const { return hparams_; }
   const ModelWeights& weights() const { return weights_; }
@@ -87,6 +90,7 @@ class Model {
 
   std::string path_;
   uint64_t fingerprint_ = 0;
+  bool vocab_only_ = false;
   std::unique_ptr<GgufFile> gguf_;
   Hparams hparams_;
   ModelWeights weights_;

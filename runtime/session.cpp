@@ -24,6 +24,11 @@ Session::Session(const Model& model, const SessionParams& params, int64_t n_ctx,
 Status Session::Create(const Model& model, const SessionParams& params,
                        std::unique_ptr<Session>* out) {
   const Hparams& hp = model.hparams();
+  if (model.vocab_only()) {
+    return InvalidArgument(model.path() +
+                           " was loaded for its vocabulary only (vocab_only): it has no weights "
+                           "to run a session on");
+  }
   if (params.n_ctx < 0 || params.n_ctx > (int64_t{1} << 24)) {
     return InvalidArgument("context size " + std::to_string(params.n_ctx) + " is out of range");
   }
@@ -140,8 +145,7 @@ void Session::Shift(int64_t n) {
         const int64_t slot = ring_.SlotOf(i);
         kv_.LoadK(l, slot, k.data());
         for (int64_t h = 0; h < hp.n_head_kv; ++h) {
-          rope_apply(&k[static_cast<size_t>(h * hp.head_dim)], rot.data(), hp.n_rot,
-                     hp.rope_mode);
+          rope_apply(&k[static_cast<size_t>(h * hp.head_dim)], rot.data(), hp.n_rot, hp.rope_mode);
         }
         kv_.StoreK(l, slot, k.data());
       }

@@ -145,9 +145,11 @@ void Check(ember_status s, const std::string& what) {
   if (s != EMBER_OK) throw UsageError{what + ": " + ember_last_error()};
 }
 
-ember_model* LoadModel(const std::string& path) {
+ember_model* LoadModel(const std::string& path, bool vocab_only) {
   ember_model* model = nullptr;
-  ember_status s = ember_model_load(path.c_str(), nullptr, &model);
+  ember_model_params mp = ember_model_default_params();
+  mp.vocab_only = vocab_only;
+  ember_status s = ember_model_load(path.c_str(), &mp, &model);
   if (s != EMBER_OK) throw UsageError{ember_last_error()};
   return model;
 }

@@ -51,7 +51,8 @@ std::string ReadTextFile(const std::string& path);
 std::string ResolveModelPath(const Args& args);
 
 // Loads a model or throws UsageError with ember's message.
-ember_model* LoadModel(const std::string& path);
+// vocab_only: metadata and tokenizer only (tokenize needs no weights).
+ember_model* LoadModel(const std::string& path, bool vocab_only = false);
 
 // Throws UsageError("<what>: <last error>") when s != EMBER_OK.
 void Check(ember_status s, const std::string& what);

@@ -20,7 +20,7 @@ int TokenizeCommand(int argc, char** argv) {
     return 0;
   }
   const std::string text = ReadPrompt(args);
-  ModelPtr model(LoadModel(ResolveModelPath(args)));
+  ModelPtr model(LoadModel(ResolveModelPath(args), /*vocab_only=*/true));
   std::vector<int32_t> ids =
       Tokenize(model.get(), text, !args.Has("--no-bos"), args.Has("--special"));
   std::string line;

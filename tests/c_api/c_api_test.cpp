@@ -320,3 +320,30 @@ TEST_CASE("c_api: logits after eval and generate, none after reset", "[c_api]") 
   CHECK(st.n_gen == 3);
   CHECK(ember_session_logits(a) != nullptr);
 }
+
+TEST_CASE("c_api: a vocab_only model tokenizes as the full one and refuses sessions", "[c_api]") {
+  ModelPtr full = LoadTiny();
+  ember_model_params mp = ember_model_default_params();
+  CHECK_FALSE(mp.vocab_only);
+  mp.vocab_only = true;
+  ember_model* raw = nullptr;
+  REQUIRE(ember_model_load(ember::test::DefaultTinyModel().c_str(), &mp, &raw) == EMBER_OK);
+  ModelPtr vocab(raw);
+  const std::string text = "The quick brown fox, naïve café: 12345 <|im_start|>!";
+  const std::vector<int32_t> ids = Tokenize(full.get(), text);
+  CHECK(Tokenize(vocab.get(), text) == ids);
+  CHECK(Detokenize(vocab.get(), ids, true) == Detokenize(full.get(), ids, true));
+  ember_model_info a, b;
+  REQUIRE(ember_model_get_info(full.get(), &a) == EMBER_OK);
+  REQUIRE(ember_model_get_info(vocab.get(), &b) == EMBER_OK);
+  CHECK(b.n_vocab == a.n_vocab);
+  CHECK(b.n_layer == a.n_layer);
+  CHECK(b.tied_output == a.tied_output);
+  CHECK(b.weight_bytes == a.weight_bytes);
+  CHECK(a.loaded_bytes > 0);
+  CHECK(b.loaded_bytes == 0);
+  ember_session* s = nullptr;
+  CHECK(ember_session_create(vocab.get(), nullptr, &s) == EMBER_ERR_INVALID_ARGUMENT);
+  CHECK(s == nullptr);
+  CHECK_THAT(std::string(ember_last_error()), Catch::Contains("vocab_only"));
+}
