@@ -98,9 +98,9 @@ class GgufFile {
   const GgufValue* Find(std::string_view key) const;
   // Drops a tensor's pages from memory once its data has been copied (repacked).
   void ReleaseTensorData(const GgufTensorInfo& t) const { map_.Release(t.data, t.n_bytes); }
-  // Drops the resident pages of the header (metadata and tensor infos, up to
-  // the data section); they page back in from the file if read again.
-  void ReleaseHeaderPages() const { map_.Release(bytes_, static_cast<size_t>(data_offset())); }
+  // Drops every resident page of the file (the mapping is read-only, so this
+  // loses nothing): whatever is read again pages back in from the file.
+  void ReleaseAllPages() const { map_.Release(bytes_, size_); }
   const GgufTensorInfo* FindTensor(std::string_view name) const;
   // Frees the parsed items of arrays longer than max_items once they have been
   // read (the vocabulary: ~150k values of 80 bytes, 12 MB for a 49k vocab,

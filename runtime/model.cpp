@@ -185,7 +185,7 @@ Status Model::Load(const std::string& path, const LoadProgressFn& progress,
   if (vocab_only) {
     m->vocab_only_ = true;
     hp.tied_output = f.FindTensor("output.weight") == nullptr;
-    m->gguf_->ReleaseHeaderPages();
+    m->gguf_->ReleaseAllPages();
     if (progress && !progress(1.0f)) return Status(Code::kCancelled, "model loading was cancelled");
     *out = std::move(m);
     return Status::Ok();
@@ -233,9 +233,10 @@ Status Model::Load(const std::string& path, const LoadProgressFn& progress,
   if (Status s = m->RepackWeights(progress); !s.ok()) {
     return s.code() == Code::kCancelled ? s : with_path(s);
   }
-  // The tokenizer and the weights hold what they need of the header now
-  // (SmolLM2: 2.8 MiB of vocabulary and merges pages).
-  m->gguf_->ReleaseHeaderPages();
+  // The tokenizer and the weights hold what they need of the file now. Left
+  // resident so far: the header (SmolLM2: 2.8 MiB of vocabulary and merges)
+  // and the pages two tensors share, which per-tensor releases keep (1 MiB).
+  m->gguf_->ReleaseAllPages();
   if (progress && !progress(1.0f)) return Status(Code::kCancelled, "model loading was cancelled");
   *out = std::move(m);
   return Status::Ok();

@@ -4,7 +4,8 @@
 
 namespace ember {
 
-void StringIndex::Reserve(size_t n) {
+void StringIndex::Reserve(size_t n, size_t key_bytes) {
+  keys_.reserve(key_bytes);
   offsets_.reserve(n + 1);
   values_.reserve(n);
   size_t want = 16;

@@ -14,8 +14,8 @@ namespace ember {
 
 class StringIndex {
  public:
-  // Room for n keys without rehashing.
-  void Reserve(size_t n);
+  // Room for n keys of key_bytes in all without reallocating.
+  void Reserve(size_t n, size_t key_bytes = 0);
   // Adds key -> value unless key is present already (the first value wins);
   // returns false in that case.
   bool Add(std::string_view key, int32_t value);

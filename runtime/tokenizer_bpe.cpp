@@ -208,9 +208,12 @@ class BpeTokenizer final : public Tokenizer {
       regexes_.push_back(std::move(re));
     }
     const size_t n = vocab_.tokens.size();
-    ids_.Reserve(n);
+    size_t token_bytes = 0, merge_bytes = 0;
+    for (const std::string& t : vocab_.tokens) token_bytes += t.size();
+    for (const std::string& m : vocab_.merges) merge_bytes += m.size();
+    ids_.Reserve(n, token_bytes);
     for (size_t i = 0; i < n; ++i) ids_.Add(vocab_.tokens[i], static_cast<int32_t>(i));
-    ranks_.Reserve(vocab_.merges.size());
+    ranks_.Reserve(vocab_.merges.size(), merge_bytes);
     for (size_t r = 0; r < vocab_.merges.size(); ++r) {
       // "left right", split as llama.cpp does at the first space after the first byte (so a
       // left half that is a space stays whole); a line without one counts as ("", "").
