@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "ops/activation.h"
 #include "ops/attention.h"
@@ -21,16 +22,39 @@ inline __m256 Load8(const uint16_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 inline __m256 Load8(const float* p) { return _mm256_loadu_ps(p); }
+inline __m256 Load8(const int8_t* p) {
+  const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+  return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b));
+}
+
+// Per-row scales: an int8 row j stands for scale_j * row (KvSpanQ8), f16 and
+// f32 rows for themselves.
+template <class Span>
+constexpr bool kScaled = std::is_same_v<Span, KvSpanQ8>;
+inline float KScale(const KvSpanQ8& sp, int64_t j, size_t scale_stride) {
+  return sp.k_scale[static_cast<size_t>(j) * scale_stride];
+}
+inline float VScale(const KvSpanQ8& sp, int64_t j, size_t scale_stride) {
+  return sp.v_scale[static_cast<size_t>(j) * scale_stride];
+}
+template <class Span>
+float KScale(const Span&, int64_t, size_t) {
+  return 1.0f;
+}
+template <class Span>
+float VScale(const Span&, int64_t, size_t) {
+  return 1.0f;
+}
 
 // Scores of one query against four keys at a time: 4 independent fma chains
 // (one chain per key waited on the fma latency every 8 dims), reduced by hadd.
 // A key's score does not depend on which keys share its block: the lanes and
 // the reduction order are the same for every slot, so any split of the rows
 // gives the same bits.
-// Span is KvSpan (f16 rows) or KvSpanF32.
+// Span is KvSpan (f16 rows), KvSpanF32 or KvSpanQ8.
 template <class Span>
-void Scores(const float* q, const Span* spans, int n_spans, size_t stride, int head_dim,
-            float scale, float* scores) {
+void Scores(const float* q, const Span* spans, int n_spans, size_t stride, size_t scale_stride,
+            int head_dim, float scale, float* scores) {
   int64_t n_kv = 0;
   for (int i = 0; i < n_spans; ++i) {
     const Span& sp = spans[i];
@@ -52,7 +76,9 @@ void Scores(const float* q, const Span* spans, int n_spans, size_t stride, int h
       const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
       alignas(16) float out4[4];
       _mm_store_ps(out4, _mm_mul_ps(s4, _mm_set1_ps(scale)));
-      for (int b = 0; b < take; ++b) scores[n_kv + b] = out4[b];
+      for (int b = 0; b < take; ++b) {
+        scores[n_kv + b] = kScaled<Span> ? out4[b] * KScale(sp, j + b, scale_stride) : out4[b];
+      }
       n_kv += take;
     }
   }
@@ -61,14 +87,15 @@ void Scores(const float* q, const Span* spans, int n_spans, size_t stride, int h
 // out[d0, d0 + 8 ND) = sum_j p[j] v_j[d0, d0 + 8 ND) over the rows of all
 // spans. Each lane adds the rows in order whatever ND is, as the reference does.
 template <int ND, class Span>
-void WeightedRows(const float* p, const Span* spans, int n_spans, size_t stride, int d0,
-                  float* out) {
+void WeightedRows(const float* p, const Span* spans, int n_spans, size_t stride,
+                  size_t scale_stride, int d0, float* out) {
   __m256 acc[ND];
   for (int c = 0; c < ND; ++c) acc[c] = _mm256_setzero_ps();
   for (int i = 0; i < n_spans; ++i) {
     auto v = spans[i].v + d0;
     for (int64_t j = 0; j < spans[i].n; ++j, ++p, v += stride) {
-      const __m256 pj = _mm256_set1_ps(*p);
+      const float w = kScaled<Span> ? *p * VScale(spans[i], j, scale_stride) : *p;
+      const __m256 pj = _mm256_set1_ps(w);
       for (int c = 0; c < ND; ++c) acc[c] = _mm256_fmadd_ps(pj, Load8(v + 8 * c), acc[c]);
     }
   }
@@ -76,7 +103,7 @@ void WeightedRows(const float* p, const Span* spans, int n_spans, size_t stride,
 }
 
 template <class Span>
-using WeightedRowsFn = void (*)(const float*, const Span*, int, size_t, int, float*);
+using WeightedRowsFn = void (*)(const float*, const Span*, int, size_t, size_t, int, float*);
 // By the number of 8-dim registers per pass: 64 dims (8 accumulators and a
 // row in 16 registers), fewer for the last pass of a head.
 template <class Span>
@@ -94,14 +121,15 @@ constexpr int kMaxHeadDim = 512;
 
 // Scores, softmax, weighted rows: q as the kernel should see it.
 template <class Span>
-void Attend(const float* q, const Span* spans, int n_spans, size_t stride, int head_dim,
-            float scale, float* scores, float* out) {
-  Scores(q, spans, n_spans, stride, head_dim, scale, scores);
+void Attend(const float* q, const Span* spans, int n_spans, size_t stride, size_t scale_stride,
+            int head_dim, float scale, float* scores, float* out) {
+  Scores(q, spans, n_spans, stride, scale_stride, head_dim, scale, scores);
   int64_t n_kv = 0;
   for (int i = 0; i < n_spans; ++i) n_kv += spans[i].n;
   Softmax_avx2(scores, n_kv);
   for (int d0 = 0; d0 < head_dim; d0 += 64) {
-    kWeightedRows<Span>[std::min(64, head_dim - d0) / 8](scores, spans, n_spans, stride, d0, out);
+    kWeightedRows<Span>[std::min(64, head_dim - d0) / 8](scores, spans, n_spans, stride,
+                                                         scale_stride, d0, out);
   }
 }
 
@@ -118,7 +146,7 @@ void AttendHead_avx2(const float* q, const KvSpan* spans, int n_spans, size_t st
     const __m256 x = _mm256_loadu_ps(q + d);
     _mm256_store_ps(qh + d, _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT)));
   }
-  Attend(qh, spans, n_spans, stride, head_dim, scale, scores, out);
+  Attend(qh, spans, n_spans, stride, 0, head_dim, scale, scores, out);
 }
 
 void AttendHeadF32_avx2(const float* q, const KvSpanF32* spans, int n_spans, size_t stride,
@@ -129,7 +157,18 @@ void AttendHeadF32_avx2(const float* q, const KvSpanF32* spans, int n_spans, siz
   }
   alignas(32) float qa[kMaxHeadDim];  // Scores loads q aligned
   for (int d = 0; d < head_dim; d += 8) _mm256_store_ps(qa + d, _mm256_loadu_ps(q + d));
-  Attend(qa, spans, n_spans, stride, head_dim, scale, scores, out);
+  Attend(qa, spans, n_spans, stride, 0, head_dim, scale, scores, out);
+}
+
+void AttendHeadQ8_avx2(const float* q, const KvSpanQ8* spans, int n_spans, size_t stride,
+                       size_t scale_stride, int head_dim, float scale, float* scores, float* out) {
+  if (head_dim % 8 != 0 || head_dim > kMaxHeadDim) {
+    AttendHeadQ8_ref(q, spans, n_spans, stride, scale_stride, head_dim, scale, scores, out);
+    return;
+  }
+  alignas(32) float qa[kMaxHeadDim];  // q stays f32, as the reference keeps it
+  for (int d = 0; d < head_dim; d += 8) _mm256_store_ps(qa + d, _mm256_loadu_ps(q + d));
+  Attend(qa, spans, n_spans, stride, scale_stride, head_dim, scale, scores, out);
 }
 
 }  // namespace ember

@@ -10,6 +10,8 @@
 #include <arm_neon.h>
 
 #include <algorithm>
+#include <cstring>
+#include <type_traits>
 
 #include "ops/activation.h"
 #include "ops/attention.h"
@@ -22,13 +24,39 @@ inline float32x4_t Load4(const uint16_t* p) {
   return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p)));
 }
 inline float32x4_t Load4(const float* p) { return vld1q_f32(p); }
+inline float32x4_t Load4(const int8_t* p) {
+  int32_t w;  // exactly 4 bytes: the last dims of the last row end the buffer
+  std::memcpy(&w, p, 4);
+  const int16x8_t h = vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(w)));
+  return vcvtq_f32_s32(vmovl_s16(vget_low_s16(h)));
+}
+
+// Per-row scales: an int8 row j stands for scale_j * row (KvSpanQ8), f16 and
+// f32 rows for themselves.
+template <class Span>
+constexpr bool kScaled = std::is_same_v<Span, KvSpanQ8>;
+inline float KScale(const KvSpanQ8& sp, int64_t j, size_t scale_stride) {
+  return sp.k_scale[static_cast<size_t>(j) * scale_stride];
+}
+inline float VScale(const KvSpanQ8& sp, int64_t j, size_t scale_stride) {
+  return sp.v_scale[static_cast<size_t>(j) * scale_stride];
+}
+template <class Span>
+float KScale(const Span&, int64_t, size_t) {
+  return 1.0f;
+}
+template <class Span>
+float VScale(const Span&, int64_t, size_t) {
+  return 1.0f;
+}
 
 // Scores of one query against four keys at a time (four independent fma
 // chains), each reduced across its lanes in the same order: a key's score does
-// not depend on which keys share its block. Span is KvSpan (f16) or KvSpanF32.
+// not depend on which keys share its block. Span is KvSpan (f16), KvSpanF32 or
+// KvSpanQ8.
 template <class Span>
-void Scores(const float* q, const Span* spans, int n_spans, size_t stride, int head_dim,
-            float scale, float* scores) {
+void Scores(const float* q, const Span* spans, int n_spans, size_t stride, size_t scale_stride,
+            int head_dim, float scale, float* scores) {
   int64_t n_kv = 0;
   for (int i = 0; i < n_spans; ++i) {
     const Span& sp = spans[i];
@@ -49,7 +77,9 @@ void Scores(const float* q, const Span* spans, int n_spans, size_t stride, int h
       float out4[4];
       vst1q_f32(out4, vmulq_n_f32(s4, scale));
       const int64_t take = std::min<int64_t>(4, sp.n - j);
-      for (int b = 0; b < take; ++b) scores[n_kv + b] = out4[b];
+      for (int b = 0; b < take; ++b) {
+        scores[n_kv + b] = kScaled<Span> ? out4[b] * KScale(sp, j + b, scale_stride) : out4[b];
+      }
       n_kv += take;
     }
   }
@@ -58,21 +88,22 @@ void Scores(const float* q, const Span* spans, int n_spans, size_t stride, int h
 // out[d0, d0 + 4 ND) = sum_j p[j] v_j[d0, d0 + 4 ND) over the rows of all
 // spans, each lane adding the rows in order, as the reference does.
 template <int ND, class Span>
-void WeightedRows(const float* p, const Span* spans, int n_spans, size_t stride, int d0,
-                  float* out) {
+void WeightedRows(const float* p, const Span* spans, int n_spans, size_t stride,
+                  size_t scale_stride, int d0, float* out) {
   float32x4_t acc[ND];
   for (int c = 0; c < ND; ++c) acc[c] = vdupq_n_f32(0.0f);
   for (int i = 0; i < n_spans; ++i) {
     auto v = spans[i].v + d0;
     for (int64_t j = 0; j < spans[i].n; ++j, ++p, v += stride) {
-      for (int c = 0; c < ND; ++c) acc[c] = vfmaq_n_f32(acc[c], Load4(v + 4 * c), *p);
+      const float w = kScaled<Span> ? *p * VScale(spans[i], j, scale_stride) : *p;
+      for (int c = 0; c < ND; ++c) acc[c] = vfmaq_n_f32(acc[c], Load4(v + 4 * c), w);
     }
   }
   for (int c = 0; c < ND; ++c) vst1q_f32(out + d0 + 4 * c, acc[c]);
 }
 
 template <class Span>
-using WeightedRowsFn = void (*)(const float*, const Span*, int, size_t, int, float*);
+using WeightedRowsFn = void (*)(const float*, const Span*, int, size_t, size_t, int, float*);
 // By the number of 4-dim registers per pass: 64 dims (16 accumulators), fewer
 // for the last pass of a head.
 template <class Span>
@@ -98,14 +129,15 @@ constexpr int kMaxHeadDim = 512;
 
 // Scores, softmax, weighted rows: q as the kernel should see it.
 template <class Span>
-void Attend(const float* q, const Span* spans, int n_spans, size_t stride, int head_dim,
-            float scale, float* scores, float* out) {
-  Scores(q, spans, n_spans, stride, head_dim, scale, scores);
+void Attend(const float* q, const Span* spans, int n_spans, size_t stride, size_t scale_stride,
+            int head_dim, float scale, float* scores, float* out) {
+  Scores(q, spans, n_spans, stride, scale_stride, head_dim, scale, scores);
   int64_t n_kv = 0;
   for (int i = 0; i < n_spans; ++i) n_kv += spans[i].n;
   Softmax_neon(scores, n_kv);
   for (int d0 = 0; d0 < head_dim; d0 += 64) {
-    kWeightedRows<Span>[std::min(64, head_dim - d0) / 4](scores, spans, n_spans, stride, d0, out);
+    kWeightedRows<Span>[std::min(64, head_dim - d0) / 4](scores, spans, n_spans, stride,
+                                                         scale_stride, d0, out);
   }
 }
 
@@ -121,7 +153,7 @@ void AttendHead_neon(const float* q, const KvSpan* spans, int n_spans, size_t st
   for (int d = 0; d < head_dim; d += 4) {  // q rounded to f16, as the reference does
     vst1q_f32(qh + d, vcvt_f32_f16(vcvt_f16_f32(vld1q_f32(q + d))));
   }
-  Attend(qh, spans, n_spans, stride, head_dim, scale, scores, out);
+  Attend(qh, spans, n_spans, stride, 0, head_dim, scale, scores, out);
 }
 
 void AttendHeadF32_neon(const float* q, const KvSpanF32* spans, int n_spans, size_t stride,
@@ -130,7 +162,16 @@ void AttendHeadF32_neon(const float* q, const KvSpanF32* spans, int n_spans, siz
     AttendHeadF32_ref(q, spans, n_spans, stride, head_dim, scale, scores, out);
     return;
   }
-  Attend(q, spans, n_spans, stride, head_dim, scale, scores, out);
+  Attend(q, spans, n_spans, stride, 0, head_dim, scale, scores, out);
+}
+
+void AttendHeadQ8_neon(const float* q, const KvSpanQ8* spans, int n_spans, size_t stride,
+                       size_t scale_stride, int head_dim, float scale, float* scores, float* out) {
+  if (head_dim % 4 != 0 || head_dim > kMaxHeadDim) {
+    AttendHeadQ8_ref(q, spans, n_spans, stride, scale_stride, head_dim, scale, scores, out);
+    return;
+  }
+  Attend(q, spans, n_spans, stride, scale_stride, head_dim, scale, scores, out);
 }
 
 }  // namespace ember

@@ -49,6 +49,7 @@ Kernels KernelsFor(Isa isa) {
   if (isa != Isa::kRef) {
     k.attend_head = AttendHead_neon;
     k.attend_head_f32 = AttendHeadF32_neon;
+    k.attend_head_q8 = AttendHeadQ8_neon;
     k.attend_block = AttendBlock_neon;
     k.swiglu = SwiGlu_neon;
     k.rms_norm = RmsNorm_neon;

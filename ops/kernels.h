@@ -63,6 +63,8 @@ void AttendHead_neon(const float* q, const KvSpan* spans, int n_spans, size_t st
                      float scale, float* scores, float* out);
 void AttendHeadF32_neon(const float* q, const KvSpanF32* spans, int n_spans, size_t stride,
                         int head_dim, float scale, float* scores, float* out);
+void AttendHeadQ8_neon(const float* q, const KvSpanQ8* spans, int n_spans, size_t stride,
+                       size_t scale_stride, int head_dim, float scale, float* scores, float* out);
 void AttendBlock_neon(const float* const* q, const int64_t* n_visible, int n_q, const KvSpan* spans,
                       int n_spans, size_t stride, int head_dim, float scale, float* scratch,
                       float* const* out);

@@ -124,13 +124,28 @@ TEST_CASE("attention q8: every ISA variant matches _ref, and _ref matches f32 ma
         }
       }
       for (int i = 0; i < head_dim; ++i) REQUIRE(std::fabs(want[i] - exact[i]) <= 1e-4f);
-      for (Isa isa : {Isa::kAvx2, Isa::kAvx512, Isa::kAvx512Vnni, Isa::kNeon, Isa::kNeonDot}) {
+      for (Isa isa : {Isa::kRef, Isa::kAvx2, Isa::kAvx512, Isa::kAvx512Vnni, Isa::kNeon,
+                      Isa::kNeonDot, Isa::kNeonI8mm}) {
         if (!HasVariantsFor(isa) || !HostCpu().Supports(isa)) continue;
-        KernelsFor(isa).attend_head_q8(q.data(), &one, 1, stride, n_head_kv, head_dim, scale,
-                                       s.data(), got.data());
+        const AttendHeadQ8Fn fn = KernelsFor(isa).attend_head_q8;
+        fn(q.data(), &one, 1, stride, n_head_kv, head_dim, scale, s.data(), got.data());
         for (int i = 0; i < head_dim; ++i) {
           INFO(IsaName(isa) << " head_dim " << head_dim << " n_kv " << n_kv << " i " << i);
           REQUIRE(std::fabs(got[i] - want[i]) <= 2e-5f);
+        }
+        // The rows as two spans give the same bits as one.
+        if (n_kv > 1) {
+          const int64_t cut = n_kv / 3 + 1;
+          const KvSpanQ8 two[2] = {
+              {one.k, one.v, one.k_scale, one.v_scale, cut},
+              {one.k + cut * stride, one.v + cut * stride, one.k_scale + cut * n_head_kv,
+               one.v_scale + cut * n_head_kv, n_kv - cut}};
+          std::vector<float> split(head_dim);
+          fn(q.data(), two, 2, stride, n_head_kv, head_dim, scale, s.data(), split.data());
+          for (int i = 0; i < head_dim; ++i) {
+            INFO(IsaName(isa) << " split at " << cut << " i " << i);
+            REQUIRE(split[i] == got[i]);
+          }
         }
       }
     }
