@@ -16,7 +16,7 @@ int InfoCommand(int argc, char** argv) {
   Args args;
   if (!args.Parse("info", "-m MODEL [--tensors]", specs, argc, argv)) return 0;
   const std::string path = ResolveModelPath(args);
-  ModelPtr model(LoadModel(path));
+  ModelPtr model(LoadModel(path, /*vocab_only=*/true));  // no weights needed
   ember_model_info i;
   Check(ember_model_get_info(model.get(), &i), "model info");
   size_t needed = 0;
