@@ -89,4 +89,12 @@ using AttendHeadF32Fn = void (*)(const float* q, const KvSpanF32* spans, int n_s
 void AttendHeadF32_ref(const float* q, const KvSpanF32* spans, int n_spans, size_t stride,
                        int head_dim, float scale, float* scores, float* out);
 
+// Whether a span's rows carry per-row scales (kernels templated over the span
+// type apply them): an int8 row j stands for k_scale_j * k[j] (and v alike),
+// f16 and f32 rows for themselves.
+template <class Span>
+inline constexpr bool kRowScaled = false;
+template <>
+inline constexpr bool kRowScaled<KvSpanQ8> = true;
+
 }  // namespace ember

@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <type_traits>
 
 #include "ops/activation.h"
 #include "ops/attention.h"
@@ -25,25 +24,6 @@ inline __m256 Load8(const float* p) { return _mm256_loadu_ps(p); }
 inline __m256 Load8(const int8_t* p) {
   const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
   return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b));
-}
-
-// Per-row scales: an int8 row j stands for scale_j * row (KvSpanQ8), f16 and
-// f32 rows for themselves.
-template <class Span>
-constexpr bool kScaled = std::is_same_v<Span, KvSpanQ8>;
-inline float KScale(const KvSpanQ8& sp, int64_t j, size_t scale_stride) {
-  return sp.k_scale[static_cast<size_t>(j) * scale_stride];
-}
-inline float VScale(const KvSpanQ8& sp, int64_t j, size_t scale_stride) {
-  return sp.v_scale[static_cast<size_t>(j) * scale_stride];
-}
-template <class Span>
-float KScale(const Span&, int64_t, size_t) {
-  return 1.0f;
-}
-template <class Span>
-float VScale(const Span&, int64_t, size_t) {
-  return 1.0f;
 }
 
 // Scores of one query against four keys at a time: 4 independent fma chains
@@ -67,7 +47,7 @@ void Scores(const float* q, const Span* spans, int n_spans, size_t stride, size_
       __m256 acc[4];
       for (int b = 0; b < 4; ++b) acc[b] = _mm256_setzero_ps();
       for (int d = 0; d < head_dim; d += 8) {
-        const __m256 qv = _mm256_load_ps(q + d);
+        const __m256 qv = _mm256_loadu_ps(q + d);
         for (int b = 0; b < 4; ++b) acc[b] = _mm256_fmadd_ps(qv, Load8(k[b] + d), acc[b]);
       }
       const int64_t take = std::min<int64_t>(4, sp.n - j);
@@ -77,7 +57,9 @@ void Scores(const float* q, const Span* spans, int n_spans, size_t stride, size_
       alignas(16) float out4[4];
       _mm_store_ps(out4, _mm_mul_ps(s4, _mm_set1_ps(scale)));
       for (int b = 0; b < take; ++b) {
-        scores[n_kv + b] = kScaled<Span> ? out4[b] * KScale(sp, j + b, scale_stride) : out4[b];
+        float sc = out4[b];
+        if constexpr (kRowScaled<Span>) sc *= sp.k_scale[static_cast<size_t>(j + b) * scale_stride];
+        scores[n_kv + b] = sc;
       }
       n_kv += take;
     }
@@ -94,7 +76,8 @@ void WeightedRows(const float* p, const Span* spans, int n_spans, size_t stride,
   for (int i = 0; i < n_spans; ++i) {
     auto v = spans[i].v + d0;
     for (int64_t j = 0; j < spans[i].n; ++j, ++p, v += stride) {
-      const float w = kScaled<Span> ? *p * VScale(spans[i], j, scale_stride) : *p;
+      float w = *p;
+      if constexpr (kRowScaled<Span>) w *= spans[i].v_scale[static_cast<size_t>(j) * scale_stride];
       const __m256 pj = _mm256_set1_ps(w);
       for (int c = 0; c < ND; ++c) acc[c] = _mm256_fmadd_ps(pj, Load8(v + 8 * c), acc[c]);
     }
@@ -155,9 +138,7 @@ void AttendHeadF32_avx2(const float* q, const KvSpanF32* spans, int n_spans, siz
     AttendHeadF32_ref(q, spans, n_spans, stride, head_dim, scale, scores, out);
     return;
   }
-  alignas(32) float qa[kMaxHeadDim];  // Scores loads q aligned
-  for (int d = 0; d < head_dim; d += 8) _mm256_store_ps(qa + d, _mm256_loadu_ps(q + d));
-  Attend(qa, spans, n_spans, stride, 0, head_dim, scale, scores, out);
+  Attend(q, spans, n_spans, stride, 0, head_dim, scale, scores, out);
 }
 
 void AttendHeadQ8_avx2(const float* q, const KvSpanQ8* spans, int n_spans, size_t stride,
@@ -166,9 +147,7 @@ void AttendHeadQ8_avx2(const float* q, const KvSpanQ8* spans, int n_spans, size_
     AttendHeadQ8_ref(q, spans, n_spans, stride, scale_stride, head_dim, scale, scores, out);
     return;
   }
-  alignas(32) float qa[kMaxHeadDim];  // q stays f32, as the reference keeps it
-  for (int d = 0; d < head_dim; d += 8) _mm256_store_ps(qa + d, _mm256_loadu_ps(q + d));
-  Attend(qa, spans, n_spans, stride, scale_stride, head_dim, scale, scores, out);
+  Attend(q, spans, n_spans, stride, scale_stride, head_dim, scale, scores, out);
 }
 
 }  // namespace ember

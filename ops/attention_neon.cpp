@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <type_traits>
 
 #include "ops/activation.h"
 #include "ops/attention.h"
@@ -29,25 +28,6 @@ inline float32x4_t Load4(const int8_t* p) {
   std::memcpy(&w, p, 4);
   const int16x8_t h = vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(w)));
   return vcvtq_f32_s32(vmovl_s16(vget_low_s16(h)));
-}
-
-// Per-row scales: an int8 row j stands for scale_j * row (KvSpanQ8), f16 and
-// f32 rows for themselves.
-template <class Span>
-constexpr bool kScaled = std::is_same_v<Span, KvSpanQ8>;
-inline float KScale(const KvSpanQ8& sp, int64_t j, size_t scale_stride) {
-  return sp.k_scale[static_cast<size_t>(j) * scale_stride];
-}
-inline float VScale(const KvSpanQ8& sp, int64_t j, size_t scale_stride) {
-  return sp.v_scale[static_cast<size_t>(j) * scale_stride];
-}
-template <class Span>
-float KScale(const Span&, int64_t, size_t) {
-  return 1.0f;
-}
-template <class Span>
-float VScale(const Span&, int64_t, size_t) {
-  return 1.0f;
 }
 
 // Scores of one query against four keys at a time (four independent fma
@@ -78,7 +58,9 @@ void Scores(const float* q, const Span* spans, int n_spans, size_t stride, size_
       vst1q_f32(out4, vmulq_n_f32(s4, scale));
       const int64_t take = std::min<int64_t>(4, sp.n - j);
       for (int b = 0; b < take; ++b) {
-        scores[n_kv + b] = kScaled<Span> ? out4[b] * KScale(sp, j + b, scale_stride) : out4[b];
+        float sc = out4[b];
+        if constexpr (kRowScaled<Span>) sc *= sp.k_scale[static_cast<size_t>(j + b) * scale_stride];
+        scores[n_kv + b] = sc;
       }
       n_kv += take;
     }
@@ -95,7 +77,8 @@ void WeightedRows(const float* p, const Span* spans, int n_spans, size_t stride,
   for (int i = 0; i < n_spans; ++i) {
     auto v = spans[i].v + d0;
     for (int64_t j = 0; j < spans[i].n; ++j, ++p, v += stride) {
-      const float w = kScaled<Span> ? *p * VScale(spans[i], j, scale_stride) : *p;
+      float w = *p;
+      if constexpr (kRowScaled<Span>) w *= spans[i].v_scale[static_cast<size_t>(j) * scale_stride];
       for (int c = 0; c < ND; ++c) acc[c] = vfmaq_n_f32(acc[c], Load4(v + 4 * c), w);
     }
   }

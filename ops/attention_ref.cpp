@@ -2,7 +2,6 @@
 // rounded to f16 as well), f32 and int8 with per-row scales. One loop
 // structure; the span type decides how a row element is read and scaled.
 #include <cstddef>
-#include <type_traits>
 
 #include "ops/activation.h"
 #include "ops/attention.h"
@@ -20,14 +19,13 @@ inline float Elem(const int8_t* row, int d) { return static_cast<float>(row[d]);
 template <class Span>
 void Attend(const float* q, const Span* spans, int n_spans, size_t stride, size_t scale_stride,
             int head_dim, float scale, float* scores, float* out) {
-  constexpr bool kScaled = std::is_same_v<Span, KvSpanQ8>;
   int64_t n_kv = 0;
   for (int i = 0; i < n_spans; ++i) {
     for (int64_t j = 0; j < spans[i].n; ++j) {
       const auto* kj = spans[i].k + static_cast<size_t>(j) * stride;
       float s = 0.0f;
       for (int d = 0; d < head_dim; ++d) s += q[d] * Elem(kj, d);
-      if constexpr (kScaled) s *= spans[i].k_scale[static_cast<size_t>(j) * scale_stride];
+      if constexpr (kRowScaled<Span>) s *= spans[i].k_scale[static_cast<size_t>(j) * scale_stride];
       scores[n_kv++] = s * scale;
     }
   }
@@ -39,7 +37,7 @@ void Attend(const float* q, const Span* spans, int n_spans, size_t stride, size_
       const auto* vj = spans[i].v + static_cast<size_t>(j) * stride;
       float pj = *p++;
       // The row's scale folds into its weight: one multiply per row, not per element.
-      if constexpr (kScaled) pj *= spans[i].v_scale[static_cast<size_t>(j) * scale_stride];
+      if constexpr (kRowScaled<Span>) pj *= spans[i].v_scale[static_cast<size_t>(j) * scale_stride];
       for (int d = 0; d < head_dim; ++d) out[d] += pj * Elem(vj, d);
     }
   }
