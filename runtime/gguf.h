@@ -101,6 +101,8 @@ class GgufFile {
   // Drops every resident page of the file (the mapping is read-only, so this
   // loses nothing): whatever is read again pages back in from the file.
   void ReleaseAllPages() const { map_.Release(bytes_, size_); }
+  // The same for the header only (metadata and tensor infos).
+  void ReleaseHeaderPages() const { map_.Release(bytes_, static_cast<size_t>(data_offset_)); }
   const GgufTensorInfo* FindTensor(std::string_view name) const;
   // Frees the parsed items of arrays longer than max_items once they have been
   // read (the vocabulary: ~150k values of 80 bytes, 12 MB for a 49k vocab,

@@ -233,10 +233,16 @@ Status Model::Load(const std::string& path, const LoadProgressFn& progress,
   if (Status s = m->RepackWeights(progress); !s.ok()) {
     return s.code() == Code::kCancelled ? s : with_path(s);
   }
-  // The tokenizer and the weights hold what they need of the file now. Left
-  // resident so far: the header (SmolLM2: 2.8 MiB of vocabulary and merges)
-  // and the pages two tensors share, which per-tensor releases keep (1 MiB).
-  m->gguf_->ReleaseAllPages();
+  // The tokenizer and the packed weights hold what they need of the file now.
+  // Left resident so far: the header (SmolLM2: 2.8 MiB of vocabulary and
+  // merges) and the pages two tensors share, which per-tensor releases keep
+  // (1 MiB). Weights read in place (a native file, an embedding kept in its
+  // GGUF type) keep their pages: only the header goes then.
+  if (m->maps_weights_) {
+    m->gguf_->ReleaseHeaderPages();
+  } else {
+    m->gguf_->ReleaseAllPages();
+  }
   if (progress && !progress(1.0f)) return Status(Code::kCancelled, "model loading was cancelled");
   *out = std::move(m);
   return Status::Ok();
@@ -317,7 +323,9 @@ Status Model::RepackWeights(const LoadProgressFn& progress) {
     v->packed = packed;
   }
   for (WeightView* v : views) {
+    if (IsNativeType(v->type)) maps_weights_ = true;
     if (v->packed != nullptr) v->data = nullptr;  // released: only the packed copy remains
+    if (v->data != nullptr) maps_weights_ = true;
   }
   return Status::Ok();
 }

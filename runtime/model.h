@@ -91,6 +91,9 @@ class Model {
   std::string path_;
   uint64_t fingerprint_ = 0;
   bool vocab_only_ = false;
+  // Some weights are read from the file mapping (a native file, or an
+  // embedding kept in its GGUF type): their pages stay after loading.
+  bool maps_weights_ = false;
   std::unique_ptr<GgufFile> gguf_;
   Hparams hparams_;
   ModelWeights weights_;
