@@ -40,7 +40,7 @@ void TileQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t
   for (int64_t g = 0; g < w.n_groups; ++g, gp += w.group_bytes) {
     __m512i wq[8];
     for (int s = 0; s < 4; ++s) {
-      const __m512i v = _mm512_load_si512(gp + 64 * s);
+      const __m512i v = _mm512_loadu_si512(gp + 64 * s);
       wq[2 * s] = _mm512_and_si512(v, low4);
       wq[2 * s + 1] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
     }
@@ -78,7 +78,7 @@ void TileQ8(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t
     __m512i wq[8];
     __m512i wsum = _mm512_setzero_si512();
     for (int s = 0; s < 8; ++s) {
-      wq[s] = _mm512_load_si512(gp + 64 * s);
+      wq[s] = _mm512_loadu_si512(gp + 64 * s);
       wsum = _mm512_dpbusd_epi32(wsum, ones, wq[s]);
     }
     const __m512i correction = _mm512_slli_epi32(wsum, 7);
