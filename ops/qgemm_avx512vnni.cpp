@@ -5,6 +5,7 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "ops/kernels.h"
@@ -12,7 +13,7 @@
 namespace ember {
 namespace {
 
-constexpr int kMr = 6;  // tokens per register tile
+constexpr int kMr = 4;  // tokens per register tile
 
 inline __m512i Bcast4(const int8_t* p) {
   int32_t v;
@@ -30,122 +31,166 @@ inline void Store(float* y, __m512 v, int64_t row0, int64_t n_rows) {
   }
 }
 
-template <int MR, bool kHasMin>
-void TileQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
-            int64_t ldy) {
+// Q4 tiles, NT tiles at once: each 4-byte activation broadcast feeds NT
+// vpdpbusd (one per tile), so a pair of tiles halves the broadcasts per
+// multiply. The low and high nibbles sum into separate int32 registers (added
+// at the end of the group, exact) to halve the dependency chains.
+template <int MR, int NT, bool kHasMin>
+void TilesQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
+             int64_t ldy) {
   const __m512i low4 = _mm512_set1_epi8(0x0F);
-  __m512 acc[MR];
-  for (int i = 0; i < MR; ++i) acc[i] = _mm512_setzero_ps();
-  const uint8_t* gp = w.tile(tile);
-  for (int64_t g = 0; g < w.n_groups; ++g, gp += w.group_bytes) {
-    __m512i wq[8];
-    for (int s = 0; s < 4; ++s) {
-      const __m512i v = _mm512_loadu_si512(gp + 64 * s);
-      wq[2 * s] = _mm512_and_si512(v, low4);
-      wq[2 * s + 1] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
+  __m512 acc[NT][MR];
+  for (int j = 0; j < NT; ++j) {
+    for (int i = 0; i < MR; ++i) acc[j][i] = _mm512_setzero_ps();
+  }
+  const uint8_t* gp[NT];
+  for (int j = 0; j < NT; ++j) gp[j] = w.tile(tile + j);
+  const int8_t* aq[MR];
+  for (int i = 0; i < MR; ++i) aq[i] = a.q_row(t0 + i);
+  for (int64_t g = 0; g < w.n_groups; ++g) {
+    __m512i slo[NT][MR], shi[NT][MR];
+    for (int j = 0; j < NT; ++j) {
+      for (int i = 0; i < MR; ++i) slo[j][i] = shi[j][i] = _mm512_setzero_si512();
     }
-    const __m512 dw =
-        _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(gp + 256)));
-    const __m512 mw =
-        kHasMin ? _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(gp + 288)))
-                : _mm512_mul_ps(dw, _mm512_set1_ps(-8.0f));
-    for (int i = 0; i < MR; ++i) {
-      const int8_t* aq = a.q_row(t0 + i) + g * 32;
-      __m512i isum = _mm512_setzero_si512();
-      for (int s = 0; s < 4; ++s) {
-        isum = _mm512_dpbusd_epi32(isum, wq[2 * s], Bcast4(aq + 8 * s));
-        isum = _mm512_dpbusd_epi32(isum, wq[2 * s + 1], Bcast4(aq + 8 * s + 4));
+    for (int s = 0; s < 4; ++s) {
+      __m512i lo[NT], hi[NT];
+      for (int j = 0; j < NT; ++j) {
+        const __m512i v = _mm512_loadu_si512(gp[j] + 64 * s);
+        lo[j] = _mm512_and_si512(v, low4);
+        hi[j] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
       }
-      const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(a.d_row(t0 + i)[g]));
-      acc[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), scale, acc[i]);
-      acc[i] = _mm512_fmadd_ps(mw, _mm512_set1_ps(a.min_sums(t0 + i, kHasMin)[g]), acc[i]);
+      for (int i = 0; i < MR; ++i) {
+        const __m512i blo = Bcast4(aq[i] + g * 32 + 8 * s);
+        const __m512i bhi = Bcast4(aq[i] + g * 32 + 8 * s + 4);
+        for (int j = 0; j < NT; ++j) {
+          slo[j][i] = _mm512_dpbusd_epi32(slo[j][i], lo[j], blo);
+          shi[j][i] = _mm512_dpbusd_epi32(shi[j][i], hi[j], bhi);
+        }
+      }
+    }
+    for (int j = 0; j < NT; ++j) {
+      const __m512 dw =
+          _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(gp[j] + 256)));
+      const __m512 mw =
+          kHasMin
+              ? _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(gp[j] + 288)))
+              : _mm512_mul_ps(dw, _mm512_set1_ps(-8.0f));
+      for (int i = 0; i < MR; ++i) {
+        const __m512i isum = _mm512_add_epi32(slo[j][i], shi[j][i]);
+        const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(a.d_row(t0 + i)[g]));
+        acc[j][i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), scale, acc[j][i]);
+        acc[j][i] = _mm512_fmadd_ps(mw, _mm512_set1_ps(a.min_sums(t0 + i, kHasMin)[g]), acc[j][i]);
+      }
+      gp[j] += w.group_bytes;
     }
   }
-  for (int i = 0; i < MR; ++i) Store(y + (t0 + i) * ldy, acc[i], tile * kTileRows, w.n_rows);
+  for (int j = 0; j < NT; ++j) {
+    for (int i = 0; i < MR; ++i) {
+      Store(y + (t0 + i) * ldy, acc[j][i], (tile + j) * kTileRows, w.n_rows);
+    }
+  }
 }
 
-template <int MR>
-void TileQ8(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
-            int64_t ldy) {
-  // vpdpbusd needs one unsigned operand: activations go in as a + 128 (xor
-  // 0x80), and 128 * sum(w) — from a dpbusd of ones with w — is taken off.
+// Int8 tiles, NT at once as in TilesQ4. vpdpbusd needs one unsigned operand:
+// activations go in as a + 128 (xor 0x80, once per broadcast for all NT
+// tiles), and 128 * sum(w), from a dpbusd of ones with w, is taken off.
+template <int MR, int NT>
+void TilesQ8(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
+             int64_t ldy) {
   const __m512i ones = _mm512_set1_epi8(1);
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
-  __m512 acc[MR];
-  for (int i = 0; i < MR; ++i) acc[i] = _mm512_setzero_ps();
-  const uint8_t* gp = w.tile(tile);
-  for (int64_t g = 0; g < w.n_groups; ++g, gp += w.group_bytes) {
-    __m512i wq[8];
-    __m512i wsum = _mm512_setzero_si512();
-    for (int s = 0; s < 8; ++s) {
-      wq[s] = _mm512_loadu_si512(gp + 64 * s);
-      wsum = _mm512_dpbusd_epi32(wsum, ones, wq[s]);
+  __m512 acc[NT][MR];
+  for (int j = 0; j < NT; ++j) {
+    for (int i = 0; i < MR; ++i) acc[j][i] = _mm512_setzero_ps();
+  }
+  const uint8_t* gp[NT];
+  for (int j = 0; j < NT; ++j) gp[j] = w.tile(tile + j);
+  const int8_t* aq[MR];
+  for (int i = 0; i < MR; ++i) aq[i] = a.q_row(t0 + i);
+  for (int64_t g = 0; g < w.n_groups; ++g) {
+    __m512i isum[NT][MR], wsum[NT];
+    for (int j = 0; j < NT; ++j) {
+      wsum[j] = _mm512_setzero_si512();
+      for (int i = 0; i < MR; ++i) isum[j][i] = _mm512_setzero_si512();
     }
-    const __m512i correction = _mm512_slli_epi32(wsum, 7);
-    const __m512 dw =
-        _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(gp + 512)));
-    for (int i = 0; i < MR; ++i) {
-      const int8_t* aq = a.q_row(t0 + i) + g * 32;
-      __m512i isum = _mm512_setzero_si512();
-      for (int s = 0; s < 8; ++s) {
-        isum = _mm512_dpbusd_epi32(isum, _mm512_xor_si512(Bcast4(aq + 4 * s), flip), wq[s]);
+    for (int s = 0; s < 8; ++s) {
+      __m512i wq[NT];
+      for (int j = 0; j < NT; ++j) {
+        wq[j] = _mm512_loadu_si512(gp[j] + 64 * s);
+        wsum[j] = _mm512_dpbusd_epi32(wsum[j], ones, wq[j]);
       }
-      isum = _mm512_sub_epi32(isum, correction);
-      const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(a.d_row(t0 + i)[g]));
-      acc[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), scale, acc[i]);
+      for (int i = 0; i < MR; ++i) {
+        const __m512i b = _mm512_xor_si512(Bcast4(aq[i] + g * 32 + 4 * s), flip);
+        for (int j = 0; j < NT; ++j) isum[j][i] = _mm512_dpbusd_epi32(isum[j][i], b, wq[j]);
+      }
+    }
+    for (int j = 0; j < NT; ++j) {
+      const __m512i correction = _mm512_slli_epi32(wsum[j], 7);
+      const __m512 dw =
+          _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(gp[j] + 512)));
+      for (int i = 0; i < MR; ++i) {
+        const __m512i exact = _mm512_sub_epi32(isum[j][i], correction);
+        const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(a.d_row(t0 + i)[g]));
+        acc[j][i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(exact), scale, acc[j][i]);
+      }
+      gp[j] += w.group_bytes;
     }
   }
-  for (int i = 0; i < MR; ++i) Store(y + (t0 + i) * ldy, acc[i], tile * kTileRows, w.n_rows);
+  for (int j = 0; j < NT; ++j) {
+    for (int i = 0; i < MR; ++i) {
+      Store(y + (t0 + i) * ldy, acc[j][i], (tile + j) * kTileRows, w.n_rows);
+    }
+  }
 }
 
-// Runs Tile<MR> over the tokens in chunks of kMr, then the remainder.
-template <template <int> class Tile>
+// Kernel<MR, NT>::Run(w, tile, a, t0, y, ldy) for a run-time mr in 1..MR.
+template <template <int, int> class Kernel, int NT, int MR>
+inline void RunTokens(int64_t mr, const PackedMatrix& w, int64_t tile, const QuantizedActs& a,
+                      int64_t t0, float* y, int64_t ldy) {
+  if constexpr (MR > 1) {
+    if (mr < MR) return RunTokens<Kernel, NT, MR - 1>(mr, w, tile, a, t0, y, ldy);
+  }
+  Kernel<MR, NT>::Run(w, tile, a, t0, y, ldy);
+}
+
+// Tiles in pairs (a last odd tile alone), tokens in groups of kMr. One token
+// (decode) goes one tile at a time: there the broadcasts are not the limit.
+template <template <int, int> class Kernel>
 void Drive(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const QuantizedActs& a,
            float* y, int64_t ldy) {
-  for (int64_t tile = tile_begin; tile < tile_end; ++tile) {
-    int64_t t = 0;
-    for (; t + kMr <= a.m; t += kMr) Tile<kMr>::Run(w, tile, a, t, y, ldy);
-    switch (a.m - t) {
-      case 1:
-        Tile<1>::Run(w, tile, a, t, y, ldy);
-        break;
-      case 2:
-        Tile<2>::Run(w, tile, a, t, y, ldy);
-        break;
-      case 3:
-        Tile<3>::Run(w, tile, a, t, y, ldy);
-        break;
-      case 4:
-        Tile<4>::Run(w, tile, a, t, y, ldy);
-        break;
-      case 5:
-        Tile<5>::Run(w, tile, a, t, y, ldy);
-        break;
-      default:
-        break;
+  for (int64_t tile = tile_begin; tile < tile_end;) {
+    const bool pair = a.m > 1 && tile + 1 < tile_end;
+    for (int64_t t = 0; t < a.m; t += kMr) {
+      const int64_t mr = std::min<int64_t>(kMr, a.m - t);
+      if (pair) {
+        RunTokens<Kernel, 2, kMr>(mr, w, tile, a, t, y, ldy);
+      } else {
+        RunTokens<Kernel, 1, kMr>(mr, w, tile, a, t, y, ldy);
+      }
     }
+    tile += pair ? 2 : 1;
   }
 }
 
-template <int MR>
+template <int MR, int NT>
 struct Q4Min {
   static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
                   int64_t ldy) {
-    TileQ4<MR, true>(w, tile, a, t0, y, ldy);
+    TilesQ4<MR, NT, true>(w, tile, a, t0, y, ldy);
   }
 };
-template <int MR>
+template <int MR, int NT>
 struct Q4NoMin {
   static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
                   int64_t ldy) {
-    TileQ4<MR, false>(w, tile, a, t0, y, ldy);
+    TilesQ4<MR, NT, false>(w, tile, a, t0, y, ldy);
   }
 };
-template <int MR>
+template <int MR, int NT>
 struct Q8 {
   static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
                   int64_t ldy) {
-    TileQ8<MR>(w, tile, a, t0, y, ldy);
+    TilesQ8<MR, NT>(w, tile, a, t0, y, ldy);
   }
 };
 
