@@ -28,6 +28,7 @@ Kernels KernelsFor(Isa isa) {
     k.rope_apply = RopeApply_avx2;
     k.geglu = GeGlu_avx2;
   }
+  if (isa == Isa::kAvx512 || isa == Isa::kAvx512Vnni) k.attend_block = AttendBlock_avx512;
   if (isa == Isa::kAvx2 || isa == Isa::kAvx512) {
     // Plain AVX-512 (without VNNI) uses the AVX2 kernels: same layout, and
     // without dpbusd the 512-bit maddubs path gains little over it.

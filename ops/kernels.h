@@ -48,6 +48,10 @@ void AttendHead_avx2(const float* q, const KvSpan* spans, int n_spans, size_t st
 void AttendBlock_avx2(const float* const* q, const int64_t* n_visible, int n_q, const KvSpan* spans,
                       int n_spans, size_t stride, int head_dim, float scale, float* scratch,
                       float* const* out);
+// 16 queries per zmm; 8 or fewer, or head_dim % 32 != 0, go to AttendBlock_avx2.
+void AttendBlock_avx512(const float* const* q, const int64_t* n_visible, int n_q,
+                        const KvSpan* spans, int n_spans, size_t stride, int head_dim, float scale,
+                        float* scratch, float* const* out);
 void AttendHeadF32_avx2(const float* q, const KvSpanF32* spans, int n_spans, size_t stride,
                         int head_dim, float scale, float* scores, float* out);
 void AttendHeadQ8_avx2(const float* q, const KvSpanQ8* spans, int n_spans, size_t stride,

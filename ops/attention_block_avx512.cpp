@@ -1,0 +1,197 @@
+// AttendBlock on AVX-512 (F + DQ + BW + VL): the bits of AttendBlock_ref, as
+// AttendBlock_avx2 computes them, with 16 lanes.
+//
+// Scores: the 16 queries lie in the lanes of one zmm (transposed into
+// qt[d][16]); each key row is converted to f32 once and its dims broadcast
+// (an embedded-broadcast fma), so a lane holds one query's fma chain over d in
+// order — the reference's chain. Softmax: per lane over the rows (masked past
+// n_visible), sums in double. Values: dims in the lanes, 32 per pass, eight
+// queries' probabilities broadcast per row: one fma chain per (query, dim) in
+// row order. Rows a query must not see get p = 0, and fma(0, v, acc) = acc for
+// the finite values of an f16 cache.
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "ops/attention.h"
+#include "ops/exp_poly.h"
+#include "ops/kernels.h"
+
+namespace ember {
+namespace {
+
+constexpr int W = 16;    // queries per block (lanes)
+constexpr int kKb = 16;  // keys per pass: 16 accumulators; kf holds 16 rows
+
+static_assert(kAttendBlockQueries == W, "one zmm of queries per block");
+
+inline __m512 LoadF16(const uint16_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+// ExpPoly_ref (ops/exp_poly.h) for 16 floats: the operations of ExpPoly8.
+inline __m512 ExpPoly16(__m512 x) {
+  using namespace exp_poly;
+  const __m512 v = _mm512_min_ps(_mm512_set1_ps(kMax), x);  // NaN x stays NaN
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(v, _mm512_set1_ps(kLog2e)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fmadd_ps(n, _mm512_set1_ps(-kLn2Hi), v);
+  r = _mm512_fmadd_ps(n, _mm512_set1_ps(-kLn2Lo), r);
+  __m512 y = _mm512_set1_ps(kC0);
+  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(kC1));
+  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(kC2));
+  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(kC3));
+  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(kC4));
+  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(kC5));
+  y = _mm512_fmadd_ps(y, _mm512_mul_ps(r, r), r);
+  y = _mm512_add_ps(y, _mm512_set1_ps(1.0f));
+  const __m512i e =
+      _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
+  const __m512 out = _mm512_mul_ps(y, _mm512_castsi512_ps(e));
+  // Below kMin (and -inf) the exponent field would not hold 2^n: +0 there.
+  const __mmask16 below = _mm512_cmp_ps_mask(x, _mm512_set1_ps(kMin), _CMP_LT_OQ);
+  return _mm512_maskz_mov_ps(static_cast<__mmask16>(~below), out);
+}
+
+// st[row][16] = scale * (q_m · k_row) for every row of the spans. qt: [hd][16]
+// f16-rounded queries; kf: [16][hd] scratch for converted key rows. HD > 0
+// fixes hd at compile time, so the 16 rows are constant offsets from one
+// pointer (a run-time hd needs 16 pointers, more than the registers hold).
+template <int HD>
+void BlockScores(const float* qt, const KvSpan* spans, int n_spans, size_t stride, int hd_runtime,
+                 float scale, float* kf, float* st) {
+  const int hd = HD > 0 ? HD : hd_runtime;
+  const __m512 vscale = _mm512_set1_ps(scale);
+  int64_t row = 0;
+  for (int i = 0; i < n_spans; ++i) {
+    const KvSpan& sp = spans[i];
+    for (int64_t j = 0; j < sp.n; j += kKb) {
+      // A short last block repeats its last key; the extra scores are dropped.
+      for (int b = 0; b < kKb; ++b) {
+        const uint16_t* k = sp.k + static_cast<size_t>(std::min<int64_t>(j + b, sp.n - 1)) * stride;
+        for (int d = 0; d < hd; d += 16) _mm512_storeu_ps(kf + b * hd + d, LoadF16(k + d));
+      }
+      __m512 acc[kKb];
+      for (int b = 0; b < kKb; ++b) acc[b] = _mm512_setzero_ps();
+      for (int d = 0; d < hd; ++d) {
+        const __m512 qv = _mm512_loadu_ps(qt + d * W);
+        for (int b = 0; b < kKb; ++b) {
+          acc[b] = _mm512_fmadd_ps(qv, _mm512_set1_ps(kf[b * hd + d]), acc[b]);
+        }
+      }
+      // Constant indices only: a loop to `take` would keep acc in memory.
+      const int64_t take = std::min<int64_t>(kKb, sp.n - j);
+      for (int b = 0; b < kKb; ++b) {
+        if (b >= take) break;
+        _mm512_storeu_ps(st + (row + b) * W, _mm512_mul_ps(acc[b], vscale));
+      }
+      row += take;
+    }
+  }
+}
+
+// In place over st[n_rows][16]: p = ExpPoly(s - max) on the visible rows of
+// each lane, 0 elsewhere; inv[m] = float(1 / sum p) with the sum in double.
+void BlockSoftmax(const int64_t* n_visible, int n_q, int64_t n_rows, float* st, float* inv) {
+  alignas(64) int32_t lanes[W];
+  for (int l = 0; l < W; ++l) lanes[l] = static_cast<int32_t>(n_visible[std::min(l, n_q - 1)]);
+  const __m512i nv = _mm512_load_si512(lanes);
+  const __m512 neg_inf = _mm512_set1_ps(-__builtin_inff());
+  __m512 mx = neg_inf;
+  for (int64_t j = 0; j < n_rows; ++j) {
+    const __mmask16 vis = _mm512_cmpgt_epi32_mask(nv, _mm512_set1_epi32(static_cast<int>(j)));
+    mx = _mm512_max_ps(mx, _mm512_mask_mov_ps(neg_inf, vis, _mm512_loadu_ps(st + j * W)));
+  }
+  __m512d sum_lo = _mm512_setzero_pd(), sum_hi = _mm512_setzero_pd();
+  for (int64_t j = 0; j < n_rows; ++j) {
+    const __mmask16 vis = _mm512_cmpgt_epi32_mask(nv, _mm512_set1_epi32(static_cast<int>(j)));
+    float* s = st + j * W;
+    const __m512 p = _mm512_maskz_mov_ps(vis, ExpPoly16(_mm512_sub_ps(_mm512_loadu_ps(s), mx)));
+    _mm512_storeu_ps(s, p);
+    sum_lo = _mm512_add_pd(sum_lo, _mm512_cvtps_pd(_mm512_castps512_ps256(p)));
+    sum_hi = _mm512_add_pd(
+        sum_hi, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(p), 1))));
+  }
+  const __m512d one = _mm512_set1_pd(1.0);
+  _mm256_storeu_ps(inv, _mm512_cvtpd_ps(_mm512_div_pd(one, sum_lo)));
+  _mm256_storeu_ps(inv + 8, _mm512_cvtpd_ps(_mm512_div_pd(one, sum_hi)));
+}
+
+// out[m0 + i][d0, d0 + 32) for up to eight queries: the probabilities of a
+// row are broadcast, its 32 dims converted once for all of them.
+template <int NQ>
+void BlockValues(const float* st, const float* inv, const KvSpan* spans, int n_spans, size_t stride,
+                 int m0, int n_out, int d0, float* const* out) {
+  __m512 acc[NQ][2];
+  for (int i = 0; i < NQ; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+  const float* p = st + m0;
+  for (int s = 0; s < n_spans; ++s) {
+    const uint16_t* v = spans[s].v + d0;
+    for (int64_t r = 0; r < spans[s].n; ++r, v += stride, p += W) {
+      const __m512 v0 = LoadF16(v), v1 = LoadF16(v + 16);
+      for (int i = 0; i < NQ; ++i) {
+        const __m512 pi = _mm512_set1_ps(p[i]);
+        acc[i][0] = _mm512_fmadd_ps(pi, v0, acc[i][0]);
+        acc[i][1] = _mm512_fmadd_ps(pi, v1, acc[i][1]);
+      }
+    }
+  }
+  for (int i = 0; i < NQ; ++i) {  // constant indices, as in BlockScores
+    if (i >= n_out) break;
+    const __m512 s = _mm512_set1_ps(inv[m0 + i]);
+    _mm512_storeu_ps(out[m0 + i] + d0, _mm512_mul_ps(acc[i][0], s));
+    _mm512_storeu_ps(out[m0 + i] + d0 + 16, _mm512_mul_ps(acc[i][1], s));
+  }
+}
+
+}  // namespace
+
+void AttendBlock_avx512(const float* const* q, const int64_t* n_visible, int n_q,
+                        const KvSpan* spans, int n_spans, size_t stride, int head_dim, float scale,
+                        float* scratch, float* const* out) {
+  // Eight queries or fewer fill half the lanes at best: AVX2's 8-lane block
+  // does the same work with half the arithmetic.
+  if (head_dim % 32 != 0 || n_q <= 8 || n_q > kAttendBlockQueries) {
+    AttendBlock_avx2(q, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch, out);
+    return;
+  }
+  const int hd = head_dim;
+  int64_t n_rows = 0;
+  for (int i = 0; i < n_spans; ++i) n_rows += spans[i].n;
+  float* st = scratch;                            // [n_rows][16] scores, then probabilities
+  float* qt = st + kAttendBlockQueries * n_rows;  // [hd][16] queries, f16-rounded
+  float* kf = qt + kAttendBlockQueries * hd;      // [16][hd] converted key rows
+  // Lanes past n_q repeat the last query; their results are not stored.
+  for (int m = 0; m < W; ++m) {
+    const float* src = q[std::min(m, n_q - 1)];
+    for (int d = 0; d < hd; d += 16) {
+      alignas(64) float r[16];
+      _mm512_store_ps(
+          r, _mm512_cvtph_ps(_mm512_cvtps_ph(_mm512_loadu_ps(src + d), _MM_FROUND_TO_NEAREST_INT)));
+      for (int l = 0; l < 16; ++l) qt[(d + l) * W + m] = r[l];
+    }
+  }
+  switch (hd) {
+    case 64:
+      BlockScores<64>(qt, spans, n_spans, stride, hd, scale, kf, st);
+      break;
+    case 128:
+      BlockScores<128>(qt, spans, n_spans, stride, hd, scale, kf, st);
+      break;
+    default:
+      BlockScores<0>(qt, spans, n_spans, stride, hd, scale, kf, st);
+      break;
+  }
+  alignas(64) float inv[W];
+  BlockSoftmax(n_visible, n_q, n_rows, st, inv);
+  for (int m0 = 0; m0 < n_q; m0 += 8) {
+    for (int d0 = 0; d0 < hd; d0 += 32) {
+      BlockValues<8>(st, inv, spans, n_spans, stride, m0, std::min(8, n_q - m0), d0, out);
+    }
+  }
+}
+
+}  // namespace ember
+#endif
