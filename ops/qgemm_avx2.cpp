@@ -42,6 +42,10 @@ inline void Store(float* y, __m256 v, int64_t row0, int64_t n_rows) {
   }
 }
 
+inline float RoundToFp16(float x) {
+  return _cvtsh_ss(_cvtss_sh(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
 inline __m256 LoadHalf(const uint8_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
@@ -247,10 +251,12 @@ void QuantizeActs_avx2(const float* x, int64_t m, int64_t k, QuantizedActs* a) {
       s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, _MM_SHUFFLE(1, 0, 3, 2)));
       s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, _MM_SHUFFLE(2, 3, 0, 1)));
       const int total = _mm_cvtsi128_si32(s4);
-      const float d = Fp16ToFp32(Fp32ToFp16(d_exact));
+      // F16C's scalar round trip: the bits of Fp16ToFp32(Fp32ToFp16(x)),
+      // without the software conversion's branches.
+      const float d = RoundToFp16(d_exact);
       a->d[t * groups + g] = d;
       a->s[t * groups + g] = d * static_cast<float>(total);
-      a->sm[t * groups + g] = Fp16ToFp32(Fp32ToFp16(d_exact * static_cast<float>(total)));
+      a->sm[t * groups + g] = RoundToFp16(d_exact * static_cast<float>(total));
     }
   }
 }
