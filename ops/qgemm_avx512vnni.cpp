@@ -33,8 +33,7 @@ inline void Store(float* y, __m512 v, int64_t row0, int64_t n_rows) {
 
 // Q4 tiles, NT tiles at once: each 4-byte activation broadcast feeds NT
 // vpdpbusd (one per tile), so a pair of tiles halves the broadcasts per
-// multiply. The low and high nibbles sum into separate int32 registers (added
-// at the end of the group, exact) to halve the dependency chains.
+// multiply.
 template <int MR, int NT, bool kHasMin>
 void TilesQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
              int64_t ldy) {
@@ -48,9 +47,9 @@ void TilesQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
   const int8_t* aq[MR];
   for (int i = 0; i < MR; ++i) aq[i] = a.q_row(t0 + i);
   for (int64_t g = 0; g < w.n_groups; ++g) {
-    __m512i slo[NT][MR], shi[NT][MR];
+    __m512i isum[NT][MR];
     for (int j = 0; j < NT; ++j) {
-      for (int i = 0; i < MR; ++i) slo[j][i] = shi[j][i] = _mm512_setzero_si512();
+      for (int i = 0; i < MR; ++i) isum[j][i] = _mm512_setzero_si512();
     }
     for (int s = 0; s < 4; ++s) {
       __m512i lo[NT], hi[NT];
@@ -63,8 +62,8 @@ void TilesQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
         const __m512i blo = Bcast4(aq[i] + g * 32 + 8 * s);
         const __m512i bhi = Bcast4(aq[i] + g * 32 + 8 * s + 4);
         for (int j = 0; j < NT; ++j) {
-          slo[j][i] = _mm512_dpbusd_epi32(slo[j][i], lo[j], blo);
-          shi[j][i] = _mm512_dpbusd_epi32(shi[j][i], hi[j], bhi);
+          isum[j][i] = _mm512_dpbusd_epi32(isum[j][i], lo[j], blo);
+          isum[j][i] = _mm512_dpbusd_epi32(isum[j][i], hi[j], bhi);
         }
       }
     }
@@ -76,9 +75,8 @@ void TilesQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
               ? _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(gp[j] + 288)))
               : _mm512_mul_ps(dw, _mm512_set1_ps(-8.0f));
       for (int i = 0; i < MR; ++i) {
-        const __m512i isum = _mm512_add_epi32(slo[j][i], shi[j][i]);
         const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(a.d_row(t0 + i)[g]));
-        acc[j][i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), scale, acc[j][i]);
+        acc[j][i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[j][i]), scale, acc[j][i]);
         acc[j][i] = _mm512_fmadd_ps(mw, _mm512_set1_ps(a.min_sums(t0 + i, kHasMin)[g]), acc[j][i]);
       }
       gp[j] += w.group_bytes;
