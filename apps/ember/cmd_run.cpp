@@ -70,6 +70,8 @@ int RunCommand(int argc, char** argv) {
       {"--ctx-size", "-c", "N", "context size in tokens (default: training context, at most 4096)"},
       kThreadsOption,
       kThreadsBatchOption,
+      {"--batch-size", "-b", "N",
+       "prompt tokens per forward chunk (default 256): fewer take less memory for activations"},
       {"--stop", "", "STR", "stop where STR begins; STR is not printed (repeatable)"},
       {"--ignore-eos", "", "", "keep generating after end-of-generation tokens"},
       {"--n-probs", "", "K", "with --json: each token's K most likely candidates"},
@@ -94,6 +96,7 @@ int RunCommand(int argc, char** argv) {
   const int64_t n_ctx = args.GetInt("--ctx-size", 0, 0, 1 << 24);
   const int32_t n_threads = GetThreads(args, "--threads");
   const int32_t n_threads_batch = GetThreads(args, "--threads-batch");
+  const int64_t n_batch = args.GetInt("--batch-size", 0, 1, 1 << 16);
   const int64_t n_probs = args.GetInt("--n-probs", 0, 0, 1000);
   const int64_t beams = args.GetInt("--beams", 0, 1, 64);
   const double length_penalty = args.GetDouble("--length-penalty", 1.0, 0.0, 10.0);
@@ -144,6 +147,7 @@ int RunCommand(int argc, char** argv) {
   sp.n_ctx = static_cast<int32_t>(n_ctx);
   sp.n_threads = n_threads;
   sp.n_threads_batch = n_threads_batch;
+  sp.n_batch = static_cast<int32_t>(n_batch);
   ApplyKvOptions(args, static_cast<int32_t>(ids.size()), &sp);
   ember_session* raw_session = nullptr;
   Check(ember_session_create(model.get(), &sp, &raw_session), "session");

@@ -82,3 +82,20 @@ TEST_CASE("cli threads: ember eval and bench take auto", "[cli][threads]") {
   REQUIRE(j.exit_code == 0);
   CHECK_THAT(j.out, Catch::Contains("\"n_threads\": 1, \"threads\": \"1\""));
 }
+
+TEST_CASE("cli: ember run --batch-size chunks the prompt without changing the text",
+          "[cli][bad-input]") {
+  const std::string m = "-m " + ember::test::DefaultTinyModel();
+  const std::string run = "run " + m + " -p 'Once upon a time there was' -n 6 --temp 0";
+  const Result whole = Ember(run);
+  INFO(whole.err);
+  REQUIRE(whole.exit_code == 0);
+  for (const char* b : {"-b 1", "-b 3", "--batch-size 256"}) {
+    const Result r = Ember(run + " " + b);
+    INFO(b << ": " << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out == whole.out);
+  }
+  RequireCleanError(Ember(run + " -b 0"), "--batch-size");
+  RequireCleanError(Ember(run + " -b x"), "--batch-size");
+}
