@@ -59,10 +59,13 @@ std::vector<int32_t> BenchTokens(int64_t n, int32_t n_vocab) {
   return ids;
 }
 
-// One timed run: a fresh context, then either one batch of n_prompt tokens or
-// n_gen single-token decodes.
-double RunOnce(ember_session* s, const std::vector<int32_t>& ids, bool batch) {
+// One timed run: a fresh context holding `depth` tokens (evaluated untimed,
+// as llama-bench's -d), then either one batch of n_prompt tokens or n_gen
+// single-token decodes.
+double RunOnce(ember_session* s, const std::vector<int32_t>& depth, const std::vector<int32_t>& ids,
+               bool batch) {
   ember_session_reset(s);
+  if (!depth.empty()) Check(ember_session_eval(s, depth.data(), depth.size()), "bench");
   const double t0 = Now();
   if (batch) {
     Check(ember_session_eval(s, ids.data(), ids.size()), "bench");
@@ -83,16 +86,19 @@ int BenchCommand(int argc, char** argv) {
        "decode thread counts or 'auto' (default auto: the fewest big cores that reach 95% of "
        "the measured memory bandwidth); prefill uses the same count unless --threads-batch"},
       kThreadsBatchOption,
+      {"--n-depth", "-d", "N[,N]",
+       "tokens already in the context when each test starts (default 0), as llama-bench's -d"},
       {"--repetitions", "-r", "R", "timed runs per test, after one warm-up (default 5)"},
       {"--json", "", "", "one JSON object per test and line, with llama-bench's field names"},
   };
   Args args;
-  if (!args.Parse("bench", "-m MODEL [-p 512] [-n 128] [-t T|auto] [-r R] [--json]", specs, argc,
-                  argv)) {
+  if (!args.Parse("bench", "-m MODEL [-p 512] [-n 128] [-d 0] [-t T|auto] [-r R] [--json]", specs,
+                  argc, argv)) {
     return 0;
   }
   const std::vector<int64_t> pps = ParseIntList(args.Get("--n-prompt", "512"), "--n-prompt");
   const std::vector<int64_t> tgs = ParseIntList(args.Get("--n-gen", "128"), "--n-gen");
+  const std::vector<int64_t> depths = ParseIntList(args.Get("--n-depth", "0"), "--n-depth");
   std::vector<int32_t> threads = {0};
   if (args.Has("--threads")) threads = ParseThreadList(args.Get("--threads"));
   const int32_t threads_batch = GetThreads(args, "--threads-batch");
@@ -115,9 +121,13 @@ int BenchCommand(int argc, char** argv) {
   ember_model_info info;
   Check(ember_model_get_info(model.get(), &info), "model info");
 
-  int64_t max_ctx = 1;
-  for (int64_t p : pps) max_ctx = std::max(max_ctx, p);
-  for (int64_t n : tgs) max_ctx = std::max(max_ctx, n);
+  int64_t max_test = 1, max_depth = 0;
+  for (int64_t p : pps) max_test = std::max(max_test, p);
+  for (int64_t n : tgs) max_test = std::max(max_test, n);
+  for (int64_t d : depths) max_depth = std::max(max_depth, d);
+  const int64_t max_ctx = max_depth + max_test;
+  if (max_ctx > (int64_t{1} << 24))
+    throw UsageError{"--n-depth plus the test's tokens is too large"};
   if (!json) {
     std::printf("model: %s (%s, %.1f MiB as loaded, kernels: %s)\n", path.c_str(),
                 info.architecture, static_cast<double>(info.loaded_bytes) / (1 << 20), info.isa);
@@ -129,9 +139,9 @@ int BenchCommand(int argc, char** argv) {
           plan.peak_read_gbps > 0 ? 100.0 * plan.decode_read_gbps / plan.peak_read_gbps : 0.0,
           plan.peak_read_gbps, plan.n_threads_batch, plan.n_big, plan.n_cpus);
     }
-    std::printf("| %-8s | %9s | %12s | %9s | %7s | %7s |\n", "test", "threads", "tok/s", "+-",
+    std::printf("| %-14s | %9s | %12s | %9s | %7s | %7s |\n", "test", "threads", "tok/s", "+-",
                 "GB/s", "% peak");
-    std::printf("|----------|-----------|--------------|-----------|---------|---------|\n");
+    std::printf("|----------------|-----------|--------------|-----------|---------|---------|\n");
   }
   for (int32_t t : threads) {
     ember_session_params sp = ember_session_default_params();
@@ -146,24 +156,34 @@ int BenchCommand(int argc, char** argv) {
     const double peak =
         peak_bw.count(n_threads) ? peak_bw[n_threads] : ember_measure_read_bandwidth(n_threads);
 
+    // KV cache bytes of one position (all layers, K and V): a decode step at
+    // position i reads i + 1 of them besides the weights.
+    const double kv_per_pos =
+        static_cast<double>(ember_session_kv_bytes(session.get())) / static_cast<double>(max_ctx);
+
     struct Test {
-      int64_t n_prompt, n_gen;
+      int64_t n_prompt, n_gen, n_depth;
     };
     std::vector<Test> tests;
-    for (int64_t p : pps) {
-      if (p > 0) tests.push_back({p, 0});
-    }
-    for (int64_t n : tgs) {
-      if (n > 0) tests.push_back({0, n});
+    for (int64_t d : depths) {
+      for (int64_t p : pps) {
+        if (p > 0) tests.push_back({p, 0, d});
+      }
+      for (int64_t n : tgs) {
+        if (n > 0) tests.push_back({0, n, d});
+      }
     }
     for (const Test& test : tests) {
       const bool pp = test.n_prompt > 0;
       const int64_t n_tok = pp ? test.n_prompt : test.n_gen;
-      const std::vector<int32_t> ids = BenchTokens(n_tok, info.n_vocab);
-      RunOnce(session.get(), ids, pp);  // warm-up
+      // The context before the test: other tokens than the test's own.
+      std::vector<int32_t> depth = BenchTokens(test.n_depth + n_tok, info.n_vocab);
+      const std::vector<int32_t> ids(depth.end() - n_tok, depth.end());
+      depth.resize(static_cast<size_t>(test.n_depth));
+      RunOnce(session.get(), depth, ids, pp);  // warm-up
       std::vector<double> ts, ns;
       for (int64_t r = 0; r < reps; ++r) {
-        const double s = RunOnce(session.get(), ids, pp);
+        const double s = RunOnce(session.get(), depth, ids, pp);
         ns.push_back(s * 1e9);
         ts.push_back(static_cast<double>(n_tok) / s);
       }
@@ -182,10 +202,14 @@ int BenchCommand(int argc, char** argv) {
       const double sd = ts.size() > 1 ? std::sqrt(var / static_cast<double>(ts.size() - 1)) : 0;
       const double sd_ns =
           ns.size() > 1 ? std::sqrt(var_ns / static_cast<double>(ns.size() - 1)) : 0;
-      // Decode reads every weight byte once per token.
-      const double gbps = pp ? 0.0 : avg * static_cast<double>(info.loaded_bytes) / 1e9;
+      // Decode reads every weight byte once per token, and the cached rows of
+      // the positions so far: on average n_depth + (n_gen + 1) / 2 of them.
+      const double kv_read =
+          kv_per_pos * (static_cast<double>(test.n_depth) + static_cast<double>(n_tok + 1) / 2);
+      const double gbps = pp ? 0.0 : avg * (static_cast<double>(info.loaded_bytes) + kv_read) / 1e9;
       const double pct = pp || peak <= 0 ? 0.0 : 100.0 * gbps / peak;
-      const std::string name = (pp ? "pp" : "tg") + std::to_string(n_tok);
+      std::string name = (pp ? "pp" : "tg") + std::to_string(n_tok);
+      if (test.n_depth > 0) name += " @ d" + std::to_string(test.n_depth);  // as llama-bench
       // A prompt runs on the batch threads, single-token steps on the decode ones.
       const int used = pp ? n_threads_batch : n_threads;
       const bool used_auto = pp ? threads_batch == 0 && t == 0 : t == 0;
@@ -199,6 +223,7 @@ int BenchCommand(int argc, char** argv) {
             "{\"model_filename\": \"%s\", \"model_type\": \"%s\", \"model_size\": %llu, "
             "\"n_params\": %llu, \"backends\": \"CPU\", \"cpu_info\": \"ember %s\", "
             "\"n_threads\": %d, \"threads\": \"%s\", \"n_prompt\": %lld, \"n_gen\": %lld, "
+            "\"n_depth\": %lld, "
             "\"test\": \"%s\", \"avg_ns\": %lld, \"stddev_ns\": %lld, \"avg_ts\": %.6f, "
             "\"stddev_ts\": %.6f, \"samples_ns\": [%s], \"samples_ts\": [%s], \"gbps\": %.3f, "
             "\"peak_read_gbps\": %.3f, \"pct_peak_bw\": %.2f}\n",
@@ -206,9 +231,10 @@ int BenchCommand(int argc, char** argv) {
             static_cast<unsigned long long>(info.loaded_bytes),
             static_cast<unsigned long long>(info.n_params), info.isa, used,
             used_auto ? "auto" : std::to_string(used).c_str(),
-            static_cast<long long>(test.n_prompt), static_cast<long long>(test.n_gen), name.c_str(),
-            static_cast<long long>(avg_ns), static_cast<long long>(sd_ns), avg, sd,
-            samples_ns.c_str(), samples_ts.c_str(), gbps, peak, pct);
+            static_cast<long long>(test.n_prompt), static_cast<long long>(test.n_gen),
+            static_cast<long long>(test.n_depth), name.c_str(), static_cast<long long>(avg_ns),
+            static_cast<long long>(sd_ns), avg, sd, samples_ns.c_str(), samples_ts.c_str(), gbps,
+            peak, pct);
       } else {
         char bw[32] = "-", pc[32] = "-";
         if (!pp) {
@@ -216,7 +242,7 @@ int BenchCommand(int argc, char** argv) {
           std::snprintf(pc, sizeof(pc), "%.0f%%", pct);
         }
         const std::string th = (used_auto ? "auto " : "") + std::to_string(used);
-        std::printf("| %-8s | %9s | %12.2f | %9.2f | %7s | %7s |\n", name.c_str(), th.c_str(), avg,
+        std::printf("| %-14s | %9s | %12.2f | %9.2f | %7s | %7s |\n", name.c_str(), th.c_str(), avg,
                     sd, bw, pc);
       }
       std::fflush(stdout);

@@ -75,8 +75,8 @@ TEST_CASE("cli threads: ember eval and bench take auto", "[cli][threads]") {
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.out, Catch::Contains("-t auto: decode "));
   CHECK_THAT(r.out, Catch::Contains("GB/s peak), prefill "));
-  CHECK_THAT(r.out, Catch::Contains("| pp8      |         1 |"));
-  CHECK_THAT(r.out, Catch::Contains("| tg4      |    auto "));
+  CHECK_THAT(r.out, Catch::Contains("| pp8            |         1 |"));
+  CHECK_THAT(r.out, Catch::Contains("| tg4            |    auto "));
   const Result j = Ember("bench " + m + " -p 8 -n 0 -r 1 -t auto --threads-batch 1 --json");
   INFO(j.out << j.err);
   REQUIRE(j.exit_code == 0);
@@ -98,4 +98,23 @@ TEST_CASE("cli: ember run --batch-size chunks the prompt without changing the te
   }
   RequireCleanError(Ember(run + " -b 0"), "--batch-size");
   RequireCleanError(Ember(run + " -b x"), "--batch-size");
+}
+
+TEST_CASE("cli: ember bench -d runs each test after that many tokens, as llama-bench",
+          "[cli][bad-input]") {
+  const std::string m = "-m " + ember::test::DefaultTinyModel();
+  const Result r = Ember("bench " + m + " -p 4 -n 3 -d 0,9 -r 1 -t 1");
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("| pp4            |         1 |"));
+  CHECK_THAT(r.out, Catch::Contains("| tg3            |         1 |"));
+  CHECK_THAT(r.out, Catch::Contains("| pp4 @ d9       |         1 |"));
+  CHECK_THAT(r.out, Catch::Contains("| tg3 @ d9       |         1 |"));
+  const Result j = Ember("bench " + m + " -p 0 -n 2 -d 5 -r 1 -t 1 --json");
+  INFO(j.out << j.err);
+  REQUIRE(j.exit_code == 0);
+  CHECK_THAT(j.out, Catch::Contains("\"n_prompt\": 0, \"n_gen\": 2, \"n_depth\": 5, "
+                                    "\"test\": \"tg2 @ d5\""));
+  RequireCleanError(Ember("bench " + m + " -p 4 -n 0 -r 1 -d x"), "--n-depth");
+  RequireCleanError(Ember("bench " + m + " -p 4 -n 0 -r 1 -d -3"), "--n-depth");
 }
