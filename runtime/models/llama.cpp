@@ -56,15 +56,22 @@ void Attention(const Hparams& hp, KvCache& kv, LlamaScratch& s, int64_t l, const
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const size_t per_thread = static_cast<size_t>(ScoresPerThread(hp, kv));
   const KvType type = kv.type();
-  if (type == KvType::kF16 && n > 1 && chain) {
-    // A prompt chunk: blocks of consecutive tokens x heads of one GQA group
-    // (up to kAttendBlockQueries queries) share each converted key and value
-    // row. The blocks do not depend on the thread count.
+  if (type == KvType::kF16 && chain) {
+    // Blocks of consecutive tokens x heads of one GQA group (up to
+    // kAttendBlockQueries queries) share each converted key and value row: a
+    // prompt chunk, and a single decoded token (its group's heads). Every
+    // query's result is AttendBlock_ref's whatever block it is in, so the
+    // blocks may follow the thread count: a group's heads are split into
+    // parts until every thread has a job (a decode step of a model with
+    // fewer KV heads than threads).
     const AttendBlockFn attend_block = Active().attend_block;
-    const int64_t heads = std::min<int64_t>(group, kAttendBlockQueries);  // per job
-    const int64_t head_parts = (group + heads - 1) / heads;
+    int64_t heads = std::min<int64_t>(group, kAttendBlockQueries);             // per job
     const int64_t tokens = std::max<int64_t>(1, kAttendBlockQueries / heads);  // per job
     const int64_t n_blocks = (n + tokens - 1) / tokens;
+    while (heads > 1 && n_blocks * hp.n_head_kv * ((group + heads - 1) / heads) < n_threads) {
+      heads = (heads + 1) / 2;
+    }
+    const int64_t head_parts = (group + heads - 1) / heads;
     const int64_t n_work = n_blocks * hp.n_head_kv * head_parts;
     // Jobs go round the threads one by one: later blocks see more rows.
 #pragma omp parallel for num_threads(n_threads) schedule(static, 1) if (n_threads > 1)
@@ -94,8 +101,8 @@ void Attention(const Hparams& hp, KvCache& kv, LlamaScratch& s, int64_t l, const
     }
     return;
   }
-  // One query head per job (decode, the int8 and f32 caches, batches of
-  // several sequences), which balances the threads for a single token.
+  // One query head per job (the int8 and f32 caches, batches of several
+  // sequences), which balances the threads for a single token.
   const AttendHeadFn attend = Active().attend_head;
   const AttendHeadQ8Fn attend_q8 = Active().attend_head_q8;
   const AttendHeadF32Fn attend_f32 = Active().attend_head_f32;
@@ -163,7 +170,7 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
   // Per-token work (norms, RoPE, SwiGLU) runs on the threads for batches; a
   // single decode token is not worth waking them.
   const bool batch_parallel = n > 1 && n_threads > 1;
-  const bool chain = n > 1 && RowsChain(places, n);
+  const bool chain = RowsChain(places, n);
 
   for (int64_t l = 0; l < hp.n_layer; ++l) {
     const LayerWeights& L = w.layers[static_cast<size_t>(l)];
