@@ -42,6 +42,9 @@ void AttendHead_ref(const float* q, const KvSpan* spans, int n_spans, size_t str
 // q[m], out[m]: [head_dim] f32; scratch: AttendBlockScratch(n_rows, head_dim)
 // floats, n_rows = sum of spans[i].n = max of n_visible.
 constexpr int kAttendBlockQueries = 16;
+// Head dims the SIMD variants of AttendBlock take; others run _ref, slower
+// than one AttendHead per query.
+constexpr int kAttendBlockDimMultiple = 16;
 
 inline int64_t AttendBlockScratch(int64_t n_rows, int head_dim) {
   return kAttendBlockQueries * (n_rows + head_dim) + 16 * static_cast<int64_t>(head_dim);

@@ -166,7 +166,7 @@ void AttendBlockW(const float* const* q, const int64_t* n_visible, int n_q, cons
 void AttendBlock_avx2(const float* const* q, const int64_t* n_visible, int n_q, const KvSpan* spans,
                       int n_spans, size_t stride, int head_dim, float scale, float* scratch,
                       float* const* out) {
-  if (head_dim % 16 != 0 || n_q < 1 || n_q > kAttendBlockQueries) {
+  if (head_dim % kAttendBlockDimMultiple != 0 || n_q < 1 || n_q > kAttendBlockQueries) {
     AttendBlock_ref(q, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch, out);
     return;
   }

@@ -56,7 +56,7 @@ void Attention(const Hparams& hp, KvCache& kv, LlamaScratch& s, int64_t l, const
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const size_t per_thread = static_cast<size_t>(ScoresPerThread(hp, kv));
   const KvType type = kv.type();
-  if (type == KvType::kF16 && chain) {
+  if (type == KvType::kF16 && chain && hd % kAttendBlockDimMultiple == 0) {
     // Blocks of consecutive tokens x heads of one GQA group (up to
     // kAttendBlockQueries queries) share each converted key and value row: a
     // prompt chunk, and a single decoded token (its group's heads). Every
