@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "ops/attention.h"
 #include "ops/exp_poly.h"
@@ -121,7 +122,7 @@ void BlockSoftmax(const int64_t* n_visible, int n_q, int64_t n_rows, float* st, 
 
 // out[m0 + i][d0, d0 + 32) for up to eight queries: the probabilities of a
 // row are broadcast, its 32 dims converted once for all of them.
-template <int NQ>
+template <int W, int NQ>
 void BlockValues(const float* st, const float* inv, const KvSpan* spans, int n_spans, size_t stride,
                  int m0, int n_out, int d0, float* const* out) {
   __m512 acc[NQ][2];
@@ -146,15 +147,163 @@ void BlockValues(const float* st, const float* inv, const KvSpan* spans, int n_s
   }
 }
 
+// Eight queries or fewer (a decode step's GQA group): two keys per register.
+// Query i sits in lanes 2i and 2i + 1 (qt2[d][16]); a key pair's dims are
+// interleaved (kf2[pair][d][2]) and broadcast as one 64-bit element, so lane
+// 2i holds q_i · k_a and lane 2i + 1 q_i · k_b, each one fma chain over d.
+// st rows then hold 8 floats.
+constexpr int W8 = 8;
+constexpr int kPairs = 8;  // key pairs per pass: kf2 holds 16 rows
+
+template <int HD>
+void BlockScores8(const float* qt2, const KvSpan* spans, int n_spans, size_t stride, int hd_runtime,
+                  float scale, float* kf2, float* st) {
+  const int hd = HD > 0 ? HD : hd_runtime;
+  const __m512 vscale = _mm512_set1_ps(scale);
+  // (a0 b0 a1 b1 ...) from a = dims d..d+15 of key a and b of key b.
+  const __m512i lo_idx = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const __m512i hi_idx =
+      _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  // Scores of the pair: lanes (q0 a, q0 b, q1 a, ...) -> (a: q0..q7, b: q0..q7).
+  const __m512i rows_idx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+  int64_t row = 0;
+  for (int i = 0; i < n_spans; ++i) {
+    const KvSpan& sp = spans[i];
+    for (int64_t j = 0; j < sp.n; j += 2 * kPairs) {
+      // A short last block repeats its last key; the extra scores are dropped.
+      for (int p = 0; p < kPairs; ++p) {
+        const uint16_t* ka =
+            sp.k + static_cast<size_t>(std::min<int64_t>(j + 2 * p, sp.n - 1)) * stride;
+        const uint16_t* kb =
+            sp.k + static_cast<size_t>(std::min<int64_t>(j + 2 * p + 1, sp.n - 1)) * stride;
+        float* dst = kf2 + p * 2 * hd;
+        for (int d = 0; d < hd; d += 16) {
+          const __m512 a = LoadF16(ka + d), b = LoadF16(kb + d);
+          _mm512_storeu_ps(dst + 2 * d, _mm512_permutex2var_ps(a, lo_idx, b));
+          _mm512_storeu_ps(dst + 2 * d + 16, _mm512_permutex2var_ps(a, hi_idx, b));
+        }
+      }
+      __m512 acc[kPairs];
+      for (int p = 0; p < kPairs; ++p) acc[p] = _mm512_setzero_ps();
+      for (int d = 0; d < hd; ++d) {
+        const __m512 qv = _mm512_loadu_ps(qt2 + d * 16);
+        for (int p = 0; p < kPairs; ++p) {
+          double pair;
+          std::memcpy(&pair, kf2 + p * 2 * hd + 2 * d, sizeof(pair));
+          acc[p] = _mm512_fmadd_ps(qv, _mm512_castpd_ps(_mm512_set1_pd(pair)), acc[p]);
+        }
+      }
+      const int64_t take = std::min<int64_t>(2 * kPairs, sp.n - j);
+      for (int p = 0; p < kPairs; ++p) {  // constant indices, as in BlockScores
+        if (2 * p >= take) break;
+        const __m512 rows = _mm512_permutexvar_ps(rows_idx, _mm512_mul_ps(acc[p], vscale));
+        if (2 * p + 1 < take) {
+          _mm512_storeu_ps(st + (row + 2 * p) * W8, rows);
+        } else {
+          _mm256_storeu_ps(st + (row + 2 * p) * W8, _mm512_castps512_ps256(rows));
+        }
+      }
+      row += take;
+    }
+  }
+}
+
+// BlockSoftmax over st[n_rows][8], two rows per register.
+void BlockSoftmax8(const int64_t* n_visible, int n_q, int64_t n_rows, float* st, float* inv) {
+  alignas(64) int32_t lanes[16];
+  for (int l = 0; l < 16; ++l) {
+    lanes[l] = static_cast<int32_t>(n_visible[std::min(l % 8, n_q - 1)]) - l / 8;
+  }
+  // Lane l of the pair starting at row j is visible when j < lanes[l].
+  const __m512i nv = _mm512_load_si512(lanes);
+  const __m512 neg_inf = _mm512_set1_ps(-__builtin_inff());
+  const int64_t pairs = n_rows / 2;
+  __m512 mx2 = neg_inf;
+  for (int64_t j = 0; j < 2 * pairs; j += 2) {
+    const __mmask16 vis = _mm512_cmpgt_epi32_mask(nv, _mm512_set1_epi32(static_cast<int>(j)));
+    mx2 = _mm512_max_ps(mx2, _mm512_mask_mov_ps(neg_inf, vis, _mm512_loadu_ps(st + j * W8)));
+  }
+  __m256 mx = _mm256_max_ps(_mm512_castps512_ps256(mx2),
+                            _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(mx2), 1)));
+  const __m256i nv8 = _mm512_castsi512_si256(nv);
+  if (n_rows % 2 != 0) {
+    const int64_t j = n_rows - 1;
+    const __mmask8 vis = _mm256_cmpgt_epi32_mask(nv8, _mm256_set1_epi32(static_cast<int>(j)));
+    mx = _mm256_max_ps(
+        mx, _mm256_mask_mov_ps(_mm512_castps512_ps256(neg_inf), vis, _mm256_loadu_ps(st + j * W8)));
+  }
+  const __m512 mx16 = _mm512_insertf32x8(_mm512_castps256_ps512(mx), mx, 1);
+  // Sums in row order: the even row's half, then the odd row's.
+  __m512d sum = _mm512_setzero_pd();
+  for (int64_t j = 0; j < 2 * pairs; j += 2) {
+    const __mmask16 vis = _mm512_cmpgt_epi32_mask(nv, _mm512_set1_epi32(static_cast<int>(j)));
+    float* s = st + j * W8;
+    const __m512 p = _mm512_maskz_mov_ps(vis, ExpPoly16(_mm512_sub_ps(_mm512_loadu_ps(s), mx16)));
+    _mm512_storeu_ps(s, p);
+    sum = _mm512_add_pd(sum, _mm512_cvtps_pd(_mm512_castps512_ps256(p)));
+    sum = _mm512_add_pd(
+        sum, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(p), 1))));
+  }
+  if (n_rows % 2 != 0) {
+    const int64_t j = n_rows - 1;
+    const __mmask16 vis = static_cast<__mmask16>(
+        _mm512_cmpgt_epi32_mask(nv, _mm512_set1_epi32(static_cast<int>(j))) & 0xFF);
+    float* s = st + j * W8;
+    // The row's 8 floats in the low half (the high half is past st's end).
+    const __m512 x = _mm512_castps256_ps512(_mm256_loadu_ps(s));
+    const __m512 p = _mm512_maskz_mov_ps(vis, ExpPoly16(_mm512_sub_ps(x, mx16)));
+    _mm256_storeu_ps(s, _mm512_castps512_ps256(p));
+    sum = _mm512_add_pd(sum, _mm512_cvtps_pd(_mm512_castps512_ps256(p)));
+  }
+  _mm256_storeu_ps(inv, _mm512_cvtpd_ps(_mm512_div_pd(_mm512_set1_pd(1.0), sum)));
+}
+
+void AttendBlock8(const float* const* q, const int64_t* n_visible, int n_q, const KvSpan* spans,
+                  int n_spans, size_t stride, int hd, float scale, float* scratch,
+                  float* const* out) {
+  int64_t n_rows = 0;
+  for (int i = 0; i < n_spans; ++i) n_rows += spans[i].n;
+  float* st = scratch;                             // [n_rows][8] scores, then probabilities
+  float* qt2 = st + kAttendBlockQueries * n_rows;  // [hd][16] queries, each twice, f16-rounded
+  float* kf2 = qt2 + kAttendBlockQueries * hd;     // [8][hd][2] converted key pairs
+  for (int m = 0; m < W8; ++m) {
+    const float* src = q[std::min(m, n_q - 1)];  // lanes past n_q repeat the last query
+    for (int d = 0; d < hd; d += 16) {
+      alignas(64) float r[16];
+      _mm512_store_ps(
+          r, _mm512_cvtph_ps(_mm512_cvtps_ph(_mm512_loadu_ps(src + d), _MM_FROUND_TO_NEAREST_INT)));
+      for (int l = 0; l < 16; ++l) qt2[(d + l) * 16 + 2 * m] = qt2[(d + l) * 16 + 2 * m + 1] = r[l];
+    }
+  }
+  switch (hd) {
+    case 64:
+      BlockScores8<64>(qt2, spans, n_spans, stride, hd, scale, kf2, st);
+      break;
+    case 128:
+      BlockScores8<128>(qt2, spans, n_spans, stride, hd, scale, kf2, st);
+      break;
+    default:
+      BlockScores8<0>(qt2, spans, n_spans, stride, hd, scale, kf2, st);
+      break;
+  }
+  alignas(64) float inv[W8];
+  BlockSoftmax8(n_visible, n_q, n_rows, st, inv);
+  for (int d0 = 0; d0 < hd; d0 += 32) {
+    BlockValues<W8, 8>(st, inv, spans, n_spans, stride, 0, n_q, d0, out);
+  }
+}
+
 }  // namespace
 
 void AttendBlock_avx512(const float* const* q, const int64_t* n_visible, int n_q,
                         const KvSpan* spans, int n_spans, size_t stride, int head_dim, float scale,
                         float* scratch, float* const* out) {
-  // Eight queries or fewer fill half the lanes at best: AVX2's 8-lane block
-  // does the same work with half the arithmetic.
-  if (head_dim % 32 != 0 || n_q <= 8 || n_q > kAttendBlockQueries) {
+  if (head_dim % 32 != 0 || n_q < 1 || n_q > kAttendBlockQueries) {
     AttendBlock_avx2(q, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch, out);
+    return;
+  }
+  if (n_q <= W8) {
+    AttendBlock8(q, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch, out);
     return;
   }
   const int hd = head_dim;
@@ -188,7 +337,7 @@ void AttendBlock_avx512(const float* const* q, const int64_t* n_visible, int n_q
   BlockSoftmax(n_visible, n_q, n_rows, st, inv);
   for (int m0 = 0; m0 < n_q; m0 += 8) {
     for (int d0 = 0; d0 < hd; d0 += 32) {
-      BlockValues<8>(st, inv, spans, n_spans, stride, m0, std::min(8, n_q - m0), d0, out);
+      BlockValues<W, 8>(st, inv, spans, n_spans, stride, m0, std::min(8, n_q - m0), d0, out);
     }
   }
 }
