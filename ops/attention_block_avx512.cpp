@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "ops/attention.h"
 #include "ops/exp_poly.h"
@@ -54,6 +55,42 @@ inline __m512 ExpPoly16(__m512 x) {
   // Below kMin (and -inf) the exponent field would not hold 2^n: +0 there.
   const __mmask16 below = _mm512_cmp_ps_mask(x, _mm512_set1_ps(kMin), _CMP_LT_OQ);
   return _mm512_maskz_mov_ps(static_cast<__mmask16>(~below), out);
+}
+
+// qt[d][16] = the block's queries rounded to f16, transposed: with kCopies 1
+// lane m holds query m (16 queries), with 2 lanes 2m and 2m + 1 both hold
+// query m (8 queries). Lanes past n_q repeat the last query; their results
+// are not stored.
+template <int kCopies>
+void TransposeQueries(const float* const* q, int n_q, int hd, float* qt) {
+  for (int m = 0; m < 16 / kCopies; ++m) {
+    const float* src = q[std::min(m, n_q - 1)];
+    for (int d = 0; d < hd; d += 16) {
+      alignas(64) float r[16];
+      _mm512_store_ps(
+          r, _mm512_cvtph_ps(_mm512_cvtps_ph(_mm512_loadu_ps(src + d), _MM_FROUND_TO_NEAREST_INT)));
+      for (int l = 0; l < 16; ++l) {
+        for (int c = 0; c < kCopies; ++c) qt[(d + l) * 16 + kCopies * m + c] = r[l];
+      }
+    }
+  }
+}
+
+// f(std::integral_constant<int, HD>) with HD = hd for the common head dims
+// (so the key rows are constant offsets from one pointer), else HD = 0.
+template <class F>
+void WithHeadDim(int hd, F&& f) {
+  switch (hd) {
+    case 64:
+      f(std::integral_constant<int, 64>{});
+      break;
+    case 128:
+      f(std::integral_constant<int, 128>{});
+      break;
+    default:
+      f(std::integral_constant<int, 0>{});
+      break;
+  }
 }
 
 // st[row][16] = scale * (q_m · k_row) for every row of the spans. qt: [hd][16]
@@ -266,26 +303,10 @@ void AttendBlock8(const float* const* q, const int64_t* n_visible, int n_q, cons
   float* st = scratch;                             // [n_rows][8] scores, then probabilities
   float* qt2 = st + kAttendBlockQueries * n_rows;  // [hd][16] queries, each twice, f16-rounded
   float* kf2 = qt2 + kAttendBlockQueries * hd;     // [8][hd][2] converted key pairs
-  for (int m = 0; m < W8; ++m) {
-    const float* src = q[std::min(m, n_q - 1)];  // lanes past n_q repeat the last query
-    for (int d = 0; d < hd; d += 16) {
-      alignas(64) float r[16];
-      _mm512_store_ps(
-          r, _mm512_cvtph_ps(_mm512_cvtps_ph(_mm512_loadu_ps(src + d), _MM_FROUND_TO_NEAREST_INT)));
-      for (int l = 0; l < 16; ++l) qt2[(d + l) * 16 + 2 * m] = qt2[(d + l) * 16 + 2 * m + 1] = r[l];
-    }
-  }
-  switch (hd) {
-    case 64:
-      BlockScores8<64>(qt2, spans, n_spans, stride, hd, scale, kf2, st);
-      break;
-    case 128:
-      BlockScores8<128>(qt2, spans, n_spans, stride, hd, scale, kf2, st);
-      break;
-    default:
-      BlockScores8<0>(qt2, spans, n_spans, stride, hd, scale, kf2, st);
-      break;
-  }
+  TransposeQueries<2>(q, n_q, hd, qt2);
+  WithHeadDim(hd, [&](auto HD) {
+    BlockScores8<decltype(HD)::value>(qt2, spans, n_spans, stride, hd, scale, kf2, st);
+  });
   alignas(64) float inv[W8];
   BlockSoftmax8(n_visible, n_q, n_rows, st, inv);
   for (int d0 = 0; d0 < hd; d0 += 32) {
@@ -312,27 +333,10 @@ void AttendBlock_avx512(const float* const* q, const int64_t* n_visible, int n_q
   float* st = scratch;                            // [n_rows][16] scores, then probabilities
   float* qt = st + kAttendBlockQueries * n_rows;  // [hd][16] queries, f16-rounded
   float* kf = qt + kAttendBlockQueries * hd;      // [16][hd] converted key rows
-  // Lanes past n_q repeat the last query; their results are not stored.
-  for (int m = 0; m < W; ++m) {
-    const float* src = q[std::min(m, n_q - 1)];
-    for (int d = 0; d < hd; d += 16) {
-      alignas(64) float r[16];
-      _mm512_store_ps(
-          r, _mm512_cvtph_ps(_mm512_cvtps_ph(_mm512_loadu_ps(src + d), _MM_FROUND_TO_NEAREST_INT)));
-      for (int l = 0; l < 16; ++l) qt[(d + l) * W + m] = r[l];
-    }
-  }
-  switch (hd) {
-    case 64:
-      BlockScores<64>(qt, spans, n_spans, stride, hd, scale, kf, st);
-      break;
-    case 128:
-      BlockScores<128>(qt, spans, n_spans, stride, hd, scale, kf, st);
-      break;
-    default:
-      BlockScores<0>(qt, spans, n_spans, stride, hd, scale, kf, st);
-      break;
-  }
+  TransposeQueries<1>(q, n_q, hd, qt);
+  WithHeadDim(hd, [&](auto HD) {
+    BlockScores<decltype(HD)::value>(qt, spans, n_spans, stride, hd, scale, kf, st);
+  });
   alignas(64) float inv[W];
   BlockSoftmax(n_visible, n_q, n_rows, st, inv);
   for (int m0 = 0; m0 < n_q; m0 += 8) {
