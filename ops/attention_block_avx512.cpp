@@ -57,6 +57,19 @@ inline __m512 ExpPoly16(__m512 x) {
   return _mm512_maskz_mov_ps(static_cast<__mmask16>(~below), out);
 }
 
+// In place: s[0..16) = ExpPoly(s - mx) in the lanes of vis, 0 elsewhere.
+inline __m512 ExpVisible(float* s, __mmask16 vis, __m512 mx) {
+  const __m512 p = _mm512_maskz_mov_ps(vis, ExpPoly16(_mm512_sub_ps(_mm512_loadu_ps(s), mx)));
+  _mm512_storeu_ps(s, p);
+  return p;
+}
+
+// Lanes 0-7 and 8-15 of p, widened to double.
+inline __m512d LowPd(__m512 p) { return _mm512_cvtps_pd(_mm512_castps512_ps256(p)); }
+inline __m512d HighPd(__m512 p) {
+  return _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(p), 1)));
+}
+
 // qt[d][16] = the block's queries rounded to f16, transposed: with kCopies 1
 // lane m holds query m (16 queries), with 2 lanes 2m and 2m + 1 both hold
 // query m (8 queries). Lanes past n_q repeat the last query; their results
@@ -145,12 +158,9 @@ void BlockSoftmax(const int64_t* n_visible, int n_q, int64_t n_rows, float* st, 
   __m512d sum_lo = _mm512_setzero_pd(), sum_hi = _mm512_setzero_pd();
   for (int64_t j = 0; j < n_rows; ++j) {
     const __mmask16 vis = _mm512_cmpgt_epi32_mask(nv, _mm512_set1_epi32(static_cast<int>(j)));
-    float* s = st + j * W;
-    const __m512 p = _mm512_maskz_mov_ps(vis, ExpPoly16(_mm512_sub_ps(_mm512_loadu_ps(s), mx)));
-    _mm512_storeu_ps(s, p);
-    sum_lo = _mm512_add_pd(sum_lo, _mm512_cvtps_pd(_mm512_castps512_ps256(p)));
-    sum_hi = _mm512_add_pd(
-        sum_hi, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(p), 1))));
+    const __m512 p = ExpVisible(st + j * W, vis, mx);
+    sum_lo = _mm512_add_pd(sum_lo, LowPd(p));
+    sum_hi = _mm512_add_pd(sum_hi, HighPd(p));
   }
   const __m512d one = _mm512_set1_pd(1.0);
   _mm256_storeu_ps(inv, _mm512_cvtpd_ps(_mm512_div_pd(one, sum_lo)));
@@ -274,12 +284,9 @@ void BlockSoftmax8(const int64_t* n_visible, int n_q, int64_t n_rows, float* st,
   __m512d sum = _mm512_setzero_pd();
   for (int64_t j = 0; j < 2 * pairs; j += 2) {
     const __mmask16 vis = _mm512_cmpgt_epi32_mask(nv, _mm512_set1_epi32(static_cast<int>(j)));
-    float* s = st + j * W8;
-    const __m512 p = _mm512_maskz_mov_ps(vis, ExpPoly16(_mm512_sub_ps(_mm512_loadu_ps(s), mx16)));
-    _mm512_storeu_ps(s, p);
-    sum = _mm512_add_pd(sum, _mm512_cvtps_pd(_mm512_castps512_ps256(p)));
-    sum = _mm512_add_pd(
-        sum, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(p), 1))));
+    const __m512 p = ExpVisible(st + j * W8, vis, mx16);
+    sum = _mm512_add_pd(sum, LowPd(p));
+    sum = _mm512_add_pd(sum, HighPd(p));
   }
   if (n_rows % 2 != 0) {
     const int64_t j = n_rows - 1;
@@ -290,7 +297,7 @@ void BlockSoftmax8(const int64_t* n_visible, int n_q, int64_t n_rows, float* st,
     const __m512 x = _mm512_castps256_ps512(_mm256_loadu_ps(s));
     const __m512 p = _mm512_maskz_mov_ps(vis, ExpPoly16(_mm512_sub_ps(x, mx16)));
     _mm256_storeu_ps(s, _mm512_castps512_ps256(p));
-    sum = _mm512_add_pd(sum, _mm512_cvtps_pd(_mm512_castps512_ps256(p)));
+    sum = _mm512_add_pd(sum, LowPd(p));
   }
   _mm256_storeu_ps(inv, _mm512_cvtpd_ps(_mm512_div_pd(_mm512_set1_pd(1.0), sum)));
 }
