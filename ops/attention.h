@@ -46,8 +46,12 @@ constexpr int kAttendBlockQueries = 16;
 // than one AttendHead per query.
 constexpr int kAttendBlockDimMultiple = 16;
 
+// Converted key rows a variant may hold at once (scratch for it follows).
+constexpr int kAttendBlockKeyRows = 32;
+
 inline int64_t AttendBlockScratch(int64_t n_rows, int head_dim) {
-  return kAttendBlockQueries * (n_rows + head_dim) + 16 * static_cast<int64_t>(head_dim);
+  return kAttendBlockQueries * (n_rows + head_dim) +
+         kAttendBlockKeyRows * static_cast<int64_t>(head_dim);
 }
 
 using AttendBlockFn = void (*)(const float* const* q, const int64_t* n_visible, int n_q,

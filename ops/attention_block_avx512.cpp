@@ -1,20 +1,24 @@
-// AttendBlock on AVX-512 (F + DQ + BW + VL): the bits of AttendBlock_ref, as
-// AttendBlock_avx2 computes them, with 16 lanes.
+// AttendBlock on AVX-512 (F + DQ + BW + VL): the bits of AttendBlock_ref, with
+// the block's queries in the 16 lanes of a zmm.
 //
-// Scores: the 16 queries lie in the lanes of one zmm (transposed into
-// qt[d][16]); each key row is converted to f32 once and its dims broadcast
-// (an embedded-broadcast fma), so a lane holds one query's fma chain over d in
-// order — the reference's chain. Softmax: per lane over the rows (masked past
-// n_visible), sums in double. Values: dims in the lanes, 32 per pass, eight
-// queries' probabilities broadcast per row: one fma chain per (query, dim) in
-// row order. Rows a query must not see get p = 0, and fma(0, v, acc) = acc for
-// the finite values of an f16 cache.
+// Scores: with C = 1, 2 or 4 copies per query (16, 8 or 4 queries), lane
+// C * m + c holds query m's dot product with key c of a group of C keys. The
+// queries are transposed into qt[d][16] (each repeated C times); the group's
+// key rows are converted to f32 once, their dims interleaved (kf[group][d][C])
+// and broadcast as one element of C floats, so a lane holds one (query, key)
+// fma chain over d in order — the reference's chain. Fewer queries than 16 thus
+// still fill the lanes, with C keys per fma instead of one (a decode step has
+// only its GQA group's heads). Score rows then hold W = 16 / C floats.
+// Softmax: per query over the rows (masked past n_visible), C rows per register,
+// sums in double in row order. Values: dims in the lanes, 32 per pass, up to
+// eight queries' probabilities broadcast per row: one fma chain per (query,
+// dim) in row order. Rows a query must not see get p = 0, and fma(0, v, acc) =
+// acc for the finite values of an f16 cache.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 
 #include "ops/attention.h"
@@ -24,10 +28,8 @@
 namespace ember {
 namespace {
 
-constexpr int W = 16;    // queries per block (lanes)
-constexpr int kKb = 16;  // keys per pass: 16 accumulators; kf holds 16 rows
-
-static_assert(kAttendBlockQueries == W, "one zmm of queries per block");
+static_assert(kAttendBlockQueries == 16, "one zmm of queries per block");
+static_assert(kAttendBlockKeyRows >= 32, "the 4-copy scores take 32 key rows per pass");
 
 inline __m512 LoadF16(const uint16_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
@@ -57,33 +59,24 @@ inline __m512 ExpPoly16(__m512 x) {
   return _mm512_maskz_mov_ps(static_cast<__mmask16>(~below), out);
 }
 
-// In place: s[0..16) = ExpPoly(s - mx) in the lanes of vis, 0 elsewhere.
-inline __m512 ExpVisible(float* s, __mmask16 vis, __m512 mx) {
-  const __m512 p = _mm512_maskz_mov_ps(vis, ExpPoly16(_mm512_sub_ps(_mm512_loadu_ps(s), mx)));
-  _mm512_storeu_ps(s, p);
-  return p;
+// The first min(n, 16) lanes.
+inline __mmask16 Prefix(int64_t n) {
+  return n >= 16 ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << n) - 1);
 }
 
-// Lanes 0-7 and 8-15 of p, widened to double.
-inline __m512d LowPd(__m512 p) { return _mm512_cvtps_pd(_mm512_castps512_ps256(p)); }
-inline __m512d HighPd(__m512 p) {
-  return _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(p), 1)));
-}
-
-// qt[d][16] = the block's queries rounded to f16, transposed: with kCopies 1
-// lane m holds query m (16 queries), with 2 lanes 2m and 2m + 1 both hold
-// query m (8 queries). Lanes past n_q repeat the last query; their results
-// are not stored.
-template <int kCopies>
+// qt[d][16] = the block's queries rounded to f16, transposed, lanes C * m ..
+// C * m + C - 1 holding query m. Lanes past n_q repeat the last query; their
+// results are not stored.
+template <int C>
 void TransposeQueries(const float* const* q, int n_q, int hd, float* qt) {
-  for (int m = 0; m < 16 / kCopies; ++m) {
+  for (int m = 0; m < 16 / C; ++m) {
     const float* src = q[std::min(m, n_q - 1)];
     for (int d = 0; d < hd; d += 16) {
       alignas(64) float r[16];
       _mm512_store_ps(
           r, _mm512_cvtph_ps(_mm512_cvtps_ph(_mm512_loadu_ps(src + d), _MM_FROUND_TO_NEAREST_INT)));
       for (int l = 0; l < 16; ++l) {
-        for (int c = 0; c < kCopies; ++c) qt[(d + l) * 16 + kCopies * m + c] = r[l];
+        for (int c = 0; c < C; ++c) qt[(d + l) * 16 + C * m + c] = r[l];
       }
     }
   }
@@ -106,69 +99,169 @@ void WithHeadDim(int hd, F&& f) {
   }
 }
 
-// st[row][16] = scale * (q_m · k_row) for every row of the spans. qt: [hd][16]
-// f16-rounded queries; kf: [16][hd] scratch for converted key rows. HD > 0
-// fixes hd at compile time, so the 16 rows are constant offsets from one
-// pointer (a run-time hd needs 16 pointers, more than the registers hold).
-template <int HD>
+// dst[d][C] for d in [0, hd): dims of the C key rows k[0..C), interleaved.
+template <int C>
+void InterleaveKeys(const uint16_t* const* k, int hd, float* dst) {
+  if constexpr (C == 1) {
+    for (int d = 0; d < hd; d += 16) _mm512_storeu_ps(dst + d, LoadF16(k[0] + d));
+  } else {
+    // (a0 b0 a1 b1 ...) from a and b: the low and the high 8 of each.
+    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i hi =
+        _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    for (int d = 0; d < hd; d += 16) {
+      const __m512 a = LoadF16(k[0] + d), b = LoadF16(k[1] + d);
+      const __m512 ab_lo = _mm512_permutex2var_ps(a, lo, b),
+                   ab_hi = _mm512_permutex2var_ps(a, hi, b);
+      if constexpr (C == 2) {
+        _mm512_storeu_ps(dst + 2 * d, ab_lo);
+        _mm512_storeu_ps(dst + 2 * d + 16, ab_hi);
+      } else {
+        // The same once more with (a b) and (c e) pairs as 64-bit elements.
+        const __m512 c = LoadF16(k[2] + d), e = LoadF16(k[3] + d);
+        const __m512 ce_lo = _mm512_permutex2var_ps(c, lo, e),
+                     ce_hi = _mm512_permutex2var_ps(c, hi, e);
+        const __m512i lo64 = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11);
+        const __m512i hi64 = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);
+        const auto mix = [](__m512 x, __m512i idx, __m512 y) {
+          return _mm512_castpd_ps(
+              _mm512_permutex2var_pd(_mm512_castps_pd(x), idx, _mm512_castps_pd(y)));
+        };
+        _mm512_storeu_ps(dst + 4 * d, mix(ab_lo, lo64, ce_lo));
+        _mm512_storeu_ps(dst + 4 * d + 16, mix(ab_lo, hi64, ce_lo));
+        _mm512_storeu_ps(dst + 4 * d + 32, mix(ab_hi, lo64, ce_hi));
+        _mm512_storeu_ps(dst + 4 * d + 48, mix(ab_hi, hi64, ce_hi));
+      }
+    }
+  }
+}
+
+// The C floats at p, repeated over the 16 lanes.
+template <int C>
+inline __m512 BroadcastKeys(const float* p) {
+  if constexpr (C == 1) {
+    return _mm512_set1_ps(*p);  // an embedded-broadcast fma operand
+  } else if constexpr (C == 2) {
+    double pair;
+    __builtin_memcpy(&pair, p, sizeof(pair));
+    return _mm512_castpd_ps(_mm512_set1_pd(pair));
+  } else {
+    return _mm512_broadcast_f32x4(_mm_loadu_ps(p));
+  }
+}
+
+// st[row][W] = scale * (q_m · k_row) for every row of the spans, W = 16 / C.
+// qt: [hd][16] from TransposeQueries<C>; kf: scratch of kAttendBlockKeyRows
+// key rows. HD > 0 fixes hd at compile time.
+template <int C, int HD>
 void BlockScores(const float* qt, const KvSpan* spans, int n_spans, size_t stride, int hd_runtime,
                  float scale, float* kf, float* st) {
+  constexpr int W = 16 / C;
+  constexpr int G = C == 1 ? 16 : 8;  // key groups (accumulators) per pass
+  constexpr int kKeys = G * C;        // key rows per pass
   const int hd = HD > 0 ? HD : hd_runtime;
   const __m512 vscale = _mm512_set1_ps(scale);
+  // Lane C * m + c (query m, key c) -> float c * W + m (row c of the group).
+  alignas(64) int32_t rows_of[16];
+  for (int l = 0; l < 16; ++l) rows_of[l] = l % W * C + l / W;  // float l = row l / W, query l % W
+  const __m512i to_rows = _mm512_load_si512(rows_of);
   int64_t row = 0;
   for (int i = 0; i < n_spans; ++i) {
     const KvSpan& sp = spans[i];
-    for (int64_t j = 0; j < sp.n; j += kKb) {
-      // A short last block repeats its last key; the extra scores are dropped.
-      for (int b = 0; b < kKb; ++b) {
-        const uint16_t* k = sp.k + static_cast<size_t>(std::min<int64_t>(j + b, sp.n - 1)) * stride;
-        for (int d = 0; d < hd; d += 16) _mm512_storeu_ps(kf + b * hd + d, LoadF16(k + d));
+    for (int64_t j = 0; j < sp.n; j += kKeys) {
+      // A short last pass repeats its last key; the extra scores are dropped.
+      for (int g = 0; g < G; ++g) {
+        const uint16_t* k[C];
+        for (int c = 0; c < C; ++c) {
+          k[c] = sp.k + static_cast<size_t>(std::min<int64_t>(j + g * C + c, sp.n - 1)) * stride;
+        }
+        InterleaveKeys<C>(k, hd, kf + g * C * hd);
       }
-      __m512 acc[kKb];
-      for (int b = 0; b < kKb; ++b) acc[b] = _mm512_setzero_ps();
+      __m512 acc[G];
+      for (int g = 0; g < G; ++g) acc[g] = _mm512_setzero_ps();
       for (int d = 0; d < hd; ++d) {
-        const __m512 qv = _mm512_loadu_ps(qt + d * W);
-        for (int b = 0; b < kKb; ++b) {
-          acc[b] = _mm512_fmadd_ps(qv, _mm512_set1_ps(kf[b * hd + d]), acc[b]);
+        const __m512 qv = _mm512_loadu_ps(qt + d * 16);
+        for (int g = 0; g < G; ++g) {
+          acc[g] = _mm512_fmadd_ps(qv, BroadcastKeys<C>(kf + g * C * hd + C * d), acc[g]);
         }
       }
-      // Constant indices only: a loop to `take` would keep acc in memory.
-      const int64_t take = std::min<int64_t>(kKb, sp.n - j);
-      for (int b = 0; b < kKb; ++b) {
-        if (b >= take) break;
-        _mm512_storeu_ps(st + (row + b) * W, _mm512_mul_ps(acc[b], vscale));
+      const int64_t take = std::min<int64_t>(kKeys, sp.n - j);
+      for (int g = 0; g < G; ++g) {  // constant indices: a loop to `take` keeps acc in memory
+        if (g * C >= take) break;
+        __m512 rows = _mm512_mul_ps(acc[g], vscale);
+        if constexpr (C > 1) rows = _mm512_permutexvar_ps(to_rows, rows);
+        const int64_t n_in = std::min<int64_t>(C, take - g * C);  // rows of this group to keep
+        _mm512_mask_storeu_ps(st + (row + g * C) * W, Prefix(n_in * W), rows);
       }
       row += take;
     }
   }
 }
 
-// In place over st[n_rows][16]: p = ExpPoly(s - max) on the visible rows of
-// each lane, 0 elsewhere; inv[m] = float(1 / sum p) with the sum in double.
+// In place over st[n_rows][W], W = 16 / C: p = ExpPoly(s - max) on the visible
+// rows of each query, 0 elsewhere; inv[m] = float(1 / sum p), the sum in
+// double in row order. C rows per register; a last partial register is masked.
+template <int C>
 void BlockSoftmax(const int64_t* n_visible, int n_q, int64_t n_rows, float* st, float* inv) {
-  alignas(64) int32_t lanes[W];
-  for (int l = 0; l < W; ++l) lanes[l] = static_cast<int32_t>(n_visible[std::min(l, n_q - 1)]);
+  constexpr int W = 16 / C;
+  // Lane l of the register starting at row j is row j + l / W of query l % W:
+  // visible when j < n_visible - l / W.
+  alignas(64) int32_t lanes[16];
+  for (int l = 0; l < 16; ++l) {
+    lanes[l] = static_cast<int32_t>(n_visible[std::min(l % W, n_q - 1)]) - l / W;
+  }
   const __m512i nv = _mm512_load_si512(lanes);
   const __m512 neg_inf = _mm512_set1_ps(-__builtin_inff());
+  const auto visible = [&](int64_t j) {  // and inside st: rows j .. n_rows - 1
+    return static_cast<__mmask16>(
+        _mm512_cmpgt_epi32_mask(nv, _mm512_set1_epi32(static_cast<int>(j))) &
+        Prefix((n_rows - j) * W));
+  };
   __m512 mx = neg_inf;
-  for (int64_t j = 0; j < n_rows; ++j) {
-    const __mmask16 vis = _mm512_cmpgt_epi32_mask(nv, _mm512_set1_epi32(static_cast<int>(j)));
-    mx = _mm512_max_ps(mx, _mm512_mask_mov_ps(neg_inf, vis, _mm512_loadu_ps(st + j * W)));
+  for (int64_t j = 0; j < n_rows; j += C) {
+    mx = _mm512_max_ps(mx, _mm512_mask_loadu_ps(neg_inf, visible(j), st + j * W));
   }
-  __m512d sum_lo = _mm512_setzero_pd(), sum_hi = _mm512_setzero_pd();
-  for (int64_t j = 0; j < n_rows; ++j) {
-    const __mmask16 vis = _mm512_cmpgt_epi32_mask(nv, _mm512_set1_epi32(static_cast<int>(j)));
-    const __m512 p = ExpVisible(st + j * W, vis, mx);
-    sum_lo = _mm512_add_pd(sum_lo, LowPd(p));
-    sum_hi = _mm512_add_pd(sum_hi, HighPd(p));
+  // The max over the C rows of each query, in every copy.
+  if constexpr (C >= 2)
+    mx = _mm512_max_ps(mx, _mm512_shuffle_f32x4(mx, mx, _MM_SHUFFLE(1, 0, 3, 2)));
+  if constexpr (C == 4)
+    mx = _mm512_max_ps(mx, _mm512_shuffle_f32x4(mx, mx, _MM_SHUFFLE(2, 3, 0, 1)));
+  __m512d sum_lo = _mm512_setzero_pd(), sum_hi = _mm512_setzero_pd();  // W == 16
+  __m512d sum8 = _mm512_setzero_pd();                                  // W == 8
+  __m256d sum4 = _mm256_setzero_pd();                                  // W == 4
+  for (int64_t j = 0; j < n_rows; j += C) {
+    const __mmask16 vis = visible(j);
+    float* s = st + j * W;
+    const __m512 x = _mm512_maskz_loadu_ps(vis, s);
+    const __m512 p = _mm512_maskz_mov_ps(vis, ExpPoly16(_mm512_sub_ps(x, mx)));
+    _mm512_mask_storeu_ps(s, Prefix((n_rows - j) * W), p);
+    const __m256 p_lo = _mm512_castps512_ps256(p);
+    const __m256 p_hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(p), 1));
+    if constexpr (W == 16) {
+      sum_lo = _mm512_add_pd(sum_lo, _mm512_cvtps_pd(p_lo));
+      sum_hi = _mm512_add_pd(sum_hi, _mm512_cvtps_pd(p_hi));
+    } else if constexpr (W == 8) {  // rows j, j + 1 in order (a row past the end adds +0)
+      sum8 = _mm512_add_pd(sum8, _mm512_cvtps_pd(p_lo));
+      sum8 = _mm512_add_pd(sum8, _mm512_cvtps_pd(p_hi));
+    } else {  // rows j .. j + 3
+      sum4 = _mm256_add_pd(sum4, _mm256_cvtps_pd(_mm256_castps256_ps128(p_lo)));
+      sum4 = _mm256_add_pd(sum4, _mm256_cvtps_pd(_mm256_extractf128_ps(p_lo, 1)));
+      sum4 = _mm256_add_pd(sum4, _mm256_cvtps_pd(_mm256_castps256_ps128(p_hi)));
+      sum4 = _mm256_add_pd(sum4, _mm256_cvtps_pd(_mm256_extractf128_ps(p_hi, 1)));
+    }
   }
-  const __m512d one = _mm512_set1_pd(1.0);
-  _mm256_storeu_ps(inv, _mm512_cvtpd_ps(_mm512_div_pd(one, sum_lo)));
-  _mm256_storeu_ps(inv + 8, _mm512_cvtpd_ps(_mm512_div_pd(one, sum_hi)));
+  if constexpr (W == 16) {
+    _mm256_storeu_ps(inv, _mm512_cvtpd_ps(_mm512_div_pd(_mm512_set1_pd(1.0), sum_lo)));
+    _mm256_storeu_ps(inv + 8, _mm512_cvtpd_ps(_mm512_div_pd(_mm512_set1_pd(1.0), sum_hi)));
+  } else if constexpr (W == 8) {
+    _mm256_storeu_ps(inv, _mm512_cvtpd_ps(_mm512_div_pd(_mm512_set1_pd(1.0), sum8)));
+  } else {
+    _mm_storeu_ps(inv, _mm256_cvtpd_ps(_mm256_div_pd(_mm256_set1_pd(1.0), sum4)));
+  }
 }
 
-// out[m0 + i][d0, d0 + 32) for up to eight queries: the probabilities of a
-// row are broadcast, its 32 dims converted once for all of them.
+// out[m0 + i][d0, d0 + 32) for up to NQ queries: the probabilities of a row
+// (st rows of W floats) are broadcast, its 32 dims converted once for all.
 template <int W, int NQ>
 void BlockValues(const float* st, const float* inv, const KvSpan* spans, int n_spans, size_t stride,
                  int m0, int n_out, int d0, float* const* out) {
@@ -194,130 +287,28 @@ void BlockValues(const float* st, const float* inv, const KvSpan* spans, int n_s
   }
 }
 
-// Eight queries or fewer (a decode step's GQA group): two keys per register.
-// Query i sits in lanes 2i and 2i + 1 (qt2[d][16]); a key pair's dims are
-// interleaved (kf2[pair][d][2]) and broadcast as one 64-bit element, so lane
-// 2i holds q_i · k_a and lane 2i + 1 q_i · k_b, each one fma chain over d.
-// st rows then hold 8 floats.
-constexpr int W8 = 8;
-constexpr int kPairs = 8;  // key pairs per pass: kf2 holds 16 rows
-
-template <int HD>
-void BlockScores8(const float* qt2, const KvSpan* spans, int n_spans, size_t stride, int hd_runtime,
-                  float scale, float* kf2, float* st) {
-  const int hd = HD > 0 ? HD : hd_runtime;
-  const __m512 vscale = _mm512_set1_ps(scale);
-  // (a0 b0 a1 b1 ...) from a = dims d..d+15 of key a and b of key b.
-  const __m512i lo_idx = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-  const __m512i hi_idx =
-      _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-  // Scores of the pair: lanes (q0 a, q0 b, q1 a, ...) -> (a: q0..q7, b: q0..q7).
-  const __m512i rows_idx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
-  int64_t row = 0;
-  for (int i = 0; i < n_spans; ++i) {
-    const KvSpan& sp = spans[i];
-    for (int64_t j = 0; j < sp.n; j += 2 * kPairs) {
-      // A short last block repeats its last key; the extra scores are dropped.
-      for (int p = 0; p < kPairs; ++p) {
-        const uint16_t* ka =
-            sp.k + static_cast<size_t>(std::min<int64_t>(j + 2 * p, sp.n - 1)) * stride;
-        const uint16_t* kb =
-            sp.k + static_cast<size_t>(std::min<int64_t>(j + 2 * p + 1, sp.n - 1)) * stride;
-        float* dst = kf2 + p * 2 * hd;
-        for (int d = 0; d < hd; d += 16) {
-          const __m512 a = LoadF16(ka + d), b = LoadF16(kb + d);
-          _mm512_storeu_ps(dst + 2 * d, _mm512_permutex2var_ps(a, lo_idx, b));
-          _mm512_storeu_ps(dst + 2 * d + 16, _mm512_permutex2var_ps(a, hi_idx, b));
-        }
-      }
-      __m512 acc[kPairs];
-      for (int p = 0; p < kPairs; ++p) acc[p] = _mm512_setzero_ps();
-      for (int d = 0; d < hd; ++d) {
-        const __m512 qv = _mm512_loadu_ps(qt2 + d * 16);
-        for (int p = 0; p < kPairs; ++p) {
-          double pair;
-          std::memcpy(&pair, kf2 + p * 2 * hd + 2 * d, sizeof(pair));
-          acc[p] = _mm512_fmadd_ps(qv, _mm512_castpd_ps(_mm512_set1_pd(pair)), acc[p]);
-        }
-      }
-      const int64_t take = std::min<int64_t>(2 * kPairs, sp.n - j);
-      for (int p = 0; p < kPairs; ++p) {  // constant indices, as in BlockScores
-        if (2 * p >= take) break;
-        const __m512 rows = _mm512_permutexvar_ps(rows_idx, _mm512_mul_ps(acc[p], vscale));
-        if (2 * p + 1 < take) {
-          _mm512_storeu_ps(st + (row + 2 * p) * W8, rows);
-        } else {
-          _mm256_storeu_ps(st + (row + 2 * p) * W8, _mm512_castps512_ps256(rows));
-        }
-      }
-      row += take;
-    }
-  }
-}
-
-// BlockSoftmax over st[n_rows][8], two rows per register.
-void BlockSoftmax8(const int64_t* n_visible, int n_q, int64_t n_rows, float* st, float* inv) {
-  alignas(64) int32_t lanes[16];
-  for (int l = 0; l < 16; ++l) {
-    lanes[l] = static_cast<int32_t>(n_visible[std::min(l % 8, n_q - 1)]) - l / 8;
-  }
-  // Lane l of the pair starting at row j is visible when j < lanes[l].
-  const __m512i nv = _mm512_load_si512(lanes);
-  const __m512 neg_inf = _mm512_set1_ps(-__builtin_inff());
-  const int64_t pairs = n_rows / 2;
-  __m512 mx2 = neg_inf;
-  for (int64_t j = 0; j < 2 * pairs; j += 2) {
-    const __mmask16 vis = _mm512_cmpgt_epi32_mask(nv, _mm512_set1_epi32(static_cast<int>(j)));
-    mx2 = _mm512_max_ps(mx2, _mm512_mask_mov_ps(neg_inf, vis, _mm512_loadu_ps(st + j * W8)));
-  }
-  __m256 mx = _mm256_max_ps(_mm512_castps512_ps256(mx2),
-                            _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(mx2), 1)));
-  const __m256i nv8 = _mm512_castsi512_si256(nv);
-  if (n_rows % 2 != 0) {
-    const int64_t j = n_rows - 1;
-    const __mmask8 vis = _mm256_cmpgt_epi32_mask(nv8, _mm256_set1_epi32(static_cast<int>(j)));
-    mx = _mm256_max_ps(
-        mx, _mm256_mask_mov_ps(_mm512_castps512_ps256(neg_inf), vis, _mm256_loadu_ps(st + j * W8)));
-  }
-  const __m512 mx16 = _mm512_insertf32x8(_mm512_castps256_ps512(mx), mx, 1);
-  // Sums in row order: the even row's half, then the odd row's.
-  __m512d sum = _mm512_setzero_pd();
-  for (int64_t j = 0; j < 2 * pairs; j += 2) {
-    const __mmask16 vis = _mm512_cmpgt_epi32_mask(nv, _mm512_set1_epi32(static_cast<int>(j)));
-    const __m512 p = ExpVisible(st + j * W8, vis, mx16);
-    sum = _mm512_add_pd(sum, LowPd(p));
-    sum = _mm512_add_pd(sum, HighPd(p));
-  }
-  if (n_rows % 2 != 0) {
-    const int64_t j = n_rows - 1;
-    const __mmask16 vis = static_cast<__mmask16>(
-        _mm512_cmpgt_epi32_mask(nv, _mm512_set1_epi32(static_cast<int>(j))) & 0xFF);
-    float* s = st + j * W8;
-    // The row's 8 floats in the low half (the high half is past st's end).
-    const __m512 x = _mm512_castps256_ps512(_mm256_loadu_ps(s));
-    const __m512 p = _mm512_maskz_mov_ps(vis, ExpPoly16(_mm512_sub_ps(x, mx16)));
-    _mm256_storeu_ps(s, _mm512_castps512_ps256(p));
-    sum = _mm512_add_pd(sum, LowPd(p));
-  }
-  _mm256_storeu_ps(inv, _mm512_cvtpd_ps(_mm512_div_pd(_mm512_set1_pd(1.0), sum)));
-}
-
-void AttendBlock8(const float* const* q, const int64_t* n_visible, int n_q, const KvSpan* spans,
+// The block with C copies per query (n_q <= 16 / C).
+template <int C>
+void AttendBlockC(const float* const* q, const int64_t* n_visible, int n_q, const KvSpan* spans,
                   int n_spans, size_t stride, int hd, float scale, float* scratch,
                   float* const* out) {
+  constexpr int W = 16 / C;
+  constexpr int NQ = W < 8 ? W : 8;
   int64_t n_rows = 0;
   for (int i = 0; i < n_spans; ++i) n_rows += spans[i].n;
-  float* st = scratch;                             // [n_rows][8] scores, then probabilities
-  float* qt2 = st + kAttendBlockQueries * n_rows;  // [hd][16] queries, each twice, f16-rounded
-  float* kf2 = qt2 + kAttendBlockQueries * hd;     // [8][hd][2] converted key pairs
-  TransposeQueries<2>(q, n_q, hd, qt2);
+  float* st = scratch;                            // [n_rows][W] scores, then probabilities
+  float* qt = st + kAttendBlockQueries * n_rows;  // [hd][16] queries, f16-rounded
+  float* kf = qt + kAttendBlockQueries * hd;      // converted key rows
+  TransposeQueries<C>(q, n_q, hd, qt);
   WithHeadDim(hd, [&](auto HD) {
-    BlockScores8<decltype(HD)::value>(qt2, spans, n_spans, stride, hd, scale, kf2, st);
+    BlockScores<C, decltype(HD)::value>(qt, spans, n_spans, stride, hd, scale, kf, st);
   });
-  alignas(64) float inv[W8];
-  BlockSoftmax8(n_visible, n_q, n_rows, st, inv);
-  for (int d0 = 0; d0 < hd; d0 += 32) {
-    BlockValues<W8, 8>(st, inv, spans, n_spans, stride, 0, n_q, d0, out);
+  alignas(64) float inv[W];
+  BlockSoftmax<C>(n_visible, n_q, n_rows, st, inv);
+  for (int m0 = 0; m0 < n_q; m0 += NQ) {
+    for (int d0 = 0; d0 < hd; d0 += 32) {
+      BlockValues<W, NQ>(st, inv, spans, n_spans, stride, m0, std::min(NQ, n_q - m0), d0, out);
+    }
   }
 }
 
@@ -328,28 +319,12 @@ void AttendBlock_avx512(const float* const* q, const int64_t* n_visible, int n_q
                         float* scratch, float* const* out) {
   if (head_dim % 32 != 0 || n_q < 1 || n_q > kAttendBlockQueries) {
     AttendBlock_avx2(q, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch, out);
-    return;
-  }
-  if (n_q <= W8) {
-    AttendBlock8(q, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch, out);
-    return;
-  }
-  const int hd = head_dim;
-  int64_t n_rows = 0;
-  for (int i = 0; i < n_spans; ++i) n_rows += spans[i].n;
-  float* st = scratch;                            // [n_rows][16] scores, then probabilities
-  float* qt = st + kAttendBlockQueries * n_rows;  // [hd][16] queries, f16-rounded
-  float* kf = qt + kAttendBlockQueries * hd;      // [16][hd] converted key rows
-  TransposeQueries<1>(q, n_q, hd, qt);
-  WithHeadDim(hd, [&](auto HD) {
-    BlockScores<decltype(HD)::value>(qt, spans, n_spans, stride, hd, scale, kf, st);
-  });
-  alignas(64) float inv[W];
-  BlockSoftmax(n_visible, n_q, n_rows, st, inv);
-  for (int m0 = 0; m0 < n_q; m0 += 8) {
-    for (int d0 = 0; d0 < hd; d0 += 32) {
-      BlockValues<W, 8>(st, inv, spans, n_spans, stride, m0, std::min(8, n_q - m0), d0, out);
-    }
+  } else if (n_q <= 4) {
+    AttendBlockC<4>(q, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch, out);
+  } else if (n_q <= 8) {
+    AttendBlockC<2>(q, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch, out);
+  } else {
+    AttendBlockC<1>(q, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch, out);
   }
 }
 

@@ -130,7 +130,7 @@ TEST_CASE("attention block: every ISA variant gives _ref's bits", "[attention][i
     if (!HasVariantsFor(isa) || !HostCpu().Supports(isa)) continue;
     const AttendBlockFn fn = KernelsFor(isa).attend_block;
     for (int head_dim : {16, 64, 72, 80, 96, 128}) {  // 96: AVX-512 with a run-time hd
-      for (int n_q : {1, 3, 4, 8, 9, 15, 16}) {
+      for (int n_q : {1, 3, 4, 5, 7, 8, 9, 15, 16}) {
         for (auto [n_a, n_b] :
              {std::pair<int64_t, int64_t>{1, 0}, {5, 0}, {13, 0}, {12, 7}, {100, 31}}) {
           const Case c = MakeCase(rng, head_dim, n_q, n_a, n_b);
