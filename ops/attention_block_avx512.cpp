@@ -60,6 +60,12 @@ inline __m512 ExpPoly16(__m512 x) {
 }
 
 // The first min(n, 16) lanes.
+// 8 doubles -> 8 floats. _mm512_cvtpd_ps passes _mm256_undefined_ps() as the
+// merge source, whose self-initialisation GCC 12 reports as -Wuninitialized
+// once inlined (an error under EMBER_WERROR); the zero-masked form with a
+// full mask is the same instruction without it.
+inline __m256 CvtPdPs(__m512d x) { return _mm512_maskz_cvtpd_ps(0xFF, x); }
+
 inline __mmask16 Prefix(int64_t n) {
   return n >= 16 ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << n) - 1);
 }
@@ -251,10 +257,10 @@ void BlockSoftmax(const int64_t* n_visible, int n_q, int64_t n_rows, float* st, 
     }
   }
   if constexpr (W == 16) {
-    _mm256_storeu_ps(inv, _mm512_cvtpd_ps(_mm512_div_pd(_mm512_set1_pd(1.0), sum_lo)));
-    _mm256_storeu_ps(inv + 8, _mm512_cvtpd_ps(_mm512_div_pd(_mm512_set1_pd(1.0), sum_hi)));
+    _mm256_storeu_ps(inv, CvtPdPs(_mm512_div_pd(_mm512_set1_pd(1.0), sum_lo)));
+    _mm256_storeu_ps(inv + 8, CvtPdPs(_mm512_div_pd(_mm512_set1_pd(1.0), sum_hi)));
   } else if constexpr (W == 8) {
-    _mm256_storeu_ps(inv, _mm512_cvtpd_ps(_mm512_div_pd(_mm512_set1_pd(1.0), sum8)));
+    _mm256_storeu_ps(inv, CvtPdPs(_mm512_div_pd(_mm512_set1_pd(1.0), sum8)));
   } else {
     _mm_storeu_ps(inv, _mm256_cvtpd_ps(_mm256_div_pd(_mm256_set1_pd(1.0), sum4)));
   }
