@@ -60,7 +60,10 @@ function(ember_set_isa_flags)
     # vfmaddsub under -ffp-contract=off (x86 with -mfma; seen in rope_avx2's
     # tail), hence also -fno-tree-vectorize: the SIMD here is written by hand.
     # Appended, so the ISA flags above stay.
-    if(name MATCHES "^rope")
+    # The ggml numerics files (ops/ggml_numerics.h) place every fused
+    # multiply-add by hand, as std::fma: the same two flags keep the compiler
+    # from adding its own.
+    if(name MATCHES "^rope" OR name MATCHES "^ggml_")
       set_property(SOURCE ${src} APPEND PROPERTY COMPILE_OPTIONS
         "-ffp-contract=off;-fno-tree-vectorize")
     endif()

@@ -75,6 +75,21 @@ typedef struct ember_session ember_session;
  * ember_model_load then frees what it built and returns EMBER_ERR_CANCELLED. */
 typedef bool (*ember_progress_fn)(float progress, void* user_data);
 
+/* Whose arithmetic the sessions of a model follow. */
+typedef enum ember_numerics {
+  /* ember's kernels on weights repacked at load: the fastest (the default). */
+  EMBER_NUMERICS_EMBER = 0,
+  /* llama.cpp's CPU arithmetic, reproduced operation by operation: the same
+   * logits, bit for bit, and so the same greedy tokens as llama.cpp built
+   * natively for an x86-64 CPU with AVX-512 (0c1e57098), for llama-family
+   * models with Q4_1 and Q8_0 weights, an f16 KV cache and llama.cpp's
+   * defaults (flash attention, n_ubatch 512: use n_batch 512, the default in
+   * this mode, and its thread count). Weights stay as stored in the file;
+   * several times slower than EMBER_NUMERICS_EMBER. Other weight types are
+   * refused at load; q8 and f32 KV caches at session creation. */
+  EMBER_NUMERICS_GGML = 1
+} ember_numerics;
+
 typedef struct ember_model_params {
   ember_progress_fn progress; /* may be NULL */
   void* progress_user_data;
@@ -82,6 +97,10 @@ typedef struct ember_model_params {
    * tokenizing, detokenizing and ember_model_get_info work, and a model of
    * any size loads in milliseconds; ember_session_create refuses it. */
   bool vocab_only; /* default false */
+  /* An ember_numerics value (default EMBER_NUMERICS_EMBER). One byte, in what
+   * was padding after vocab_only: the struct's size and layout are those of
+   * API version 1. Start from ember_model_default_params(). */
+  uint8_t numerics;
 } ember_model_params;
 
 ember_model_params ember_model_default_params(void);
@@ -204,7 +223,8 @@ typedef struct ember_session_params {
   int32_t n_ctx;           /* 0: min(training context, 4096) */
   int32_t n_threads;       /* decode threads; 0: auto (ember_thread_plan) */
   int32_t n_threads_batch; /* prefill threads; 0: n_threads if set, else auto */
-  int32_t n_batch;         /* prompt tokens per forward chunk; 0: 256 */
+  int32_t n_batch;         /* prompt tokens per forward chunk; 0: 256 (512 with
+                            * EMBER_NUMERICS_GGML, llama.cpp's n_ubatch) */
   ember_kv_type kv_type;   /* default EMBER_KV_F16 */
   /* When the context is full: true (default) drops the oldest half of the
    * tokens after the first n_keep, re-rotates the surviving keys and goes on;

@@ -98,15 +98,20 @@ void MatMul(const WeightView& w, const float* x, int64_t m, float* y, int64_t ld
     MatMulPacked(w, x, m, y, ldy, n_threads, scratch);
     return;
   }
-  const VecDotPair* pair = FindVecDot(w.type);
   const int64_t k = w.n_cols;
-  const size_t act_row_bytes = GgmlRowBytes(pair->activation_type, static_cast<uint64_t>(k));
+  const VecDotPair* pair = w.ggml_dot ? nullptr : FindVecDot(w.type);
+  const GgmlType act_type = w.ggml_dot ? w.ggml_dot->activation_type : pair->activation_type;
+  const size_t act_row_bytes = GgmlRowBytes(act_type, static_cast<uint64_t>(k));
   scratch->act.resize(act_row_bytes * static_cast<size_t>(m));
   uint8_t* act = scratch->act.data();
   for (int64_t t = 0; t < m; ++t) {
-    QuantizeRow(pair->activation_type, x + t * k, act + t * act_row_bytes, k);
+    if (w.ggml_dot) {
+      w.ggml_dot->quantize(x + t * k, act + t * act_row_bytes, k);
+    } else {
+      QuantizeRow(act_type, x + t * k, act + t * act_row_bytes, k);
+    }
   }
-  const VecDotFn dot = pair->dot;
+  const VecDotFn dot = w.ggml_dot ? w.ggml_dot->dot : pair->dot;
   // Rows outer, tokens inner: a weight row is read from memory once and used
   // for all m tokens while it is in cache.
 #pragma omp parallel for num_threads(n_threads) schedule(static) if (n_threads > 1)

@@ -3,7 +3,8 @@
 //    activations quantized once to int8 groups, then the quantized GEMM kernel
 //    of the active ISA over tiles of 16 rows, tiles split evenly over threads;
 //  - GGUF rows as stored (types with a FindVecDot pair): one reference dot
-//    product per output.
+//    product per output; with ggml numerics (WeightView::ggml_dot) llama.cpp's
+//    own quantizer and dot product.
 // Each output element is computed by one thread in a fixed order, so results
 // do not depend on the thread count.
 #pragma once
@@ -12,6 +13,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "ops/ggml_numerics.h"
 #include "ops/qgemm.h"
 #include "quant/ggml_type.h"
 #include "quant/packed.h"
@@ -26,6 +28,9 @@ struct WeightView {
   int64_t n_cols = 0;                    // input features
   size_t row_bytes = 0;                  // of a GGUF row
   const PackedMatrix* packed = nullptr;  // native layout, when repacked
+  // Set for models loaded with ggml numerics (GGUF rows, never repacked):
+  // products with llama.cpp's activation quantizer and dot product.
+  const GgmlVecDotPair* ggml_dot = nullptr;
 };
 
 // Reusable buffers for quantized activations.

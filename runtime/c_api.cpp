@@ -150,6 +150,7 @@ ember_model_params ember_model_default_params(void) {
   p.progress = nullptr;
   p.progress_user_data = nullptr;
   p.vocab_only = false;
+  p.numerics = EMBER_NUMERICS_EMBER;
   return p;
 }
 
@@ -164,8 +165,15 @@ ember_status ember_model_load(const char* path, const ember_model_params* params
     if (p.progress) {
       progress = [p](float f) { return p.progress(f, p.progress_user_data); };
     }
+    if (p.numerics != EMBER_NUMERICS_EMBER && p.numerics != EMBER_NUMERICS_GGML) {
+      return Fail(EMBER_ERR_INVALID_ARGUMENT, "ember_model_load: numerics " +
+                                                  std::to_string(p.numerics) +
+                                                  " is not an ember_numerics value");
+    }
+    const ember::Numerics numerics =
+        p.numerics == EMBER_NUMERICS_GGML ? ember::Numerics::kGgml : ember::Numerics::kEmber;
     auto m = std::make_unique<ember_model>();
-    ember_status s = Report(ember::Model::Load(path, progress, &m->model, p.vocab_only));
+    ember_status s = Report(ember::Model::Load(path, progress, &m->model, p.vocab_only, numerics));
     if (s != EMBER_OK) return s;
     *out = m.release();
     return EMBER_OK;
@@ -361,7 +369,12 @@ ember_status ember_session_create(const ember_model* model, const ember_session_
     sp.n_ctx = p.n_ctx;
     sp.n_threads = p.n_threads;
     sp.n_threads_batch = p.n_threads_batch;
-    sp.n_batch = p.n_batch == 0 ? ember::SessionParams{}.n_batch : p.n_batch;
+    if (p.n_batch == 0) {  // llama.cpp's n_ubatch decides its attention path: match it
+      sp.n_batch =
+          model->model->numerics() == ember::Numerics::kGgml ? 512 : ember::SessionParams{}.n_batch;
+    } else {
+      sp.n_batch = p.n_batch;
+    }
     switch (EnumInt(p.kv_type)) {
       case EMBER_KV_F16:
         sp.kv_type = ember::KvType::kF16;

@@ -30,7 +30,7 @@ std::string Dims(std::initializer_list<int64_t> ne) {
 
 class WeightLoader {
  public:
-  explicit WeightLoader(const GgufFile& f) : f_(f) {}
+  WeightLoader(const GgufFile& f, Numerics numerics) : f_(f), numerics_(numerics) {}
 
   Status Find(const std::string& name, const GgufTensorInfo** out) const {
     *out = f_.FindTensor(name);
@@ -58,7 +58,16 @@ class WeightLoader {
 
   Status MatrixFrom(const GgufTensorInfo& t, int64_t rows, int64_t cols, WeightView* out) const {
     EMBER_RETURN_IF_ERROR(CheckShape(t, {cols, rows}));
-    if (!CanRepack(t.type) && FindVecDot(t.type) == nullptr && !IsNativeType(t.type)) {
+    if (numerics_ == Numerics::kGgml) {
+      // llama.cpp's arithmetic is reproduced for the types whose CPU path it
+      // follows here (ops/ggml_numerics.h); the rows are used as stored.
+      out->ggml_dot = FindGgmlVecDot(t.type);
+      if (out->ggml_dot == nullptr) {
+        return Unsupported("tensor '" + t.name + "' has type " + GgmlTypeName(t.type) +
+                           ", whose llama.cpp arithmetic --numerics ggml does not reproduce "
+                           "(it does Q4_1 and Q8_0)");
+      }
+    } else if (!CanRepack(t.type) && FindVecDot(t.type) == nullptr && !IsNativeType(t.type)) {
       return Unsupported("tensor '" + t.name + "' has type " + GgmlTypeName(t.type) +
                          ", which ember cannot multiply yet (supported: F32, F16, BF16, Q8_0, "
                          "Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, and ember's own "
@@ -88,6 +97,7 @@ class WeightLoader {
 
  private:
   const GgufFile& f_;
+  Numerics numerics_;
 };
 
 Status ReadInt(const GgufFile& f, const std::string& key, int64_t* out) {
@@ -156,9 +166,10 @@ Status ReadHparams(const GgufFile& f, Hparams* hp) {
 }  // namespace
 
 Status Model::Load(const std::string& path, const LoadProgressFn& progress,
-                   std::unique_ptr<Model>* out, bool vocab_only) {
+                   std::unique_ptr<Model>* out, bool vocab_only, Numerics numerics) {
   auto m = std::unique_ptr<Model>(new Model());
   m->path_ = path;
+  m->numerics_ = numerics;
   EMBER_RETURN_IF_ERROR(GgufFile::Open(path, &m->gguf_));
   const GgufFile& f = *m->gguf_;
   {
@@ -191,7 +202,7 @@ Status Model::Load(const std::string& path, const LoadProgressFn& progress,
     return Status::Ok();
   }
 
-  WeightLoader w(f);
+  WeightLoader w(f, numerics);
   ModelWeights& mw = m->weights_;
   auto load = [&]() -> Status {
     const GgufTensorInfo* embd;
@@ -230,7 +241,9 @@ Status Model::Load(const std::string& path, const LoadProgressFn& progress,
     return Status::Ok();
   };
   if (Status s = load(); !s.ok()) return with_path(s);
-  if (Status s = m->RepackWeights(progress); !s.ok()) {
+  if (numerics == Numerics::kGgml) {
+    m->maps_weights_ = true;  // every matrix is read where it lies in the file
+  } else if (Status s = m->RepackWeights(progress); !s.ok()) {
     return s.code() == Code::kCancelled ? s : with_path(s);
   }
   // The tokenizer and the packed weights hold what they need of the file now.

@@ -59,6 +59,13 @@ struct ModelWeights {
   std::vector<float> rope_freqs;   // [n_rot / 2] or empty
 };
 
+// Whose arithmetic a model's sessions follow.
+enum class Numerics {
+  kEmber,  // ember's kernels (repacked weights): the fastest
+  kGgml,   // llama.cpp's CPU arithmetic bit for bit (ops/ggml_numerics.h): the
+           // same logits and greedy tokens as llama.cpp on x86-64 AVX-512
+};
+
 // Called with the fraction of the weights loaded, in [0, 1], non-decreasing,
 // the last call with 1; returns false to cancel loading (Code::kCancelled).
 using LoadProgressFn = std::function<bool(float progress)>;
@@ -68,8 +75,10 @@ class Model {
   // vocab_only: hyperparameters and the tokenizer, no weights (Session::Create
   // refuses such a model).
   static Status Load(const std::string& path, const LoadProgressFn& progress,
-                     std::unique_ptr<Model>* out, bool vocab_only = false);
+                     std::unique_ptr<Model>* out, bool vocab_only = false,
+                     Numerics numerics = Numerics::kEmber);
   bool vocab_only() const { return vocab_only_; }
+  Numerics numerics() const { return numerics_; }
 
   const Hparams& hparams() const { return hparams_; }
   const ModelWeights& weights() const { return weights_; }
@@ -91,6 +100,7 @@ class Model {
   std::string path_;
   uint64_t fingerprint_ = 0;
   bool vocab_only_ = false;
+  Numerics numerics_ = Numerics::kEmber;
   // Some weights are read from the file mapping (a native file, or an
   // embedding kept in its GGUF type): their pages stay after loading.
   bool maps_weights_ = false;

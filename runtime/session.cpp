@@ -40,6 +40,11 @@ Status Session::Create(const Model& model, const SessionParams& params,
                            " is out of range");
   }
   if (params.n_batch <= 0) return InvalidArgument("batch size must be positive");
+  if (model.numerics() == Numerics::kGgml && params.kv_type != KvType::kF16) {
+    return InvalidArgument(
+        std::string("numerics ggml reproduces llama.cpp's f16 KV cache; kv type ") +
+        KvTypeName(params.kv_type) + " is not supported with it");
+  }
   const Kernels* kernels = nullptr;
   EMBER_RETURN_IF_ERROR(ActiveKernels(&kernels));  // a bad EMBER_ISA is reported here
   int64_t n_ctx = params.n_ctx > 0 ? params.n_ctx : std::min<int64_t>(hp.n_ctx_train, 4096);

@@ -108,6 +108,9 @@ class Session {
   // bandwidth and prefill by arithmetic, so they may use different counts.
   int ThreadsFor(int64_t n) const { return n > 1 ? n_threads_batch_ : n_threads_; }
   const Model& model() const { return model_; }
+  // Debugging aid: every later forward pass reports its intermediate
+  // activations to `trace` (see LlamaScratch::trace); empty to stop.
+  void SetTrace(decltype(LlamaScratch::trace) trace) { scratch_.trace = std::move(trace); }
 
   // Cancellation from another thread: Decode stops between chunks (the
   // tokens decoded so far stay) with Code::kCancelled, and Generate ends with

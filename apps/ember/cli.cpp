@@ -145,13 +145,26 @@ void Check(ember_status s, const std::string& what) {
   if (s != EMBER_OK) throw UsageError{what + ": " + ember_last_error()};
 }
 
-ember_model* LoadModel(const std::string& path, bool vocab_only) {
+ember_model* LoadModel(const std::string& path, bool vocab_only, ember_numerics numerics) {
   ember_model* model = nullptr;
   ember_model_params mp = ember_model_default_params();
   mp.vocab_only = vocab_only;
+  mp.numerics = static_cast<uint8_t>(numerics);
   ember_status s = ember_model_load(path.c_str(), &mp, &model);
   if (s != EMBER_OK) throw UsageError{ember_last_error()};
   return model;
+}
+
+const OptionSpec kNumericsOption = {
+    "--numerics", "", "ember|ggml",
+    "ggml: llama.cpp's CPU arithmetic bit for bit (its logits and greedy tokens on x86-64 "
+    "AVX-512; Q4_1/Q8_0 weights, f16 KV; several times slower). Default ember"};
+
+ember_numerics GetNumerics(const Args& args) {
+  const std::string v = args.Get("--numerics", "ember");
+  if (v == "ember") return EMBER_NUMERICS_EMBER;
+  if (v == "ggml") return EMBER_NUMERICS_GGML;
+  throw UsageError{"--numerics: expected ember or ggml, got '" + v + "'"};
 }
 
 std::vector<int32_t> Tokenize(ember_model* model, const std::string& text, bool add_special,

@@ -52,7 +52,13 @@ std::string ResolveModelPath(const Args& args);
 
 // Loads a model or throws UsageError with ember's message.
 // vocab_only: metadata and tokenizer only (tokenize needs no weights).
-ember_model* LoadModel(const std::string& path, bool vocab_only = false);
+ember_model* LoadModel(const std::string& path, bool vocab_only = false,
+                       ember_numerics numerics = EMBER_NUMERICS_EMBER);
+
+// --numerics ember|ggml: whose arithmetic the session follows.
+extern const OptionSpec kNumericsOption;
+// Its value (EMBER_NUMERICS_EMBER when absent); throws UsageError otherwise.
+ember_numerics GetNumerics(const Args& args);
 
 // Throws UsageError("<what>: <last error>") when s != EMBER_OK.
 void Check(ember_status s, const std::string& what);

@@ -90,6 +90,7 @@ int BenchCommand(int argc, char** argv) {
        "tokens already in the context when each test starts (default 0), as llama-bench's -d"},
       {"--repetitions", "-r", "R", "timed runs per test, after one warm-up (default 5)"},
       {"--json", "", "", "one JSON object per test and line, with llama-bench's field names"},
+      kNumericsOption,
   };
   Args args;
   if (!args.Parse("bench", "-m MODEL [-p 512] [-n 128] [-d 0] [-t T|auto] [-r R] [--json]", specs,
@@ -104,6 +105,7 @@ int BenchCommand(int argc, char** argv) {
   const int32_t threads_batch = GetThreads(args, "--threads-batch");
   const int64_t reps = args.GetInt("--repetitions", 5, 1, 1000);
   const bool json = args.Has("--json");
+  const ember_numerics numerics = GetNumerics(args);
   const std::string path = ResolveModelPath(args);
   // The read bandwidth is measured before the model is loaded, so the
   // measurement's buffer does not add to the process's peak memory. So is
@@ -117,7 +119,7 @@ int BenchCommand(int argc, char** argv) {
     const int n = t > 0 ? t : plan.n_threads;
     if (peak_bw.count(n) == 0) peak_bw[n] = ember_measure_read_bandwidth(n);
   }
-  ModelPtr model(LoadModel(path));
+  ModelPtr model(LoadModel(path, false, numerics));
   ember_model_info info;
   Check(ember_model_get_info(model.get(), &info), "model info");
 

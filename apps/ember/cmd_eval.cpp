@@ -16,6 +16,7 @@ int EvalCommand(int argc, char** argv) {
       {"--ctx-size", "-c", "N", "context size in tokens"},
       kThreadsOption,
       kThreadsBatchOption,
+      kNumericsOption,
   };
   for (OptionSpec& o : KvOptions(/*with_keep=*/false)) specs.push_back(std::move(o));
   Args args;
@@ -31,7 +32,8 @@ int EvalCommand(int argc, char** argv) {
   const int32_t n_threads_batch = GetThreads(args, "--threads-batch");
   ember_session_params sp = ember_session_default_params();
   ApplyKvOptions(args, 0, &sp);  // flag errors before the model loads
-  ModelPtr model(LoadModel(ResolveModelPath(args)));
+  const ember_numerics numerics = GetNumerics(args);
+  ModelPtr model(LoadModel(ResolveModelPath(args), false, numerics));
   std::vector<int32_t> ids =
       by_ids ? ParseIds(args.Get("--tokens")) : Tokenize(model.get(), prompt, true, true);
   if (ids.empty()) throw UsageError{"the prompt has no tokens"};

@@ -55,6 +55,7 @@ int PerplexityCommand(int argc, char** argv) {
       kThreadsOption,
       kThreadsBatchOption,
       {"--json", "", "", "print one JSON object at the end"},
+      kNumericsOption,
   };
   for (OptionSpec& o : KvOptions(/*with_keep=*/true)) specs.push_back(std::move(o));
   Args args;
@@ -76,8 +77,9 @@ int PerplexityCommand(int argc, char** argv) {
     throw UsageError{"--no-context-shift applies to --stream only"};
   }
 
+  const ember_numerics numerics = GetNumerics(args);
   const std::string path = ResolveModelPath(args);
-  ModelPtr model(LoadModel(path));
+  ModelPtr model(LoadModel(path, false, numerics));
   ember_model_info info;
   Check(ember_model_get_info(model.get(), &info), "model info");
   // The text with BOS when the model adds one, special-token text as plain

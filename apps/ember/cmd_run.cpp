@@ -82,6 +82,7 @@ int RunCommand(int argc, char** argv) {
        "load the session state from FILE if it exists, compute only the part of the prompt it "
        "does not hold, and save the state (prompt and reply) to FILE at the end"},
       {"--prompt-cache-ro", "", "", "with --prompt-cache: use FILE but do not update it"},
+      kNumericsOption,
   };
   for (OptionSpec& o : KvOptions(/*with_keep=*/true)) specs.push_back(std::move(o));
   for (OptionSpec& o : SamplingOptions("temperature; 0 is greedy (default 0.8)")) {
@@ -121,9 +122,10 @@ int RunCommand(int argc, char** argv) {
   const std::string sampler_order = args.Get("--samplers");
   if (args.Has("--samplers")) sampling.samplers = sampler_order.c_str();
 
+  const ember_numerics numerics = GetNumerics(args);
   const std::string path = ResolveModelPath(args);
   auto t0 = std::chrono::steady_clock::now();
-  ModelPtr model(LoadModel(path));
+  ModelPtr model(LoadModel(path, false, numerics));
   ember_model_info info;
   Check(ember_model_get_info(model.get(), &info), "model info");
   std::fprintf(stderr, "ember: loaded %s (%s, %d layers, %.1f M params) in %.2f s\n", path.c_str(),

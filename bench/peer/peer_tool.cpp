@@ -23,6 +23,8 @@
 //       so the logits are bit-identical to those greedy based its choice on.
 //       --all writes the logits of every position (n_tokens * n_vocab floats,
 //       position-major) instead of only the last one.
+//       --dump DIR writes every tensor the graph computes to DIR (see Dump),
+//       to compare with ember's bench/forward_trace.cpp operation by operation.
 //
 //   peer_tool tokenize -m MODEL (-p TEXT | -f FILE) [--no-bos]
 //       Prints the token ids on one line, separated by spaces.
@@ -100,6 +102,7 @@ void usage() {
         "usage:\n"
         "  peer_tool greedy   -m MODEL -p PROMPT -n N [-t THREADS] [--fa auto|on|off] [--kv f16|f32] [-v]\n"
         "  peer_tool logits   -m MODEL (-p PROMPT | --tokens ID,ID,...) -o FILE [--prefill N] [--all]\n"
+        "                     [--dump DIR]\n"
         "                     [-t THREADS] [--fa auto|on|off] [--kv f16|f32] [-v]\n"
         "  peer_tool tokenize -m MODEL (-p TEXT | -f FILE) [--no-bos] [-v]\n"
         "  peer_tool pieces   -m MODEL --tokens ID,ID,... [-v]\n");
@@ -117,6 +120,7 @@ struct Args {
     bool has_tokens = false;
     int prefill = -1;          // logits --prefill (-1: everything in one batch)
     bool all_logits = false;   // logits --all
+    std::string dump_dir;      // logits --dump DIR
     int n_predict = 64;
     int n_threads = 0;
     bool no_bos = false;
@@ -154,6 +158,7 @@ Args parse_args(int argc, char ** argv) {
         else if (k == "--tokens") { a.token_ids = val(); a.has_tokens = true; }
         else if (k == "--prefill") a.prefill = parse_int(val(), "--prefill");
         else if (k == "--all") a.all_logits = true;
+        else if (k == "--dump") a.dump_dir = val();
         else if (k == "-n" || k == "--n-predict") a.n_predict = parse_int(val(), "-n");
         else if (k == "-t" || k == "--threads") a.n_threads = parse_int(val(), "-t");
         else if (k == "--no-bos") a.no_bos = true;
@@ -183,8 +188,8 @@ Args parse_args(int argc, char ** argv) {
     } else {
         if (!a.has_prompt) die(a.mode + " needs -p PROMPT");
     }
-    if (a.mode != "logits" && (a.prefill >= 0 || a.all_logits)) {
-        die("--prefill and --all are for logits mode only");
+    if (a.mode != "logits" && (a.prefill >= 0 || a.all_logits || !a.dump_dir.empty())) {
+        die("--prefill, --all and --dump are for logits mode only");
     }
     if (a.has_tokens && a.mode != "logits" && a.mode != "pieces") {
         die("--tokens is for logits and pieces modes only");
@@ -337,6 +342,37 @@ void load_model(Session & s, const Args & a, bool vocab_only) {
     s.vocab = llama_model_get_vocab(s.model);
 }
 
+// --dump DIR: every tensor the graph computes (the scheduler's eval
+// callback), in order: DIR/NNNN.f32 with its contiguous f32 data, and a line
+// "NNNN.f32 name type ne0 ne1 ne2 ne3" in DIR/index.txt (non-f32 or
+// non-contiguous tensors get a line and no file). bench/forward_trace.cpp
+// writes ember's side.
+struct Dump {
+    std::string dir;
+    FILE * index = nullptr;
+    int counter = 0;
+};
+
+bool dump_cb(struct ggml_tensor * t, bool ask, void * user) {
+    if (ask) return true;  // we want every tensor
+    Dump & d = *(Dump *) user;
+    char file[32];
+    snprintf(file, sizeof(file), "%04d.f32", d.counter++);
+    fprintf(d.index, "%s %s %s %lld %lld %lld %lld\n", file, t->name, ggml_type_name(t->type),
+            (long long) t->ne[0], (long long) t->ne[1], (long long) t->ne[2], (long long) t->ne[3]);
+    if (t->type == GGML_TYPE_F32 && ggml_is_contiguous(t)) {
+        std::vector<float> buf(ggml_nelements(t));
+        ggml_backend_tensor_get(t, buf.data(), 0, ggml_nbytes(t));
+        if (FILE * f = fopen((d.dir + "/" + file).c_str(), "wb")) {
+            fwrite(buf.data(), sizeof(float), buf.size(), f);
+            fclose(f);
+        }
+    }
+    return true;
+}
+
+Dump g_dump;
+
 void make_context(Session & s, const Args & a, int n_prompt, int n_predict) {
     llama_context_params cp = llama_context_default_params();
     cp.n_ctx = (uint32_t) std::max(2048, n_prompt + n_predict + 1);
@@ -349,6 +385,13 @@ void make_context(Session & s, const Args & a, int n_prompt, int n_predict) {
     cp.type_k = a.kv_type;      // default: GGML_TYPE_F16
     cp.type_v = a.kv_type;
     cp.no_perf = true;
+    if (!a.dump_dir.empty()) {
+        g_dump.dir = a.dump_dir;
+        g_dump.index = fopen((a.dump_dir + "/index.txt").c_str(), "w");
+        if (!g_dump.index) die("cannot write " + a.dump_dir + "/index.txt");
+        cp.cb_eval = dump_cb;
+        cp.cb_eval_user_data = &g_dump;
+    }
     s.ctx = llama_init_from_model(s.model, cp);
     if (!s.ctx) die("failed to create llama_context");
 }
@@ -471,6 +514,7 @@ int cmd_logits(const Args & a) {
         if (a.all_logits) append_f32le(bytes, logits, n_vocab);
     }
     if (!a.all_logits) append_f32le(bytes, logits, n_vocab);
+    if (g_dump.index) fclose(g_dump.index);
 
     FILE * f = fopen(a.out.c_str(), "wb");
     if (!f) die("cannot open " + a.out + " for writing");

@@ -7,6 +7,7 @@
 
 #include "ops/activation.h"
 #include "ops/attention.h"
+#include "ops/ggml_numerics.h"
 #include "ops/kernels.h"
 #include "ops/norm.h"
 #include "quant/fp16.h"
@@ -44,6 +45,39 @@ int64_t RowsOf(const TokenPlace& pl) {
 // Floats of attention scratch per thread.
 int64_t ScoresPerThread(const Hparams& hp, const KvCache& kv) {
   return std::max<int64_t>(2 * kv.n_ctx(), AttendBlockScratch(kv.n_ctx(), hp.head_dim));
+}
+
+// Attention with llama.cpp's arithmetic (--numerics ggml): one job per token
+// and query head, in the form llama.cpp's flash attention takes for a batch of
+// n tokens (ops/ggml_numerics.h). Every query's result depends only on its
+// own rows, so jobs may go to any thread.
+void AttentionGgml(const Hparams& hp, KvCache& kv, LlamaScratch& s, int64_t l,
+                   const TokenPlace* places, int64_t n, int n_threads) {
+  const int64_t Q = hp.q_dim(), hd = hp.head_dim;
+  const int64_t group = hp.n_head / hp.n_head_kv;
+  // llama.cpp: 1.0f / sqrtf(float(n_embd_head))
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const int64_t n_work = n * hp.n_head;
+#pragma omp parallel for num_threads(n_threads) schedule(static, 1) if (n_threads > 1)
+  for (int64_t job = 0; job < n_work; ++job) {
+    const int64_t t = job / hp.n_head, h = job % hp.n_head, kvh = h / group;
+    const TokenPlace& pl = places[t];
+    KvSpan spans[3];
+    for (int r = 0; r < pl.n_rows; ++r)
+      spans[r] = kv.SpanF16(l, pl.rows[r].begin, pl.rows[r].n, kvh);
+    const float* q = &s.q[t * Q + h * hd];
+    float* out = &s.att[t * Q + h * hd];
+    const int64_t visible = RowsOf(pl);
+    const int head_dim = static_cast<int>(hd);
+    if (n >= kGgmlTileQ) {
+      GgmlAttendTiled(q, spans, pl.n_rows, kv.row_stride(), head_dim, scale, visible, out);
+    } else if (n == 1 && GgmlKvCells(visible) >= kGgmlSplitKvMin) {
+      GgmlAttendSplit(q, spans, pl.n_rows, kv.row_stride(), head_dim, scale, visible,
+                      GgmlKvCells(visible), n_threads, out);
+    } else {
+      GgmlAttendOneRow(q, spans, pl.n_rows, kv.row_stride(), head_dim, scale, visible, out);
+    }
+  }
 }
 
 // att[t, h] = attention of query head h of token t over the cache rows of its
@@ -164,9 +198,12 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
     RopeCache(&s.rope[t * hp.n_rot], places[t].pos, hp.n_rot, hp.rope_freq_base, hp.rope_freq_scale,
               freq_factors);
   }
-  const RmsNormFn rms_norm = Active().rms_norm;
-  const SwiGluFn swiglu = Active().swiglu;
-  const RopeApplyFn rope_apply = Active().rope_apply;
+  // ggml numerics: llama.cpp's arithmetic for every operation (RMSNorm_ref
+  // is ggml's: the squares summed in double in order).
+  const bool ggml = model.numerics() == Numerics::kGgml;
+  const RmsNormFn rms_norm = ggml ? RmsNorm_ref : Active().rms_norm;
+  const SwiGluFn swiglu = ggml ? GgmlSwiGlu : Active().swiglu;
+  const RopeApplyFn rope_apply = ggml ? GgmlRopeApply : Active().rope_apply;
   // Per-token work (norms, RoPE, SwiGLU) runs on the threads for batches; a
   // single decode token is not worth waking them.
   const bool batch_parallel = n > 1 && n_threads > 1;
@@ -179,6 +216,7 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
     for (int64_t t = 0; t < n; ++t) {
       rms_norm(&s.x[t * E], L.attn_norm.data(), &s.xn[t * E], E, hp.rms_eps);
     }
+    if (s.trace) s.trace("attn_norm", l, s.xn.data(), n, E);
     {
       const WeightView* ws[3] = {&L.wq, &L.wk, &L.wv};
       float* ys[3] = {s.q.data(), s.k.data(), s.v.data()};
@@ -196,26 +234,48 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
       }
       kv.Store(l, places[t].slot, &s.k[t * KV], &s.v[t * KV]);
     }
-    Attention(hp, kv, s, l, places, n, chain, n_threads);
+    if (s.trace) {
+      s.trace("Qcur", l, s.q.data(), n, Q);
+      s.trace("Kcur", l, s.k.data(), n, KV);
+      s.trace("Vcur", l, s.v.data(), n, KV);
+    }
+    if (ggml) {
+      AttentionGgml(hp, kv, s, l, places, n, n_threads);
+    } else {
+      Attention(hp, kv, s, l, places, n, chain, n_threads);
+    }
     // xn is free: Q, K and V have read it. Projections land there (saves a buffer).
     MatMul(L.wo, s.att.data(), n, s.xn.data(), E, n_threads, &s.mm);
+    if (s.trace) {
+      s.trace("kqv_out", l, s.att.data(), n, Q);
+      s.trace("attn_out", l, s.xn.data(), n, E);
+    }
     for (int64_t i = 0; i < n * E; ++i) s.x[i] += s.xn[i];
+    if (s.trace) s.trace("ffn_inp", l, s.x.data(), n, E);
 
       // Feed-forward block (SwiGLU).
 #pragma omp parallel for num_threads(n_threads) schedule(static) if (batch_parallel)
     for (int64_t t = 0; t < n; ++t) {
       rms_norm(&s.x[t * E], L.ffn_norm.data(), &s.xn[t * E], E, hp.rms_eps);
     }
+    if (s.trace) s.trace("ffn_norm", l, s.xn.data(), n, E);
     {
       const WeightView* ws[2] = {&L.w_gate, &L.w_up};
       float* ys[2] = {s.gate.data(), s.up.data()};
       const int64_t ldys[2] = {F, F};
       MatMulShared(ws, ys, ldys, 2, s.xn.data(), n, n_threads, &s.mm);
     }
+    if (s.trace) {
+      s.trace("ffn_gate", l, s.gate.data(), n, F);
+      s.trace("ffn_up", l, s.up.data(), n, F);
+    }
 #pragma omp parallel for num_threads(n_threads) schedule(static) if (batch_parallel)
     for (int64_t t = 0; t < n; ++t) swiglu(&s.gate[t * F], &s.up[t * F], F);
+    if (s.trace) s.trace("ffn_swiglu", l, s.gate.data(), n, F);
     MatMul(L.w_down, s.gate.data(), n, s.xn.data(), E, n_threads, &s.mm);  // gate, up read xn
+    if (s.trace) s.trace("ffn_out", l, s.xn.data(), n, E);
     for (int64_t i = 0; i < n * E; ++i) s.x[i] += s.xn[i];
+    if (s.trace) s.trace("l_out", l, s.x.data(), n, E);
   }
 
   if (which == LogitsFor::kLast) {
