@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "ops/ggml_numerics.h"
+#include "ops/kernels.h"
 #include "quant/fp16.h"
 
 namespace ember {
@@ -68,7 +69,7 @@ void GgmlQuantizeRowQ8_1(const float* x, BlockQ8_1* y, int64_t n) {
   }
 }
 
-float GgmlVecDotQ4_1Q8_1(int64_t n, const void* w, const void* a) {
+float GgmlVecDotQ4_1Q8_1_ref(int64_t n, const void* w, const void* a) {
   const auto* x = static_cast<const BlockQ4_1*>(w);
   const auto* y = static_cast<const BlockQ8_1*>(a);
   float acc[8] = {};
@@ -86,7 +87,7 @@ float GgmlVecDotQ4_1Q8_1(int64_t n, const void* w, const void* a) {
   return HsumFloat8(acc) + summs;
 }
 
-float GgmlVecDotQ8_0Q8_0(int64_t n, const void* w, const void* a) {
+float GgmlVecDotQ8_0Q8_0_ref(int64_t n, const void* w, const void* a) {
   const auto* x = static_cast<const BlockQ8_0*>(w);
   const auto* y = static_cast<const BlockQ8_0*>(a);
   float acc[8] = {};
@@ -102,8 +103,8 @@ float GgmlVecDotQ8_0Q8_0(int64_t n, const void* w, const void* a) {
 }
 
 const GgmlVecDotPair* FindGgmlVecDot(GgmlType weight_type) {
-  static const GgmlVecDotPair kQ4_1{GgmlType::kQ8_1, QuantizeQ8_1, GgmlVecDotQ4_1Q8_1};
-  static const GgmlVecDotPair kQ8_0{GgmlType::kQ8_0, QuantizeQ8_0, GgmlVecDotQ8_0Q8_0};
+  static const GgmlVecDotPair kQ4_1{GgmlType::kQ8_1, QuantizeQ8_1, Active().ggml_dot_q4_1};
+  static const GgmlVecDotPair kQ8_0{GgmlType::kQ8_0, QuantizeQ8_0, Active().ggml_dot_q8_0};
   switch (weight_type) {
     case GgmlType::kQ4_1:
       return &kQ4_1;

@@ -15,8 +15,8 @@
 // default on CPU) are reproduced; scripts/validate.sh checks the result
 // against the peer.
 //
-// Every function here is the specification of itself: there are no SIMD
-// variants, and the tests check the properties each one must have.
+// The scalar functions are the specification; the dot products also have
+// AVX2 variants (ops/ggml_numerics_avx2.cpp) that the tests hold to their bits.
 #pragma once
 
 #include <cstddef>
@@ -43,13 +43,16 @@ void GgmlQuantizeRowQ8_1(const float* x, BlockQ8_1* y, int64_t n);
 // then the lanes summed in hsum order ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)).
 // Q4_1 adds the blocks' m * s in a separate float sum (fused multiply-adds)
 // at the end.
-float GgmlVecDotQ4_1Q8_1(int64_t n, const void* w, const void* a);
-float GgmlVecDotQ8_0Q8_0(int64_t n, const void* w, const void* a);
+float GgmlVecDotQ4_1Q8_1_ref(int64_t n, const void* w, const void* a);
+float GgmlVecDotQ8_0Q8_0_ref(int64_t n, const void* w, const void* a);
+// x86-64 builds: the same with AVX2 and FMA, bit for bit.
+float GgmlVecDotQ4_1Q8_1_avx2(int64_t n, const void* w, const void* a);
+float GgmlVecDotQ8_0Q8_0_avx2(int64_t n, const void* w, const void* a);
 
-// The pair for a weight type, with ggml's activation quantizer; nullptr for
-// types whose llama.cpp path is not reproduced (Q4_0 is repacked by llama.cpp
-// on AVX2 machines into its own interleaved layouts, F16/F32 go through other
-// kernels).
+// The pair for a weight type, with ggml's activation quantizer and the active
+// kernel table's dot product (ops/kernels.h); nullptr for types whose llama.cpp
+// path is not reproduced (Q4_0 is repacked by llama.cpp on AVX2 machines into
+// its own interleaved layouts, F16/F32 go through other kernels).
 struct GgmlVecDotPair {
   GgmlType activation_type;
   void (*quantize)(const float* x, void* y, int64_t n);

@@ -16,8 +16,12 @@ Kernels KernelsFor(Isa isa) {
   k.rms_norm = RmsNorm_ref;
   k.rope_apply = RopeApply_ref;
   k.geglu = GeGlu_ref;
+  k.ggml_dot_q4_1 = GgmlVecDotQ4_1Q8_1_ref;
+  k.ggml_dot_q8_0 = GgmlVecDotQ8_0Q8_0_ref;
 #if defined(__x86_64__)
   if (isa != Isa::kRef) {  // AVX2 is in every x86 level above ref
+    k.ggml_dot_q4_1 = GgmlVecDotQ4_1Q8_1_avx2;
+    k.ggml_dot_q8_0 = GgmlVecDotQ8_0Q8_0_avx2;
     k.attend_head = AttendHead_avx2;
     k.attend_head_q8 = AttendHeadQ8_avx2;
     k.attend_head_f32 = AttendHeadF32_avx2;

@@ -4,6 +4,7 @@
 
 #include "ops/activation.h"
 #include "ops/attention.h"
+#include "ops/ggml_numerics.h"
 #include "ops/norm.h"
 #include "ops/qgemm.h"
 #include "ops/rope.h"
@@ -25,6 +26,8 @@ struct Kernels {
   RmsNormFn rms_norm = nullptr;
   RopeApplyFn rope_apply = nullptr;  // every variant gives RopeApply_ref's bits
   GeGluFn geglu = nullptr;           // for Gemma-style feed-forwards; no model uses it yet
+  VecDotFn ggml_dot_q4_1 = nullptr;  // --numerics ggml (ops/ggml_numerics.h)
+  VecDotFn ggml_dot_q8_0 = nullptr;
 };
 
 // The table for `isa`: the best variant of each family at or below that level

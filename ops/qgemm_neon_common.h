@@ -35,7 +35,8 @@ inline void StoreRows4(float* y, float32x4_t v, int64_t row0, int64_t n_rows) {
 template <bool kInt8>
 inline void LoadQuadWeights(const uint8_t* gp, int q, int8x16_t wq[8]) {
   if (kInt8) {
-    for (int s = 0; s < 8; ++s) wq[s] = vld1q_s8(reinterpret_cast<const int8_t*>(gp + 64 * s + 16 * q));
+    for (int s = 0; s < 8; ++s)
+      wq[s] = vld1q_s8(reinterpret_cast<const int8_t*>(gp + 64 * s + 16 * q));
   } else {
     for (int s = 0; s < 4; ++s) {
       const uint8x16_t v = vld1q_u8(gp + 64 * s + 16 * q);

@@ -81,13 +81,20 @@ const VecDotPair* FindVecDot(GgmlType weight_type) {
   static const VecDotPair kBf16{GgmlType::kBF16, VecDotBf16Bf16_ref};
   static const VecDotPair kF32{GgmlType::kF32, VecDotF32F32_ref};
   switch (weight_type) {
-    case GgmlType::kQ4_0: return &kQ4_0;
-    case GgmlType::kQ4_1: return &kQ4_1;
-    case GgmlType::kQ8_0: return &kQ8_0;
-    case GgmlType::kF16: return &kF16;
-    case GgmlType::kBF16: return &kBf16;
-    case GgmlType::kF32: return &kF32;
-    default: return nullptr;
+    case GgmlType::kQ4_0:
+      return &kQ4_0;
+    case GgmlType::kQ4_1:
+      return &kQ4_1;
+    case GgmlType::kQ8_0:
+      return &kQ8_0;
+    case GgmlType::kF16:
+      return &kF16;
+    case GgmlType::kBF16:
+      return &kBf16;
+    case GgmlType::kF32:
+      return &kF32;
+    default:
+      return nullptr;
   }
 }
 
