@@ -223,8 +223,8 @@ typedef struct ember_session_params {
   int32_t n_ctx;           /* 0: min(training context, 4096) */
   int32_t n_threads;       /* decode threads; 0: auto (ember_thread_plan) */
   int32_t n_threads_batch; /* prefill threads; 0: n_threads if set, else auto */
-  int32_t n_batch;         /* prompt tokens per forward chunk; 0: 256 (512 with
-                            * EMBER_NUMERICS_GGML, llama.cpp's n_ubatch) */
+  int32_t n_batch;         /* prompt tokens per forward chunk; 0 (the default): 256,
+                            * or 512 with EMBER_NUMERICS_GGML (llama.cpp's n_ubatch) */
   ember_kv_type kv_type;   /* default EMBER_KV_F16 */
   /* When the context is full: true (default) drops the oldest half of the
    * tokens after the first n_keep, re-rotates the surviving keys and goes on;

@@ -351,7 +351,7 @@ ember_session_params ember_session_default_params(void) {
   p.n_ctx = 0;
   p.n_threads = 0;
   p.n_threads_batch = 0;
-  p.n_batch = static_cast<int32_t>(ember::SessionParams{}.n_batch);
+  p.n_batch = 0;  // the model's default: 256, or llama.cpp's 512 with ggml numerics
   p.kv_type = EMBER_KV_F16;
   p.context_shift = true;
   p.n_keep = static_cast<int32_t>(ember::kDefaultKeep);
