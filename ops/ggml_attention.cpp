@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ops/ggml_numerics.h"
+#include "ops/kernels.h"
 #include "quant/fp16.h"
 
 namespace ember {
@@ -47,10 +48,48 @@ float ReduceAdd16(const float v[16]) {
   return c0 + c1;
 }
 
-// ggml_vec_dot_f16 (AVX-512F): four accumulators of 16 lanes over steps of 64
-// elements, combined (0+2) + (1+3), reduced, widened to double; the n % 64
-// tail added in double.
-float DotF16(const uint16_t* x, const uint16_t* y, int n) {
+// The one-row loop over cells [begin, end): running max M, sum S and the f16
+// accumulator vkq16 (all of which the caller initialises), with the kernel
+// table's f16 primitives.
+void OneRowLoop(const uint16_t* q16, const Rows& rows, int64_t begin, int64_t end, int head_dim,
+                float scale, float* M, float* S, uint16_t* vkq16) {
+  const Kernels& k = Active();
+  for (int64_t j = begin; j < end; ++j) {
+    const RowRef r = rows.At(j);
+    const float s = k.ggml_dot_f16(r.k, q16, head_dim) * scale + 0.0f;  // + the mask's 0
+    const float m_old = *M;
+    float ms = 1.0f, vs = 1.0f;
+    if (s > *M) {
+      *M = s;
+      ms = std::exp(m_old - *M);
+      k.ggml_scale_f16(vkq16, ms, head_dim);
+    } else {
+      vs = std::exp(s - *M);
+    }
+    k.ggml_mad_f16(vkq16, r.v, vs, head_dim);
+    *S = std::fma(*S, ms, vs);
+  }
+}
+
+void ScaleOut(float* out, int head_dim, float S) {
+  const float s_inv = S == 0.0f ? 0.0f : 1.0f / S;
+  for (int d = 0; d < head_dim; ++d) out[d] *= s_inv;
+}
+
+// ggml_vec_soft_max_f32 on one tile row (n a multiple of 16): y = exp(x - max)
+// per 16 lanes, the sum of each register reduced and added in double.
+double SoftMaxTile(float* x, int n, float max) {
+  double sum = 0.0;
+  for (int i = 0; i < n; i += 16) {
+    for (int l = 0; l < 16; ++l) x[i + l] = GgmlExpAvx512(x[i + l] - max);
+    sum += static_cast<double>(ReduceAdd16(x + i));
+  }
+  return sum;
+}
+
+}  // namespace
+
+float GgmlDotF16_ref(const uint16_t* x, const uint16_t* y, int n) {
   const int np = n & ~63;
   float sum[4][16] = {};
   for (int i = 0; i < np; i += 64) {
@@ -73,46 +112,22 @@ float DotF16(const uint16_t* x, const uint16_t* y, int n) {
   return static_cast<float>(sumf);
 }
 
-// The one-row loop over cells [begin, end) ∩ [0, n_visible): running max M,
-// sum S and the f16 accumulator vkq16 (all of which the caller initialises).
-void OneRowLoop(const uint16_t* q16, const Rows& rows, int64_t begin, int64_t end, int head_dim,
-                float scale, float* M, float* S, uint16_t* vkq16) {
-  for (int64_t j = begin; j < end; ++j) {
-    const RowRef r = rows.At(j);
-    const float s = DotF16(r.k, q16, head_dim) * scale + 0.0f;  // + the mask's 0
-    const float m_old = *M;
-    float ms = 1.0f, vs = 1.0f;
-    if (s > *M) {
-      *M = s;
-      ms = std::exp(m_old - *M);
-      for (int d = 0; d < head_dim; ++d) vkq16[d] = Fp32ToFp16(Fp16ToFp32(vkq16[d]) * ms);
-    } else {
-      vs = std::exp(s - *M);
-    }
-    for (int d = 0; d < head_dim; ++d) {
-      vkq16[d] = Fp32ToFp16(std::fma(Fp16ToFp32(r.v[d]), vs, Fp16ToFp32(vkq16[d])));
-    }
-    *S = std::fma(*S, ms, vs);
+void GgmlScaleF16_ref(uint16_t* y, float v, int n) {
+  for (int i = 0; i < n; ++i) y[i] = Fp32ToFp16(Fp16ToFp32(y[i]) * v);
+}
+
+void GgmlMadF16_ref(uint16_t* y, const uint16_t* x, float v, int n) {
+  // The vector loop and ggml's scalar tail (contracted by GCC) are both fused.
+  for (int i = 0; i < n; ++i) y[i] = Fp32ToFp16(std::fma(Fp16ToFp32(x[i]), v, Fp16ToFp32(y[i])));
+}
+
+void GgmlAttendTiledBlock_ref(const float* const* q, const int64_t* n_visible, int n_q,
+                              const KvSpan* spans, int n_spans, size_t stride, int head_dim,
+                              float scale, float* /*scratch*/, float* const* out) {
+  for (int m = 0; m < n_q; ++m) {
+    GgmlAttendTiled(q[m], spans, n_spans, stride, head_dim, scale, n_visible[m], out[m]);
   }
 }
-
-void ScaleOut(float* out, int head_dim, float S) {
-  const float s_inv = S == 0.0f ? 0.0f : 1.0f / S;
-  for (int d = 0; d < head_dim; ++d) out[d] *= s_inv;
-}
-
-// ggml_vec_soft_max_f32 on one tile row (n a multiple of 16): y = exp(x - max)
-// per 16 lanes, the sum of each register reduced and added in double.
-double SoftMaxTile(float* x, int n, float max) {
-  double sum = 0.0;
-  for (int i = 0; i < n; i += 16) {
-    for (int l = 0; l < 16; ++l) x[i + l] = GgmlExpAvx512(x[i + l] - max);
-    sum += static_cast<double>(ReduceAdd16(x + i));
-  }
-  return sum;
-}
-
-}  // namespace
 
 void GgmlAttendOneRow(const float* q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
                       float scale, int64_t n_visible, float* out) {

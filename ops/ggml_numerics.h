@@ -98,6 +98,41 @@ constexpr int kGgmlTileKv = 64;
 void GgmlAttendTiled(const float* q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
                      float scale, int64_t n_visible, float* out);
 
+// The primitives of the one-row form, as ggml's vec.h has them for f16
+// (AVX-512F build): a dot product of two f16 rows (four 16-lane accumulators
+// over steps of 64, combined (0 + 2) + (1 + 3), reduced as GCC expands
+// _mm512_reduce_add_ps, widened to double, the n % 64 tail added in double);
+// y = f16(y * v); y = f16(fma(x, v, y)). The attention forms take them from the
+// kernel table (ops/kernels.h); the variants give _ref's bits.
+float GgmlDotF16_ref(const uint16_t* x, const uint16_t* y, int n);
+void GgmlScaleF16_ref(uint16_t* y, float v, int n);
+void GgmlMadF16_ref(uint16_t* y, const uint16_t* x, float v, int n);
+// x86-64 builds, AVX-512 (F, BW, VL): the same bits.
+float GgmlDotF16_avx512(const uint16_t* x, const uint16_t* y, int n);
+void GgmlScaleF16_avx512(uint16_t* y, float v, int n);
+void GgmlMadF16_avx512(uint16_t* y, const uint16_t* x, float v, int n);
+
+// GgmlAttendTiled for n_q queries of one KV head at once (tokens x the heads of
+// a GQA group in a batch of kGgmlTileQ or more tokens), query m seeing the
+// first n_visible[m] rows of `spans`: each tile's keys and values are converted
+// once for all of them, as llama.cpp converts them once per tile of queries.
+// Every query's result is GgmlAttendTiled's, bit for bit. scratch:
+// GgmlTiledScratch(head_dim, n_q) floats.
+inline int64_t GgmlTiledScratch(int head_dim, int n_q) {
+  return 2 * int64_t{kGgmlTileKv} * head_dim + kGgmlTileKv + 2 * int64_t{n_q};
+}
+using GgmlAttendTiledBlockFn = void (*)(const float* const* q, const int64_t* n_visible, int n_q,
+                                        const KvSpan* spans, int n_spans, size_t stride,
+                                        int head_dim, float scale, float* scratch,
+                                        float* const* out);
+void GgmlAttendTiledBlock_ref(const float* const* q, const int64_t* n_visible, int n_q,
+                              const KvSpan* spans, int n_spans, size_t stride, int head_dim,
+                              float scale, float* scratch, float* const* out);
+// x86-64 builds, AVX-512 (F, BW, VL, DQ): the same bits.
+void GgmlAttendTiledBlock_avx512(const float* const* q, const int64_t* n_visible, int n_q,
+                                 const KvSpan* spans, int n_spans, size_t stride, int head_dim,
+                                 float scale, float* scratch, float* const* out);
+
 // A single-token batch whose KV view (n_kv cells, llama.cpp's padded count,
 // see GgmlKvCells) reaches kGgmlSplitKvMin: the cells are split into
 // n_threads chunks of ceil(n_kv / n_threads), each chunk's one-row result is

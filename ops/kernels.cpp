@@ -18,6 +18,10 @@ Kernels KernelsFor(Isa isa) {
   k.geglu = GeGlu_ref;
   k.ggml_dot_q4_1 = GgmlVecDotQ4_1Q8_1_ref;
   k.ggml_dot_q8_0 = GgmlVecDotQ8_0Q8_0_ref;
+  k.ggml_dot_f16 = GgmlDotF16_ref;
+  k.ggml_scale_f16 = GgmlScaleF16_ref;
+  k.ggml_mad_f16 = GgmlMadF16_ref;
+  k.ggml_attend_tiled_block = GgmlAttendTiledBlock_ref;
 #if defined(__x86_64__)
   if (isa != Isa::kRef) {  // AVX2 is in every x86 level above ref
     k.ggml_dot_q4_1 = GgmlVecDotQ4_1Q8_1_avx2;
@@ -32,7 +36,13 @@ Kernels KernelsFor(Isa isa) {
     k.rope_apply = RopeApply_avx2;
     k.geglu = GeGlu_avx2;
   }
-  if (isa == Isa::kAvx512 || isa == Isa::kAvx512Vnni) k.attend_block = AttendBlock_avx512;
+  if (isa == Isa::kAvx512 || isa == Isa::kAvx512Vnni) {
+    k.attend_block = AttendBlock_avx512;
+    k.ggml_dot_f16 = GgmlDotF16_avx512;
+    k.ggml_scale_f16 = GgmlScaleF16_avx512;
+    k.ggml_mad_f16 = GgmlMadF16_avx512;
+    k.ggml_attend_tiled_block = GgmlAttendTiledBlock_avx512;
+  }
   if (isa == Isa::kAvx2 || isa == Isa::kAvx512) {
     // Plain AVX-512 (without VNNI) uses the AVX2 kernels: same layout, and
     // without dpbusd the 512-bit maddubs path gains little over it.

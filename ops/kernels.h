@@ -26,8 +26,13 @@ struct Kernels {
   RmsNormFn rms_norm = nullptr;
   RopeApplyFn rope_apply = nullptr;  // every variant gives RopeApply_ref's bits
   GeGluFn geglu = nullptr;           // for Gemma-style feed-forwards; no model uses it yet
-  VecDotFn ggml_dot_q4_1 = nullptr;  // --numerics ggml (ops/ggml_numerics.h)
+  // --numerics ggml (ops/ggml_numerics.h)
+  VecDotFn ggml_dot_q4_1 = nullptr;
   VecDotFn ggml_dot_q8_0 = nullptr;
+  float (*ggml_dot_f16)(const uint16_t* x, const uint16_t* y, int n) = nullptr;
+  void (*ggml_scale_f16)(uint16_t* y, float v, int n) = nullptr;
+  void (*ggml_mad_f16)(uint16_t* y, const uint16_t* x, float v, int n) = nullptr;
+  GgmlAttendTiledBlockFn ggml_attend_tiled_block = nullptr;
 };
 
 // The table for `isa`: the best variant of each family at or below that level

@@ -47,16 +47,52 @@ int64_t ScoresPerThread(const Hparams& hp, const KvCache& kv) {
   return std::max<int64_t>(2 * kv.n_ctx(), AttendBlockScratch(kv.n_ctx(), hp.head_dim));
 }
 
-// Attention with llama.cpp's arithmetic (--numerics ggml): one job per token
-// and query head, in the form llama.cpp's flash attention takes for a batch of
-// n tokens (ops/ggml_numerics.h). Every query's result depends only on its
-// own rows, so jobs may go to any thread.
+// Attention with llama.cpp's arithmetic (--numerics ggml), in the form
+// llama.cpp's flash attention takes for a batch of n tokens
+// (ops/ggml_numerics.h). Every query's result depends only on its own rows, so
+// queries may be grouped and go to any thread: a prompt chunk of a sequence
+// (chain) goes through the tiled form in blocks of tokens x the heads of a GQA
+// group, which convert each tile of keys and values once; anything else one
+// query per job.
 void AttentionGgml(const Hparams& hp, KvCache& kv, LlamaScratch& s, int64_t l,
-                   const TokenPlace* places, int64_t n, int n_threads) {
+                   const TokenPlace* places, int64_t n, bool chain, int n_threads) {
   const int64_t Q = hp.q_dim(), hd = hp.head_dim;
   const int64_t group = hp.n_head / hp.n_head_kv;
+  const int head_dim = static_cast<int>(hd);
   // llama.cpp: 1.0f / sqrtf(float(n_embd_head))
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  if (n >= kGgmlTileQ && chain) {
+    constexpr int64_t kTokens = 32;  // per job
+    const GgmlAttendTiledBlockFn block = Active().ggml_attend_tiled_block;
+    const int64_t n_blocks = (n + kTokens - 1) / kTokens;
+    const int64_t n_work = n_blocks * hp.n_head_kv;
+#pragma omp parallel for num_threads(n_threads) schedule(static, 1) if (n_threads > 1)
+    for (int64_t job = 0; job < n_work; ++job) {
+      const int64_t t0 = job / hp.n_head_kv * kTokens, kvh = job % hp.n_head_kv;
+      const int64_t t1 = std::min(n, t0 + kTokens);
+      std::vector<const float*> qs;
+      std::vector<float*> outs;
+      std::vector<int64_t> visible;
+      for (int64_t t = t0; t < t1; ++t) {
+        for (int64_t h = kvh * group; h < (kvh + 1) * group; ++h) {
+          qs.push_back(&s.q[t * Q + h * hd]);
+          outs.push_back(&s.att[t * Q + h * hd]);
+          visible.push_back(RowsOf(places[t]));
+        }
+      }
+      const TokenPlace& last = places[t1 - 1];  // its rows hold every earlier token's
+      KvSpan spans[3];
+      for (int r = 0; r < last.n_rows; ++r) {
+        spans[r] = kv.SpanF16(l, last.rows[r].begin, last.rows[r].n, kvh);
+      }
+      const int n_q = static_cast<int>(qs.size());
+      thread_local std::vector<float> scratch;
+      scratch.resize(static_cast<size_t>(GgmlTiledScratch(head_dim, n_q)));
+      block(qs.data(), visible.data(), n_q, spans, last.n_rows, kv.row_stride(), head_dim, scale,
+            scratch.data(), outs.data());
+    }
+    return;
+  }
   const int64_t n_work = n * hp.n_head;
 #pragma omp parallel for num_threads(n_threads) schedule(static, 1) if (n_threads > 1)
   for (int64_t job = 0; job < n_work; ++job) {
@@ -68,7 +104,6 @@ void AttentionGgml(const Hparams& hp, KvCache& kv, LlamaScratch& s, int64_t l,
     const float* q = &s.q[t * Q + h * hd];
     float* out = &s.att[t * Q + h * hd];
     const int64_t visible = RowsOf(pl);
-    const int head_dim = static_cast<int>(hd);
     if (n >= kGgmlTileQ) {
       GgmlAttendTiled(q, spans, pl.n_rows, kv.row_stride(), head_dim, scale, visible, out);
     } else if (n == 1 && GgmlKvCells(visible) >= kGgmlSplitKvMin) {
@@ -240,7 +275,7 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
       s.trace("Vcur", l, s.v.data(), n, KV);
     }
     if (ggml) {
-      AttentionGgml(hp, kv, s, l, places, n, n_threads);
+      AttentionGgml(hp, kv, s, l, places, n, chain, n_threads);
     } else {
       Attention(hp, kv, s, l, places, n, chain, n_threads);
     }

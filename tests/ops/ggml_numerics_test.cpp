@@ -302,3 +302,71 @@ TEST_CASE("ggml numerics: the three attention forms compute attention", "[ggml_n
   CHECK(GgmlKvCells(257) == 512);
   CHECK(GgmlKvCells(1000) == 1024);
 }
+
+TEST_CASE("ggml numerics: every variant of the f16 primitives gives _ref's bits",
+          "[ggml_numerics]") {
+  std::mt19937 rng(17);
+  std::normal_distribution<float> d(0.0f, 2.0f);
+  const Kernels ref = KernelsFor(Isa::kRef);
+  for (Isa isa : HostIsas()) {
+    const Kernels k = KernelsFor(isa);
+    for (int n : {1, 15, 16, 63, 64, 80, 100, 128, 200}) {
+      std::vector<uint16_t> x(static_cast<size_t>(n)), y(x.size());
+      for (size_t i = 0; i < x.size(); ++i) {
+        x[i] = Fp32ToFp16(d(rng));
+        y[i] = Fp32ToFp16(d(rng));
+      }
+      INFO(IsaName(isa) << " n=" << n);
+      CHECK(Bits(k.ggml_dot_f16(x.data(), y.data(), n)) ==
+            Bits(ref.ggml_dot_f16(x.data(), y.data(), n)));
+      for (float v : {0.0f, 0.3333333f, 1.0f, 7.1f}) {
+        std::vector<uint16_t> a = y, b = y;
+        k.ggml_scale_f16(a.data(), v, n);
+        ref.ggml_scale_f16(b.data(), v, n);
+        CHECK(a == b);
+        a = y;
+        b = y;
+        k.ggml_mad_f16(a.data(), x.data(), v, n);
+        ref.ggml_mad_f16(b.data(), x.data(), v, n);
+        CHECK(a == b);
+      }
+    }
+  }
+}
+
+TEST_CASE("ggml numerics: every variant of the tiled block gives each query GgmlAttendTiled's bits",
+          "[ggml_numerics]") {
+  std::mt19937 rng(19);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  for (Isa isa : HostIsas()) {
+    const Kernels k = KernelsFor(isa);
+    for (int head_dim : {64, 80, 128}) {
+      const Cache c = RandomCache(300, head_dim, rng);
+      // Three spans, boundaries inside tiles.
+      const KvSpan spans[3] = {c.Span(0, 37), c.Span(37, 100), c.Span(137, 163)};
+      // Queries of consecutive tokens, each seeing its prefix, two heads each.
+      const int n_q = 12;
+      std::vector<std::vector<float>> q(n_q, std::vector<float>(static_cast<size_t>(head_dim)));
+      std::vector<const float*> qs;
+      std::vector<int64_t> visible;
+      for (int m = 0; m < n_q; ++m) {
+        for (float& v : q[m]) v = d(rng);
+        qs.push_back(q[m].data());
+        visible.push_back(m < 6 ? 1 + 11 * m : 300 - 5 * (n_q - 1 - m));
+      }
+      std::vector<std::vector<float>> got(n_q, std::vector<float>(q[0].size()));
+      std::vector<float*> outs;
+      for (auto& o : got) outs.push_back(o.data());
+      std::vector<float> scratch(static_cast<size_t>(GgmlTiledScratch(head_dim, n_q)));
+      const float scale = 0.125f;
+      k.ggml_attend_tiled_block(qs.data(), visible.data(), n_q, spans, 3, head_dim, head_dim, scale,
+                                scratch.data(), outs.data());
+      for (int m = 0; m < n_q; ++m) {
+        std::vector<float> want(q[0].size());
+        GgmlAttendTiled(qs[m], spans, 3, head_dim, head_dim, scale, visible[m], want.data());
+        INFO(IsaName(isa) << " head_dim " << head_dim << " query " << m << " sees " << visible[m]);
+        CHECK(std::memcmp(got[m].data(), want.data(), want.size() * sizeof(float)) == 0);
+      }
+    }
+  }
+}
