@@ -1,6 +1,7 @@
 // AVX-512 variants of the ggml-numerics attention (ops/ggml_numerics.h): the
 // instructions llama.cpp's AVX-512 build runs, so the bits of the _ref
 // versions (tested).
+#if defined(__x86_64__)
 #include <immintrin.h>
 
 #include <algorithm>
@@ -186,3 +187,4 @@ void GgmlAttendTiledBlock_avx512(const float* const* q, const int64_t* n_visible
 }
 
 }  // namespace ember
+#endif  // __x86_64__

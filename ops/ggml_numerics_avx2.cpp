@@ -1,6 +1,7 @@
 // AVX2 + FMA variants of the ggml-numerics dot products (ops/ggml_numerics.h):
 // the same lanes, the same fused multiply-adds and the same final sum as the
 // _ref versions, so the same bits (tested), about twenty times faster.
+#if defined(__x86_64__)
 #include <immintrin.h>
 
 #include "ops/ggml_numerics.h"
@@ -62,3 +63,4 @@ float GgmlVecDotQ8_0Q8_0_avx2(int64_t n, const void* w, const void* a) {
 }
 
 }  // namespace ember
+#endif  // __x86_64__
