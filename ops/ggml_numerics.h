@@ -48,6 +48,9 @@ float GgmlVecDotQ8_0Q8_0_ref(int64_t n, const void* w, const void* a);
 // x86-64 builds: the same with AVX2 and FMA, bit for bit.
 float GgmlVecDotQ4_1Q8_1_avx2(int64_t n, const void* w, const void* a);
 float GgmlVecDotQ8_0Q8_0_avx2(int64_t n, const void* w, const void* a);
+// ... and with AVX-512 VNNI (vpdpbusd on 256-bit vectors).
+float GgmlVecDotQ4_1Q8_1_avx512vnni(int64_t n, const void* w, const void* a);
+float GgmlVecDotQ8_0Q8_0_avx512vnni(int64_t n, const void* w, const void* a);
 
 // The pair for a weight type, with ggml's activation quantizer and the active
 // kernel table's dot product (ops/kernels.h); nullptr for types whose llama.cpp

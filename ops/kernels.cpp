@@ -51,6 +51,8 @@ Kernels KernelsFor(Isa isa) {
   } else if (isa == Isa::kAvx512Vnni) {
     k.qgemm_q4x16 = QGemmQ4x16_avx512vnni;
     k.qgemm_q8x16 = QGemmQ8x16_avx512vnni;
+    k.ggml_dot_q4_1 = GgmlVecDotQ4_1Q8_1_avx512vnni;
+    k.ggml_dot_q8_0 = GgmlVecDotQ8_0Q8_0_avx512vnni;
   }
 #elif defined(__aarch64__) || (defined(__arm__) && defined(__ARM_NEON))
   if (isa == Isa::kNeon) {
