@@ -85,7 +85,7 @@ typedef enum ember_numerics {
    * models with Q4_1 and Q8_0 weights, an f16 KV cache and llama.cpp's
    * defaults (flash attention, n_ubatch 512: use n_batch 512, the default in
    * this mode, and its thread count). Weights stay as stored in the file;
-   * several times slower than EMBER_NUMERICS_EMBER. Other weight types are
+   * slower than EMBER_NUMERICS_EMBER (docs/API.md). Other weight types are
    * refused at load; q8 and f32 KV caches at session creation. */
   EMBER_NUMERICS_GGML = 1
 } ember_numerics;
