@@ -86,6 +86,13 @@ TEST_CASE("c_api args: models", "[c_api][args]") {
        EMBER_ERR_IO, "/nonexistent.gguf"},
       {"load: not a GGUF", [&] { return ember_model_load(junk.c_str(), nullptr, &out); },
        EMBER_ERR_BAD_FORMAT, "junk.gguf"},
+      {"load: numerics not an ember_numerics",
+       [&] {
+         ember_model_params mp = ember_model_default_params();
+         mp.numerics = 7;
+         return ember_model_load(ember::test::DefaultTinyModel().c_str(), &mp, &out);
+       },
+       EMBER_ERR_INVALID_ARGUMENT, "numerics 7"},
       {"get_info: NULL model", [&] { return ember_model_get_info(nullptr, &info); },
        EMBER_ERR_INVALID_ARGUMENT, "NULL"},
       {"get_info: NULL out", [&] { return ember_model_get_info(f.model, nullptr); },

@@ -36,6 +36,14 @@ TEST_CASE("cli: bad input gives one clear error line", "[cli][bad-input]") {
   SECTION("missing file") {
     RequireCleanError(Ember("run -m /nonexistent.gguf -p hi"), "cannot open '/nonexistent.gguf'");
   }
+  SECTION("--numerics names no numerics") {
+    RequireCleanError(Ember("run -m " + tiny + " -p hi --numerics fast"),
+                      "--numerics: expected ember or ggml, got 'fast'");
+  }
+  SECTION("--numerics ggml with an int8 KV cache") {
+    RequireCleanError(Ember("run -m " + tiny + " -p hi -n 2 --numerics ggml --kv-type q8"),
+                      "kv type q8 is not supported with it");
+  }
   SECTION("not a GGUF") {
     std::string p = WriteBytes("text.gguf", "hello, this is not a model\n");
     RequireCleanError(Ember("run -m " + p + " -p hi"), "not a GGUF file");
