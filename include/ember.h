@@ -82,7 +82,7 @@ typedef enum ember_numerics {
   /* llama.cpp's CPU arithmetic, reproduced operation by operation: the same
    * logits, bit for bit, and so the same greedy tokens as llama.cpp built
    * natively for an x86-64 CPU with AVX-512 (0c1e57098), for llama-family
-   * models with Q4_1 and Q8_0 weights, an f16 KV cache and llama.cpp's
+   * models with Q4_0, Q4_1 and Q8_0 weights, an f16 KV cache and llama.cpp's
    * defaults (flash attention, n_ubatch 512: use n_batch 512, the default in
    * this mode, and its thread count). Weights stay as stored in the file;
    * slower than EMBER_NUMERICS_EMBER (docs/API.md). Other weight types are

@@ -102,14 +102,46 @@ float GgmlVecDotQ8_0Q8_0_ref(int64_t n, const void* w, const void* a) {
   return HsumFloat8(acc);
 }
 
-const GgmlVecDotPair* FindGgmlVecDot(GgmlType weight_type) {
+float GgmlVecDotQ4_0Q8_0_ref(int64_t n, const void* w, const void* a) {
+  const auto* x = static_cast<const BlockQ4_0*>(w);
+  const auto* y = static_cast<const BlockQ8_0*>(a);
+  float acc[8] = {};
+  for (int64_t b = 0; b < n / kQK; ++b) {
+    const float d = Fp16ToFp32(x[b].d) * Fp16ToFp32(y[b].d);
+    for (int j = 0; j < 8; ++j) {
+      int lane = 0;
+      for (int c = 4 * j; c < 4 * j + 4; ++c) lane += (Nibble(x[b].qs, c) - 8) * y[b].qs[c];
+      acc[j] = std::fma(d, static_cast<float>(lane), acc[j]);
+    }
+  }
+  return HsumFloat8(acc);
+}
+
+float GgmlVecDotQ4_0Q8_0Repacked_ref(int64_t n, const void* w, const void* a) {
+  const auto* x = static_cast<const BlockQ4_0*>(w);
+  const auto* y = static_cast<const BlockQ8_0*>(a);
+  float acc = 0.0f;
+  for (int64_t b = 0; b < n / kQK; ++b) {
+    int sum = 0;
+    for (int c = 0; c < kQK; ++c) sum += (Nibble(x[b].qs, c) - 8) * y[b].qs[c];
+    acc = std::fma(static_cast<float>(sum), Fp16ToFp32(x[b].d) * Fp16ToFp32(y[b].d), acc);
+  }
+  return acc;
+}
+
+const GgmlVecDotPair* FindGgmlVecDot(GgmlType weight_type, bool repacked) {
   static const GgmlVecDotPair kQ4_1{GgmlType::kQ8_1, QuantizeQ8_1, Active().ggml_dot_q4_1};
   static const GgmlVecDotPair kQ8_0{GgmlType::kQ8_0, QuantizeQ8_0, Active().ggml_dot_q8_0};
+  static const GgmlVecDotPair kQ4_0{GgmlType::kQ8_0, QuantizeQ8_0, Active().ggml_dot_q4_0};
+  static const GgmlVecDotPair kQ4_0Repacked{GgmlType::kQ8_0, QuantizeQ8_0,
+                                            Active().ggml_dot_q4_0_repacked};
   switch (weight_type) {
     case GgmlType::kQ4_1:
       return &kQ4_1;
     case GgmlType::kQ8_0:
       return &kQ8_0;
+    case GgmlType::kQ4_0:
+      return repacked ? &kQ4_0Repacked : &kQ4_0;
     default:
       return nullptr;
   }

@@ -45,23 +45,34 @@ void GgmlQuantizeRowQ8_1(const float* x, BlockQ8_1* y, int64_t n);
 // at the end.
 float GgmlVecDotQ4_1Q8_1_ref(int64_t n, const void* w, const void* a);
 float GgmlVecDotQ8_0Q8_0_ref(int64_t n, const void* w, const void* a);
+float GgmlVecDotQ4_0Q8_0_ref(int64_t n, const void* w, const void* a);
+// Q4_0 matrices llama.cpp repacks at load on x86 (into its 8-row interleaved
+// q4_0_8x8 layout: every matrix of 8k rows, a tied output included): its
+// GEMV/GEMM kernels sum each block's 32 products as one integer and
+// accumulate acc = fma(float(sum), d_w * d_a, acc), block after block.
+float GgmlVecDotQ4_0Q8_0Repacked_ref(int64_t n, const void* w, const void* a);
 // x86-64 builds: the same with AVX2 and FMA, bit for bit.
 float GgmlVecDotQ4_1Q8_1_avx2(int64_t n, const void* w, const void* a);
 float GgmlVecDotQ8_0Q8_0_avx2(int64_t n, const void* w, const void* a);
+float GgmlVecDotQ4_0Q8_0_avx2(int64_t n, const void* w, const void* a);
+float GgmlVecDotQ4_0Q8_0Repacked_avx2(int64_t n, const void* w, const void* a);
 // ... and with AVX-512 VNNI (vpdpbusd on 256-bit vectors).
 float GgmlVecDotQ4_1Q8_1_avx512vnni(int64_t n, const void* w, const void* a);
 float GgmlVecDotQ8_0Q8_0_avx512vnni(int64_t n, const void* w, const void* a);
+float GgmlVecDotQ4_0Q8_0_avx512vnni(int64_t n, const void* w, const void* a);
+float GgmlVecDotQ4_0Q8_0Repacked_avx512vnni(int64_t n, const void* w, const void* a);
 
 // The pair for a weight type, with ggml's activation quantizer and the active
-// kernel table's dot product (ops/kernels.h); nullptr for types whose llama.cpp
-// path is not reproduced (Q4_0 is repacked by llama.cpp on AVX2 machines into
-// its own interleaved layouts, F16/F32 go through other kernels).
+// kernel table's dot product (ops/kernels.h); `repacked`: the matrix is one
+// llama.cpp repacks (Q4_0, see above). nullptr for types whose llama.cpp path
+// is not reproduced (K-quants go through its tiled kernels, F16/F32 through
+// others).
 struct GgmlVecDotPair {
   GgmlType activation_type;
   void (*quantize)(const float* x, void* y, int64_t n);
   VecDotFn dot;
 };
-const GgmlVecDotPair* FindGgmlVecDot(GgmlType weight_type);
+const GgmlVecDotPair* FindGgmlVecDot(GgmlType weight_type, bool repacked = false);
 
 // --- element-wise operations -------------------------------------------------
 

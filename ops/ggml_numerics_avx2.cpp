@@ -26,5 +26,13 @@ float GgmlVecDotQ8_0Q8_0_avx2(int64_t n, const void* w, const void* a) {
   return ggml_x86::DotQ8_0Q8_0<MaddLanes>(n, w, a);
 }
 
+float GgmlVecDotQ4_0Q8_0_avx2(int64_t n, const void* w, const void* a) {
+  return ggml_x86::DotQ4_0Q8_0<MaddLanes>(n, w, a);
+}
+
+float GgmlVecDotQ4_0Q8_0Repacked_avx2(int64_t n, const void* w, const void* a) {
+  return ggml_x86::DotQ4_0Q8_0Repacked<MaddLanes>(n, w, a);
+}
+
 }  // namespace ember
 #endif  // __x86_64__

@@ -23,5 +23,13 @@ float GgmlVecDotQ8_0Q8_0_avx512vnni(int64_t n, const void* w, const void* a) {
   return ggml_x86::DotQ8_0Q8_0<DpbusdLanes>(n, w, a);
 }
 
+float GgmlVecDotQ4_0Q8_0_avx512vnni(int64_t n, const void* w, const void* a) {
+  return ggml_x86::DotQ4_0Q8_0<DpbusdLanes>(n, w, a);
+}
+
+float GgmlVecDotQ4_0Q8_0Repacked_avx512vnni(int64_t n, const void* w, const void* a) {
+  return ggml_x86::DotQ4_0Q8_0Repacked<DpbusdLanes>(n, w, a);
+}
+
 }  // namespace ember
 #endif  // __x86_64__

@@ -18,6 +18,8 @@ Kernels KernelsFor(Isa isa) {
   k.geglu = GeGlu_ref;
   k.ggml_dot_q4_1 = GgmlVecDotQ4_1Q8_1_ref;
   k.ggml_dot_q8_0 = GgmlVecDotQ8_0Q8_0_ref;
+  k.ggml_dot_q4_0 = GgmlVecDotQ4_0Q8_0_ref;
+  k.ggml_dot_q4_0_repacked = GgmlVecDotQ4_0Q8_0Repacked_ref;
   k.ggml_dot_f16 = GgmlDotF16_ref;
   k.ggml_scale_f16 = GgmlScaleF16_ref;
   k.ggml_mad_f16 = GgmlMadF16_ref;
@@ -26,6 +28,8 @@ Kernels KernelsFor(Isa isa) {
   if (isa != Isa::kRef) {  // AVX2 is in every x86 level above ref
     k.ggml_dot_q4_1 = GgmlVecDotQ4_1Q8_1_avx2;
     k.ggml_dot_q8_0 = GgmlVecDotQ8_0Q8_0_avx2;
+    k.ggml_dot_q4_0 = GgmlVecDotQ4_0Q8_0_avx2;
+    k.ggml_dot_q4_0_repacked = GgmlVecDotQ4_0Q8_0Repacked_avx2;
     k.attend_head = AttendHead_avx2;
     k.attend_head_q8 = AttendHeadQ8_avx2;
     k.attend_head_f32 = AttendHeadF32_avx2;
@@ -53,6 +57,8 @@ Kernels KernelsFor(Isa isa) {
     k.qgemm_q8x16 = QGemmQ8x16_avx512vnni;
     k.ggml_dot_q4_1 = GgmlVecDotQ4_1Q8_1_avx512vnni;
     k.ggml_dot_q8_0 = GgmlVecDotQ8_0Q8_0_avx512vnni;
+    k.ggml_dot_q4_0 = GgmlVecDotQ4_0Q8_0_avx512vnni;
+    k.ggml_dot_q4_0_repacked = GgmlVecDotQ4_0Q8_0Repacked_avx512vnni;
   }
 #elif defined(__aarch64__) || (defined(__arm__) && defined(__ARM_NEON))
   if (isa == Isa::kNeon) {

@@ -29,6 +29,8 @@ struct Kernels {
   // --numerics ggml (ops/ggml_numerics.h)
   VecDotFn ggml_dot_q4_1 = nullptr;
   VecDotFn ggml_dot_q8_0 = nullptr;
+  VecDotFn ggml_dot_q4_0 = nullptr;
+  VecDotFn ggml_dot_q4_0_repacked = nullptr;
   float (*ggml_dot_f16)(const uint16_t* x, const uint16_t* y, int n) = nullptr;
   void (*ggml_scale_f16)(uint16_t* y, float v, int n) = nullptr;
   void (*ggml_mad_f16)(uint16_t* y, const uint16_t* x, float v, int n) = nullptr;

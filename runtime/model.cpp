@@ -61,11 +61,15 @@ class WeightLoader {
     if (numerics_ == Numerics::kGgml) {
       // llama.cpp's arithmetic is reproduced for the types whose CPU path it
       // follows here (ops/ggml_numerics.h); the rows are used as stored.
-      out->ggml_dot = FindGgmlVecDot(t.type);
+      // llama.cpp repacks Q4_0 matrices of 8k rows at load on x86 into
+      // kernels of their own arithmetic; a tied output is a repacked copy of
+      // the embedding (the lookups read the embedding as stored).
+      const bool repacked = rows % 8 == 0;
+      out->ggml_dot = FindGgmlVecDot(t.type, repacked);
       if (out->ggml_dot == nullptr) {
         return Unsupported("tensor '" + t.name + "' has type " + GgmlTypeName(t.type) +
                            ", whose llama.cpp arithmetic --numerics ggml does not reproduce "
-                           "(it does Q4_1 and Q8_0)");
+                           "(it does Q4_0, Q4_1 and Q8_0)");
       }
     } else if (!CanRepack(t.type) && FindVecDot(t.type) == nullptr && !IsNativeType(t.type)) {
       return Unsupported("tensor '" + t.name + "' has type " + GgmlTypeName(t.type) +

@@ -760,7 +760,7 @@ def write_report(a, greedy, logits, toks, noise, started, elapsed, failed, longs
         w("## `--numerics ggml`: llama.cpp's arithmetic, bit for bit")
         w("")
         w("`ember run/eval --numerics ggml` performs llama.cpp's CPU operations in llama.cpp's "
-          "order (ops/ggml_numerics.h): its x86 activation quantizers and Q4_1/Q8_0 dot products "
+          "order (ops/ggml_numerics.h): its x86 activation quantizers and Q4_0/Q4_1/Q8_0 dot products "
           "with their eight-lane sums, its AVX-512 `expf` polynomial in SwiGLU, RoPE with its "
           "fused multiply-adds, and its flash attention in the form it takes for the batch "
           "(one row at a time with f16 accumulators for batches under 64 tokens, tiles of 64 "

@@ -158,7 +158,7 @@ ember_model* LoadModel(const std::string& path, bool vocab_only, ember_numerics 
 const OptionSpec kNumericsOption = {
     "--numerics", "", "ember|ggml",
     "ggml: llama.cpp's CPU arithmetic bit for bit (its logits and greedy tokens on x86-64 "
-    "AVX-512; Q4_1/Q8_0 weights, f16 KV; slower than ember's own kernels). Default ember"};
+    "AVX-512; Q4_0/Q4_1/Q8_0 weights, f16 KV; slower than ember's own kernels). Default ember"};
 
 ember_numerics GetNumerics(const Args& args) {
   const std::string v = args.Get("--numerics", "ember");

@@ -69,11 +69,20 @@ TEST_CASE("ggml numerics: every dot-product variant gives _ref's bits", "[ggml_n
   const Kernels ref = KernelsFor(Isa::kRef);
   for (Isa isa : HostIsas()) {
     const Kernels k = KernelsFor(isa);
-    for (GgmlType type : {GgmlType::kQ4_1, GgmlType::kQ8_0}) {
-      const GgmlVecDotPair* pair = FindGgmlVecDot(type);
+    struct Variant {
+      GgmlType type;
+      bool repacked;
+      VecDotFn fn, fn_ref;
+    };
+    for (const Variant& v :
+         {Variant{GgmlType::kQ4_1, false, k.ggml_dot_q4_1, ref.ggml_dot_q4_1},
+          Variant{GgmlType::kQ8_0, false, k.ggml_dot_q8_0, ref.ggml_dot_q8_0},
+          Variant{GgmlType::kQ4_0, false, k.ggml_dot_q4_0, ref.ggml_dot_q4_0},
+          Variant{GgmlType::kQ4_0, true, k.ggml_dot_q4_0_repacked, ref.ggml_dot_q4_0_repacked}}) {
+      const GgmlType type = v.type;
+      const GgmlVecDotPair* pair = FindGgmlVecDot(type, v.repacked);
       REQUIRE(pair != nullptr);
-      const VecDotFn fn = type == GgmlType::kQ4_1 ? k.ggml_dot_q4_1 : k.ggml_dot_q8_0;
-      const VecDotFn fn_ref = type == GgmlType::kQ4_1 ? ref.ggml_dot_q4_1 : ref.ggml_dot_q8_0;
+      const VecDotFn fn = v.fn, fn_ref = v.fn_ref;
       for (int64_t n : {32, 64, 96, 576, 1536, 4096}) {
         for (int rep = 0; rep < 4; ++rep) {
           std::vector<float> a(static_cast<size_t>(n));
@@ -81,7 +90,8 @@ TEST_CASE("ggml numerics: every dot-product variant gives _ref's bits", "[ggml_n
           if (rep == 3) a[0] = 1e4f;  // one outlier: its block's other quants collapse
           const std::vector<uint8_t> w = RandomWeights(type, n, rng);
           const std::vector<uint8_t> q = GgmlActs(*pair, a);
-          INFO(IsaName(isa) << " " << GgmlTypeName(type) << " n=" << n << " rep " << rep);
+          INFO(IsaName(isa) << " " << GgmlTypeName(type) << (v.repacked ? " repacked" : "")
+                            << " n=" << n << " rep " << rep);
           CHECK(Bits(fn(n, w.data(), q.data())) == Bits(fn_ref(n, w.data(), q.data())));
         }
       }
@@ -93,8 +103,10 @@ TEST_CASE("ggml numerics: dot products equal the dequantized float math within r
           "[ggml_numerics]") {
   std::mt19937 rng(3);
   std::normal_distribution<float> d(0.0f, 1.0f);
-  for (GgmlType type : {GgmlType::kQ4_1, GgmlType::kQ8_0}) {
-    const GgmlVecDotPair* pair = FindGgmlVecDot(type);
+  for (const auto& [type, repacked] :
+       {std::pair{GgmlType::kQ4_1, false}, std::pair{GgmlType::kQ8_0, false},
+        std::pair{GgmlType::kQ4_0, false}, std::pair{GgmlType::kQ4_0, true}}) {
+    const GgmlVecDotPair* pair = FindGgmlVecDot(type, repacked);
     for (int64_t n : {32, 256, 2048}) {
       std::vector<float> a(static_cast<size_t>(n)), wd(static_cast<size_t>(n));
       for (float& v : a) v = d(rng);
@@ -112,12 +124,12 @@ TEST_CASE("ggml numerics: dot products equal the dequantized float math within r
         expect += double(wd[i]) * ai;
         scale += std::fabs(double(wd[i]) * ai);
       }
-      INFO(GgmlTypeName(type) << " n=" << n);
+      INFO(GgmlTypeName(type) << (repacked ? " repacked" : "") << " n=" << n);
       // Q4_1 adds m * s with s = d * sum(q) rounded to fp16.
       CHECK(std::fabs(pair->dot(n, w.data(), q.data()) - expect) <= 2e-3 * scale + 1e-4);
     }
   }
-  CHECK(FindGgmlVecDot(GgmlType::kQ4_0) == nullptr);  // llama.cpp repacks Q4_0 on x86
+  CHECK(FindGgmlVecDot(GgmlType::kQ4_K) == nullptr);  // llama.cpp's tiled kernels
   CHECK(FindGgmlVecDot(GgmlType::kF16) == nullptr);
 }
 
