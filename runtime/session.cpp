@@ -84,16 +84,20 @@ Status Session::Decode(const std::vector<int32_t>& tokens, std::vector<float>* a
   }
   const int64_t n_vocab = model_.hparams().n_vocab;
   if (all_logits) all_logits->resize(static_cast<size_t>(n * n_vocab));
-  // A chunk must fit in the ring region once older tokens are dropped.
-  const int64_t max_chunk = std::min(n_batch_, n_ctx() - n_keep());
-  std::vector<TokenPlace> places(static_cast<size_t>(std::min(max_chunk, n)));
+  // A chunk that needs a shift must fit in the ring region once older tokens
+  // are dropped; one that fits in the free rows may be a whole batch (as
+  // llama.cpp's micro-batches fill a context exactly, which --numerics ggml
+  // follows: its attention depends on the batch size).
+  const int64_t ring_chunk = std::min(n_batch_, n_ctx() - n_keep());
+  std::vector<TokenPlace> places(static_cast<size_t>(std::min(n_batch_, n)));
   for (int64_t done = 0; done < n;) {
     if (done > 0 && cancel_requested()) {
       has_logits_ = false;  // the chunks decoded so far stay; the logits are older
       return Status(Code::kCancelled, "cancelled after " + std::to_string(done) + " of " +
                                           std::to_string(n) + " tokens");
     }
-    const int64_t chunk = std::min(max_chunk, n - done);
+    const int64_t chunk = n - done <= ring_.n_free() ? std::min(n_batch_, n - done)
+                                                     : std::min(ring_chunk, n - done);
     if (chunk > ring_.n_free()) {
       // Drop the older half of the tokens after n_keep (as llama.cpp's context
       // shift), or more if the chunk needs it.
