@@ -88,6 +88,20 @@ GGML_LONG = [
 ]
 GGML_LONG_THREADS = [1, 2]
 
+# ggml numerics on other weight types: the synthetic models of bench/compare.sh
+# (random weights, real shapes and vocabularies), when it has generated them.
+BENCH_DIR = os.environ.get("EMBER_BENCH_DIR", os.path.expanduser("~/.cache/ember/bench"))
+GGML_OTHER_MODELS = [
+    ("TinyLlama shape, Q4_0", "tinyllama-shape-q4_0.gguf"),
+    ("TinyLlama shape, Q8_0", "tinyllama-shape-q8_0.gguf"),
+    ("SmolLM2 shape, Q4_0 (tied output)", "smollm2-shape-q4_0.gguf"),
+]
+GGML_OTHER_PROMPTS = [
+    ("short", "Once upon a time, in a quiet village,"),
+    ("GPL-3, 1400 bytes", None),  # read from /usr/share/common-licenses/GPL-3
+]
+GGML_OTHER_N = 32
+
 TOKENIZE_FILES = [
     "/usr/share/common-licenses/GPL-3",
     "/usr/share/common-licenses/Apache-2.0",
@@ -420,6 +434,33 @@ def check_ggml_long(a, label, path, n_bytes, threads, tmp):
     return res
 
 
+def check_ggml_other(a, label, model, plabel, prompt, tmp):
+    """ember --numerics ggml on another model: greedy tokens and the prompt's
+    last logits must be the default peer's."""
+    res = dict(label=label, plabel=plabel, error=None)
+    t = ["-t", str(a.threads)]
+    out, _ = run([a.peer, "greedy", "-m", model, "-p", prompt, "-n", str(GGML_OTHER_N), *t])
+    peer = parse_json_obj(out, "peer_tool greedy")
+    pf, ef = os.path.join(tmp, "peer_other.f32"), os.path.join(tmp, "ember_other.f32")
+    run([a.peer, "logits", "-m", model, "-p", prompt, "-o", pf, *t])
+    res["n_prompt"], res["n_gen"] = int(peer["n_prompt"]), len(peer["tokens"])
+    try:
+        out, res["ember_s"] = run([a.ember, "run", "-m", model, "-p", prompt, "-n",
+                                   str(GGML_OTHER_N), "--temp", "0", "--json", "--numerics",
+                                   "ggml", *t, "-c", "2048"])
+        ids = strip_eog(ids_of(parse_json_obj(out, "ember run --numerics ggml")), peer)
+        run([a.ember, "eval", "-m", model, "-p", prompt, "--numerics", "ggml", *t, "-c", "2048",
+             "--logits-out", ef])
+    except CmdError as e:
+        res["error"] = str(e)
+        return res
+    res["div"] = first_mismatch(ids_of(peer), ids)
+    with open(pf, "rb") as f1, open(ef, "rb") as f2:
+        res["logits_identical"] = f1.read() == f2.read()
+    res["ok"] = res["div"] is None and res["logits_identical"]
+    return res
+
+
 def check_greedy(a, name, prompt, tmp):
     res = dict(name=name, prompt=prompt, ok=False, error=None, note="", peers={}, div={})
     for cfg in a.peer_configs:
@@ -725,7 +766,7 @@ def fmt_tok(piece, tid, eog=False):
     return f"`{s}` ({tid}{', EOG' if eog else ''})"
 
 
-def write_report(a, greedy, logits, toks, noise, started, elapsed, failed, longs):
+def write_report(a, greedy, logits, toks, noise, started, elapsed, failed, longs, others):
     L = []
     w = L.append
     now = started.strftime("%Y-%m-%d %H:%M UTC")
@@ -744,11 +785,12 @@ def write_report(a, greedy, logits, toks, noise, started, elapsed, failed, longs
     n_gg = sum(1 for r in greedy if not r["error"] and r.get("div_ggml") is None)
     n_gl = sum(1 for r in logits if not r["error"] and r.get("ggml_identical"))
     n_lo = sum(1 for r in longs if not r["error"] and r["ok"])
+    n_ot = sum(1 for r in others if not r["error"] and r["ok"])
     w(f"- **Result:** {'FAIL' if failed else 'PASS'} "
       f"(`--numerics ggml`: greedy identical to the default peer {n_gg}/{len(greedy)}, "
       f"last-position logits bit-identical {n_gl}/{len(logits)}, long prompts identical "
-      f"{n_lo}/{len(longs)}, all required; ember's own kernels: gate `{a.gate}`: {gate}; "
-      "tokenization must be identical)")
+      f"{n_lo}/{len(longs)}, other weight types identical {n_ot}/{len(others)}, all required; "
+      f"ember's own kernels: gate `{a.gate}`: {gate}; tokenization must be identical)")
     w(f"- **Peer:** {a.llama_version}")
     w(f"- **ember:** `{a.ember_display}` (repo at {git_rev(a.repo)})")
     w(f"- **Model:** `{os.path.basename(a.model)}` "
@@ -809,6 +851,22 @@ def write_report(a, greedy, logits, toks, noise, started, elapsed, failed, longs
             w("The long prompts go in one batch (64+ tokens: the tiled attention) and decode with "
               "more than 256 cells in the context (the split attention, whose chunks follow the "
               "thread count).")
+            w("")
+        if others:
+            w("Other weight types, on the synthetic models of `bench/compare.sh` (random weights, "
+              "the real shapes and vocabularies; Q4_0 goes through the kernels of the layout "
+              f"llama.cpp repacks it into, Q8_0 batches through llamafile's tinyBLAS), {GGML_OTHER_N} "
+              "greedy tokens:")
+            w("")
+            w("| model | prompt | n_prompt | greedy | last-position logits |")
+            w("|---|---|---|---|---|")
+            for r in others:
+                if r["error"]:
+                    w(f"| {r['label']} | {r['plabel']} | - | ERROR | - |")
+                    continue
+                verdict = "identical" if r["div"] is None else f"**diverges at {r['div']}**"
+                w(f"| {r['label']} | {r['plabel']} | {r['n_prompt']} | {verdict} | "
+                  f"{'bit-identical' if r['logits_identical'] else '**differ**'} |")
             w("")
         w("The sections below are about ember's own kernels (the default, `--numerics ember`): "
           "faster, and the same functions computed in other orders.")
@@ -1180,7 +1238,7 @@ def main():
 
     started = _dt.datetime.now(_dt.timezone.utc)
     t0 = time.monotonic()
-    greedy, logits, toks, noise, longs = [], [], [], None, []
+    greedy, logits, toks, noise, longs, others = [], [], [], None, [], []
     try:
         with tempfile.TemporaryDirectory(prefix="ember-validate-") as tmp:
             if "greedy" in only:
@@ -1228,6 +1286,22 @@ def main():
                         log("  -> " + (f"ERROR: {r['error']}" if r["error"] else
                                        f"{r['n_prompt']} prompt tokens; greedy {fmt_div(r['div'])}; "
                                        f"logits {'bit-identical' if r['logits_identical'] else 'DIFFER'}"))
+            if "greedy" in only:
+                for label, fname in GGML_OTHER_MODELS:
+                    model = os.path.join(BENCH_DIR, fname)
+                    if not os.path.exists(model):
+                        log(f"ggml numerics, {label}: {model} not generated (bench/compare.sh); skipped")
+                        continue
+                    for plabel, prompt in GGML_OTHER_PROMPTS:
+                        if prompt is None:
+                            with open("/usr/share/common-licenses/GPL-3", "rb") as f:
+                                prompt = f.read()[:1400].decode("utf-8", errors="ignore")
+                        log(f"ggml numerics, {label}: {plabel}")
+                        r = check_ggml_other(a, label, model, plabel, prompt, tmp)
+                        others.append(r)
+                        log("  -> " + (f"ERROR: {r['error']}" if r["error"] else
+                                       f"{r['n_prompt']} prompt tokens; greedy {fmt_div(r['div'])}; "
+                                       f"logits {'bit-identical' if r['logits_identical'] else 'DIFFER'}"))
             if "tokenize" in only:
                 stress = os.path.join(tmp, "stress.txt")
                 with open(stress, "w", encoding="utf-8") as f:
@@ -1251,16 +1325,20 @@ def main():
         any(r["error"] for r in logits) or \
         any(r["div_ggml"] is not None for r in greedy if not r["error"]) or \
         any(not r["ggml_identical"] for r in logits if not r["error"]) or \
-        any(r["error"] or not r["ok"] for r in longs)
-    write_report(a, greedy, logits, toks, noise, started, time.monotonic() - t0, failed, longs)
+        any(r["error"] or not r["ok"] for r in longs) or \
+        any(r["error"] or not r["ok"] for r in others)
+    write_report(a, greedy, logits, toks, noise, started, time.monotonic() - t0, failed, longs,
+                 others)
     n_g = sum(1 for r in greedy if r["ok"])
     n_id = sum(1 for r in greedy if not r["error"] and r["div"]["default"] is None)
     n_t = sum(1 for r in toks if r["ok"])
     n_gg = sum(1 for r in greedy if not r["error"] and r["div_ggml"] is None)
     n_gl = sum(1 for r in logits if not r["error"] and r["ggml_identical"])
     n_lo = sum(1 for r in longs if not r["error"] and r["ok"])
+    n_ot = sum(1 for r in others if not r["error"] and r["ok"])
     log(f"--numerics ggml: greedy identical {n_gg}/{len(greedy)}, logits bit-identical "
-        f"{n_gl}/{len(logits)}, long prompts identical {n_lo}/{len(longs)}")
+        f"{n_gl}/{len(logits)}, long prompts identical {n_lo}/{len(longs)}, other weight types "
+        f"identical {n_ot}/{len(others)}")
     log(f"greedy identical to the default peer: {n_id}/{len(greedy)}; "
         f"greedy passing gate {a.gate}: {n_g}/{len(greedy)}; "
         f"tokenization identical: {n_t}/{len(toks)}; "
