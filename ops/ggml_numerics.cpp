@@ -87,34 +87,37 @@ float GgmlVecDotQ4_1Q8_1_ref(int64_t n, const void* w, const void* a) {
   return HsumFloat8(acc) + summs;
 }
 
-float GgmlVecDotQ8_0Q8_0_ref(int64_t n, const void* w, const void* a) {
-  const auto* x = static_cast<const BlockQ8_0*>(w);
+namespace {
+
+// vec_dot of a symmetric weight block against Q8_0 activations: eight lanes,
+// lane j the integer sum of block columns 4j..4j+3; acc[j] = fma(d_w * d_a,
+// float(lane), acc[j]); the lanes summed in hsum order. quant(block, c) is the
+// weight quant of column c.
+template <class Block, class Quant>
+float SymmetricDot(int64_t n, const void* w, const void* a, Quant quant) {
+  const auto* x = static_cast<const Block*>(w);
   const auto* y = static_cast<const BlockQ8_0*>(a);
   float acc[8] = {};
   for (int64_t b = 0; b < n / kQK; ++b) {
     const float d = Fp16ToFp32(x[b].d) * Fp16ToFp32(y[b].d);
     for (int j = 0; j < 8; ++j) {
       int lane = 0;
-      for (int c = 4 * j; c < 4 * j + 4; ++c) lane += x[b].qs[c] * y[b].qs[c];
+      for (int c = 4 * j; c < 4 * j + 4; ++c) lane += quant(x[b], c) * y[b].qs[c];
       acc[j] = std::fma(d, static_cast<float>(lane), acc[j]);
     }
   }
   return HsumFloat8(acc);
 }
 
+}  // namespace
+
+float GgmlVecDotQ8_0Q8_0_ref(int64_t n, const void* w, const void* a) {
+  return SymmetricDot<BlockQ8_0>(n, w, a, [](const BlockQ8_0& x, int c) { return int{x.qs[c]}; });
+}
+
 float GgmlVecDotQ4_0Q8_0_ref(int64_t n, const void* w, const void* a) {
-  const auto* x = static_cast<const BlockQ4_0*>(w);
-  const auto* y = static_cast<const BlockQ8_0*>(a);
-  float acc[8] = {};
-  for (int64_t b = 0; b < n / kQK; ++b) {
-    const float d = Fp16ToFp32(x[b].d) * Fp16ToFp32(y[b].d);
-    for (int j = 0; j < 8; ++j) {
-      int lane = 0;
-      for (int c = 4 * j; c < 4 * j + 4; ++c) lane += (Nibble(x[b].qs, c) - 8) * y[b].qs[c];
-      acc[j] = std::fma(d, static_cast<float>(lane), acc[j]);
-    }
-  }
-  return HsumFloat8(acc);
+  return SymmetricDot<BlockQ4_0>(n, w, a,
+                                 [](const BlockQ4_0& x, int c) { return Nibble(x.qs, c) - 8; });
 }
 
 float GgmlVecDotQ4_0Q8_0Repacked_ref(int64_t n, const void* w, const void* a) {

@@ -403,51 +403,21 @@ def strip_eog(ember_ids, peer_obj):
     return ember_ids
 
 
-def check_ggml_long(a, label, path, n_bytes, threads, tmp):
-    """ember --numerics ggml on a long prompt at `threads` threads: greedy tokens
-    and the prompt's last logits must be the default peer's."""
-    res = dict(label=label, threads=threads, error=None)
-    with open(path, "rb") as f:
-        prompt = f.read()[:n_bytes].decode("utf-8", errors="ignore")
+def check_ggml(a, model, prompt, n_predict, threads, tmp):
+    """ember --numerics ggml at `threads` threads against the default peer: its
+    greedy tokens and the prompt's last logits must be the peer's. The prompt
+    goes in one batch on both sides (peer_tool: n_ubatch = max(512, n_prompt))."""
+    res = dict(threads=threads, error=None)
     t = ["-t", str(threads)]
-    out, _ = run([a.peer, "greedy", "-m", a.model, "-p", prompt, "-n", str(a.n_predict), *t])
+    out, _ = run([a.peer, "greedy", "-m", model, "-p", prompt, "-n", str(n_predict), *t])
     peer = parse_json_obj(out, "peer_tool greedy")
-    pf = os.path.join(tmp, "peer_long.f32")
-    run([a.peer, "logits", "-m", a.model, "-p", prompt, "-o", pf, *t])
-    res["n_prompt"] = int(peer["n_prompt"])
-    ef = os.path.join(tmp, "ember_long.f32")
-    try:
-        out, res["ember_s"] = run([a.ember, "run", "-m", a.model, "-p", prompt, "-n",
-                                   str(a.n_predict), "--temp", "0", "--json", "--numerics", "ggml",
-                                   *t, "-b", "2048", "-c", "2048"])
-        ids = strip_eog(ids_of(parse_json_obj(out, "ember run --numerics ggml")), peer)
-        run([a.ember, "eval", "-m", a.model, "-p", prompt, "--numerics", "ggml", *t, "-c", "2048",
-             "--logits-out", ef])
-    except CmdError as e:
-        res["error"] = str(e)
-        return res
-    res["n_gen"] = len(peer["tokens"])
-    res["div"] = first_mismatch(ids_of(peer), ids)
-    with open(pf, "rb") as f1, open(ef, "rb") as f2:
-        res["logits_identical"] = f1.read() == f2.read()
-    res["ok"] = res["div"] is None and res["logits_identical"]
-    return res
-
-
-def check_ggml_other(a, label, model, plabel, prompt, tmp):
-    """ember --numerics ggml on another model: greedy tokens and the prompt's
-    last logits must be the default peer's."""
-    res = dict(label=label, plabel=plabel, error=None)
-    t = ["-t", str(a.threads)]
-    out, _ = run([a.peer, "greedy", "-m", model, "-p", prompt, "-n", str(GGML_OTHER_N), *t])
-    peer = parse_json_obj(out, "peer_tool greedy")
-    pf, ef = os.path.join(tmp, "peer_other.f32"), os.path.join(tmp, "ember_other.f32")
+    pf, ef = os.path.join(tmp, "peer_ggml.f32"), os.path.join(tmp, "ember_ggml.f32")
     run([a.peer, "logits", "-m", model, "-p", prompt, "-o", pf, *t])
     res["n_prompt"], res["n_gen"] = int(peer["n_prompt"]), len(peer["tokens"])
     try:
         out, res["ember_s"] = run([a.ember, "run", "-m", model, "-p", prompt, "-n",
-                                   str(GGML_OTHER_N), "--temp", "0", "--json", "--numerics",
-                                   "ggml", *t, "-c", "2048"])
+                                   str(n_predict), "--temp", "0", "--json", "--numerics", "ggml",
+                                   *t, "-b", "2048", "-c", "2048"])
         ids = strip_eog(ids_of(parse_json_obj(out, "ember run --numerics ggml")), peer)
         run([a.ember, "eval", "-m", model, "-p", prompt, "--numerics", "ggml", *t, "-c", "2048",
              "--logits-out", ef])
@@ -1281,7 +1251,10 @@ def main():
                         continue
                     for threads in GGML_LONG_THREADS:
                         log(f"ggml numerics, long prompt: {label}, {threads} thread(s)")
-                        r = check_ggml_long(a, label, path, n_bytes, threads, tmp)
+                        with open(path, "rb") as f:
+                            prompt = f.read()[:n_bytes].decode("utf-8", errors="ignore")
+                        r = check_ggml(a, a.model, prompt, a.n_predict, threads, tmp)
+                        r["label"] = label
                         longs.append(r)
                         log("  -> " + (f"ERROR: {r['error']}" if r["error"] else
                                        f"{r['n_prompt']} prompt tokens; greedy {fmt_div(r['div'])}; "
@@ -1297,7 +1270,8 @@ def main():
                             with open("/usr/share/common-licenses/GPL-3", "rb") as f:
                                 prompt = f.read()[:1400].decode("utf-8", errors="ignore")
                         log(f"ggml numerics, {label}: {plabel}")
-                        r = check_ggml_other(a, label, model, plabel, prompt, tmp)
+                        r = check_ggml(a, model, prompt, GGML_OTHER_N, a.threads, tmp)
+                        r.update(label=label, plabel=plabel)
                         others.append(r)
                         log("  -> " + (f"ERROR: {r['error']}" if r["error"] else
                                        f"{r['n_prompt']} prompt tokens; greedy {fmt_div(r['div'])}; "
