@@ -71,6 +71,24 @@ void OneRowLoop(const uint16_t* q16, const Rows& rows, int64_t begin, int64_t en
   }
 }
 
+// Per-thread buffers of the one-row forms (they run once per query, head and
+// layer: no allocation there): the query in f16, the f16 accumulator, a chunk's
+// result in f32.
+struct RowBuffers {
+  std::vector<uint16_t> q16, vkq16;
+  std::vector<float> chunk;
+};
+
+RowBuffers& BuffersFor(const float* q, int head_dim) {
+  thread_local RowBuffers b;
+  const size_t n = static_cast<size_t>(head_dim);
+  b.q16.resize(n);
+  b.vkq16.resize(n);
+  b.chunk.resize(n);
+  for (size_t d = 0; d < n; ++d) b.q16[d] = Fp32ToFp16(q[d]);
+  return b;
+}
+
 void ScaleOut(float* out, int head_dim, float S) {
   const float s_inv = S == 0.0f ? 0.0f : 1.0f / S;
   for (int d = 0; d < head_dim; ++d) out[d] *= s_inv;
@@ -131,12 +149,12 @@ void GgmlAttendTiledBlock_ref(const float* const* q, const int64_t* n_visible, i
 
 void GgmlAttendOneRow(const float* q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
                       float scale, int64_t n_visible, float* out) {
-  std::vector<uint16_t> q16(static_cast<size_t>(head_dim)), vkq16(static_cast<size_t>(head_dim));
-  for (int d = 0; d < head_dim; ++d) q16[static_cast<size_t>(d)] = Fp32ToFp16(q[d]);
+  RowBuffers& b = BuffersFor(q, head_dim);
+  std::fill(b.vkq16.begin(), b.vkq16.end(), uint16_t{0});
   float M = -INFINITY, S = 0.0f;
-  OneRowLoop(q16.data(), Rows(spans, n_spans, stride), 0, n_visible, head_dim, scale, &M, &S,
-             vkq16.data());
-  for (int d = 0; d < head_dim; ++d) out[d] = Fp16ToFp32(vkq16[static_cast<size_t>(d)]);
+  OneRowLoop(b.q16.data(), Rows(spans, n_spans, stride), 0, n_visible, head_dim, scale, &M, &S,
+             b.vkq16.data());
+  for (int d = 0; d < head_dim; ++d) out[d] = Fp16ToFp32(b.vkq16[static_cast<size_t>(d)]);
   ScaleOut(out, head_dim, S);
 }
 
@@ -183,9 +201,9 @@ void GgmlAttendTiled(const float* q, const KvSpan* spans, int n_spans, size_t st
 void GgmlAttendSplit(const float* q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
                      float scale, int64_t n_visible, int64_t n_kv, int n_threads, float* out) {
   const Rows rows(spans, n_spans, stride);
-  std::vector<uint16_t> q16(static_cast<size_t>(head_dim)), vkq16(static_cast<size_t>(head_dim));
-  std::vector<float> chunk(static_cast<size_t>(head_dim));
-  for (int d = 0; d < head_dim; ++d) q16[static_cast<size_t>(d)] = Fp32ToFp16(q[d]);
+  RowBuffers& b = BuffersFor(q, head_dim);
+  std::vector<uint16_t>& vkq16 = b.vkq16;
+  std::vector<float>& chunk = b.chunk;
   const int64_t chunk_size = (n_kv + n_threads - 1) / n_threads;
   std::fill(out, out + head_dim, 0.0f);
   float m_final = -INFINITY, s_final = 0.0f;
@@ -195,7 +213,7 @@ void GgmlAttendSplit(const float* q, const KvSpan* spans, int n_spans, size_t st
     const int64_t end = std::min({begin + chunk_size, n_kv, n_visible});
     float M = -INFINITY, S = 0.0f;
     std::fill(vkq16.begin(), vkq16.end(), uint16_t{0});
-    OneRowLoop(q16.data(), rows, begin, end, head_dim, scale, &M, &S, vkq16.data());
+    OneRowLoop(b.q16.data(), rows, begin, end, head_dim, scale, &M, &S, vkq16.data());
     if (S == 0.0f) continue;
     for (int d = 0; d < head_dim; ++d) chunk[static_cast<size_t>(d)] = Fp16ToFp32(vkq16[d]);
     const float m_new = std::fmax(m_final, M);

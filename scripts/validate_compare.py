@@ -736,6 +736,12 @@ def fmt_tok(piece, tid, eog=False):
     return f"`{s}` ({tid}{', EOG' if eog else ''})"
 
 
+def ggml_cells(r):
+    """The greedy and logits cells of a check_ggml() row."""
+    verdict = "identical" if r["div"] is None else f"**diverges at {r['div']}**"
+    return f"{verdict} | {'bit-identical' if r['logits_identical'] else '**differ**'}"
+
+
 def write_report(a, greedy, logits, toks, noise, started, elapsed, failed, longs, others):
     L = []
     w = L.append
@@ -814,9 +820,8 @@ def write_report(a, greedy, logits, toks, noise, started, elapsed, failed, longs
                 if r["error"]:
                     w(f"| {r['label']} | {r['threads']} | - | - | ERROR | - |")
                     continue
-                verdict = "identical" if r["div"] is None else f"**diverges at {r['div']}**"
-                w(f"| {r['label']} | {r['threads']} | {r['n_prompt']} | {r['n_gen']} | {verdict} | "
-                  f"{'bit-identical' if r['logits_identical'] else '**differ**'} |")
+                w(f"| {r['label']} | {r['threads']} | {r['n_prompt']} | {r['n_gen']} | "
+                  f"{ggml_cells(r)} |")
             w("")
             w("The long prompts go in one batch (64+ tokens: the tiled attention) and decode with "
               "more than 256 cells in the context (the split attention, whose chunks follow the "
@@ -834,9 +839,7 @@ def write_report(a, greedy, logits, toks, noise, started, elapsed, failed, longs
                 if r["error"]:
                     w(f"| {r['label']} | {r['plabel']} | - | ERROR | - |")
                     continue
-                verdict = "identical" if r["div"] is None else f"**diverges at {r['div']}**"
-                w(f"| {r['label']} | {r['plabel']} | {r['n_prompt']} | {verdict} | "
-                  f"{'bit-identical' if r['logits_identical'] else '**differ**'} |")
+                w(f"| {r['label']} | {r['plabel']} | {r['n_prompt']} | {ggml_cells(r)} |")
             w("")
         w("The sections below are about ember's own kernels (the default, `--numerics ember`): "
           "faster, and the same functions computed in other orders.")

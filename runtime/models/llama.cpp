@@ -70,9 +70,14 @@ void AttentionGgml(const Hparams& hp, KvCache& kv, LlamaScratch& s, int64_t l,
     for (int64_t job = 0; job < n_work; ++job) {
       const int64_t t0 = job / hp.n_head_kv * kTokens, kvh = job % hp.n_head_kv;
       const int64_t t1 = std::min(n, t0 + kTokens);
-      std::vector<const float*> qs;
-      std::vector<float*> outs;
-      std::vector<int64_t> visible;
+      // Per-thread lists and scratch: no allocation per job once they have grown.
+      thread_local std::vector<const float*> qs;
+      thread_local std::vector<float*> outs;
+      thread_local std::vector<int64_t> visible;
+      thread_local std::vector<float> scratch;
+      qs.clear();
+      outs.clear();
+      visible.clear();
       for (int64_t t = t0; t < t1; ++t) {
         for (int64_t h = kvh * group; h < (kvh + 1) * group; ++h) {
           qs.push_back(&s.q[t * Q + h * hd]);
@@ -86,7 +91,6 @@ void AttentionGgml(const Hparams& hp, KvCache& kv, LlamaScratch& s, int64_t l,
         spans[r] = kv.SpanF16(l, last.rows[r].begin, last.rows[r].n, kvh);
       }
       const int n_q = static_cast<int>(qs.size());
-      thread_local std::vector<float> scratch;
       scratch.resize(static_cast<size_t>(GgmlTiledScratch(head_dim, n_q)));
       block(qs.data(), visible.data(), n_q, spans, last.n_rows, kv.row_stride(), head_dim, scale,
             scratch.data(), outs.data());

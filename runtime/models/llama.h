@@ -28,9 +28,9 @@ struct LlamaScratch {
   std::vector<float> rope;    // [n, n_rot]    cos/sin per position
   MatMulScratch mm;
   // Debugging aid (bench/forward_trace.cpp): when set, called with each
-  // intermediate activation of a forward pass, named as llama.cpp's graph names
-  // them ("attn_norm", "Qcur", ... with the layer; -1 for the output head), as
-  // [n_tokens, width] row-major floats.
+  // per-layer activation of a forward pass, named as llama.cpp's graph names
+  // them ("attn_norm", "Qcur", ... "l_out", with the layer), as [n_tokens,
+  // width] row-major floats.
   std::function<void(const char* name, int64_t layer, const float* data, int64_t n_tokens,
                      int64_t width)>
       trace;
