@@ -212,6 +212,23 @@ void Attention(const Hparams& hp, KvCache& kv, LlamaScratch& s, int64_t l, const
 
 }  // namespace
 
+// Tokens of a forward batch that go through a layer together. Every
+// per-token result is the same whatever the sub-chunk (each GEMM row, norm and
+// RoPE is per token, and a query's attention is AttendBlock_ref's whatever
+// block it is in), so the sub-chunk only bounds the activation buffers, to
+// about 1/32 of the weights: 64 tokens (1.5 MB) for SmolLM2-135M, whose
+// 256-token chunk took 6 MB, 6% of its weights plus KV cache; 192 for a
+// TinyLlama-1.1B. A layer's weights stay in the caches between its sub-chunks
+// (2.3 MB for SmolLM2), and 64 tokens still fill the GEMM's token groups and
+// the attention blocks: prefill of SmolLM2 at 64 is within ~5% of 256.
+int64_t SubChunkTokens(const Model& model) {
+  const Hparams& hp = model.hparams();
+  const int64_t per_token =  // bytes of x, xn, q, k, v, att, gate and up
+      4 * (2 * hp.n_embd + 2 * hp.q_dim() + 2 * hp.kv_dim() + 2 * hp.n_ff);
+  const int64_t budget = static_cast<int64_t>(model.loaded_weight_bytes() / 32);
+  return std::max<int64_t>(64, budget / per_token / 64 * 64);
+}
+
 void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_t* tokens,
                   const TokenPlace* places, int64_t n, int n_threads, LogitsFor which,
                   float* logits) {
@@ -219,14 +236,20 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
   const ModelWeights& w = model.weights();
   const int64_t E = hp.n_embd, Q = hp.q_dim(), KV = hp.kv_dim(), F = hp.n_ff;
   const int64_t hd = hp.head_dim;
+  // ggml numerics: llama.cpp's arithmetic for every operation (RMSNorm_ref
+  // is ggml's: the squares summed in double in order). Its attention form
+  // depends on the batch size (the peer's n_ubatch), so the batch stays whole;
+  // so does a traced pass (whole [n, width] activations per name).
+  const bool ggml = model.numerics() == Numerics::kGgml;
+  const int64_t sub = ggml || s.trace || n <= 64 ? n : std::min(n, SubChunkTokens(model));
   Resize(s.x, n * E);
-  Resize(s.xn, n * E);
-  Resize(s.q, n * Q);
-  Resize(s.k, n * KV);
-  Resize(s.v, n * KV);
-  Resize(s.att, n * Q);
-  Resize(s.gate, n * F);
-  Resize(s.up, n * F);
+  Resize(s.xn, sub * E);
+  Resize(s.q, sub * Q);
+  Resize(s.k, sub * KV);
+  Resize(s.v, sub * KV);
+  Resize(s.att, sub * Q);
+  Resize(s.gate, sub * F);
+  Resize(s.up, sub * F);
   Resize(s.scores, n_threads * ScoresPerThread(hp, kv));
   Resize(s.rope, n * hp.n_rot);
 
@@ -237,84 +260,89 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
     RopeCache(&s.rope[t * hp.n_rot], places[t].pos, hp.n_rot, hp.rope_freq_base, hp.rope_freq_scale,
               freq_factors);
   }
-  // ggml numerics: llama.cpp's arithmetic for every operation (RMSNorm_ref
-  // is ggml's: the squares summed in double in order).
-  const bool ggml = model.numerics() == Numerics::kGgml;
   const RmsNormFn rms_norm = ggml ? RmsNorm_ref : Active().rms_norm;
   const SwiGluFn swiglu = ggml ? GgmlSwiGlu : Active().swiglu;
   const RopeApplyFn rope_apply = ggml ? GgmlRopeApply : Active().rope_apply;
-  // Per-token work (norms, RoPE, SwiGLU) runs on the threads for batches; a
-  // single decode token is not worth waking them.
-  const bool batch_parallel = n > 1 && n_threads > 1;
-  const bool chain = RowsChain(places, n);
 
   for (int64_t l = 0; l < hp.n_layer; ++l) {
     const LayerWeights& L = w.layers[static_cast<size_t>(l)];
-    // Attention block.
+    // Sub-chunk [t0, t0 + m): its tokens' rows of x; the other buffers hold
+    // its rows only. Its keys and values are stored before its attention, and
+    // earlier sub-chunks' are in the cache already: causal as one batch.
+    for (int64_t t0 = 0; t0 < n; t0 += sub) {
+      const int64_t m = std::min(sub, n - t0);
+      float* x = &s.x[t0 * E];
+      const TokenPlace* pl = places + t0;
+      // Per-token work (norms, RoPE, SwiGLU) runs on the threads for batches;
+      // a single decode token is not worth waking them.
+      const bool batch_parallel = m > 1 && n_threads > 1;
+      // Attention block.
 #pragma omp parallel for num_threads(n_threads) schedule(static) if (batch_parallel)
-    for (int64_t t = 0; t < n; ++t) {
-      rms_norm(&s.x[t * E], L.attn_norm.data(), &s.xn[t * E], E, hp.rms_eps);
-    }
-    if (s.trace) s.trace("attn_norm", l, s.xn.data(), n, E);
-    {
-      const WeightView* ws[3] = {&L.wq, &L.wk, &L.wv};
-      float* ys[3] = {s.q.data(), s.k.data(), s.v.data()};
-      const int64_t ldys[3] = {Q, KV, KV};
-      MatMulShared(ws, ys, ldys, 3, s.xn.data(), n, n_threads, &s.mm);
-    }
+      for (int64_t t = 0; t < m; ++t) {
+        rms_norm(&x[t * E], L.attn_norm.data(), &s.xn[t * E], E, hp.rms_eps);
+      }
+      if (s.trace) s.trace("attn_norm", l, s.xn.data(), m, E);
+      {
+        const WeightView* ws[3] = {&L.wq, &L.wk, &L.wv};
+        float* ys[3] = {s.q.data(), s.k.data(), s.v.data()};
+        const int64_t ldys[3] = {Q, KV, KV};
+        MatMulShared(ws, ys, ldys, 3, s.xn.data(), m, n_threads, &s.mm);
+      }
 #pragma omp parallel for num_threads(n_threads) schedule(static) if (batch_parallel)
-    for (int64_t t = 0; t < n; ++t) {  // each token writes its own cache row
-      const float* rc = &s.rope[t * hp.n_rot];
-      for (int64_t h = 0; h < hp.n_head; ++h) {
-        rope_apply(&s.q[t * Q + h * hd], rc, hp.n_rot, hp.rope_mode);
+      for (int64_t t = 0; t < m; ++t) {  // each token writes its own cache row
+        const float* rc = &s.rope[(t0 + t) * hp.n_rot];
+        for (int64_t h = 0; h < hp.n_head; ++h) {
+          rope_apply(&s.q[t * Q + h * hd], rc, hp.n_rot, hp.rope_mode);
+        }
+        for (int64_t h = 0; h < hp.n_head_kv; ++h) {
+          rope_apply(&s.k[t * KV + h * hd], rc, hp.n_rot, hp.rope_mode);
+        }
+        kv.Store(l, pl[t].slot, &s.k[t * KV], &s.v[t * KV]);
       }
-      for (int64_t h = 0; h < hp.n_head_kv; ++h) {
-        rope_apply(&s.k[t * KV + h * hd], rc, hp.n_rot, hp.rope_mode);
+      if (s.trace) {
+        s.trace("Qcur", l, s.q.data(), m, Q);
+        s.trace("Kcur", l, s.k.data(), m, KV);
+        s.trace("Vcur", l, s.v.data(), m, KV);
       }
-      kv.Store(l, places[t].slot, &s.k[t * KV], &s.v[t * KV]);
-    }
-    if (s.trace) {
-      s.trace("Qcur", l, s.q.data(), n, Q);
-      s.trace("Kcur", l, s.k.data(), n, KV);
-      s.trace("Vcur", l, s.v.data(), n, KV);
-    }
-    if (ggml) {
-      AttentionGgml(hp, kv, s, l, places, n, chain, n_threads);
-    } else {
-      Attention(hp, kv, s, l, places, n, chain, n_threads);
-    }
-    // xn is free: Q, K and V have read it. Projections land there (saves a buffer).
-    MatMul(L.wo, s.att.data(), n, s.xn.data(), E, n_threads, &s.mm);
-    if (s.trace) {
-      s.trace("kqv_out", l, s.att.data(), n, Q);
-      s.trace("attn_out", l, s.xn.data(), n, E);
-    }
-    for (int64_t i = 0; i < n * E; ++i) s.x[i] += s.xn[i];
-    if (s.trace) s.trace("ffn_inp", l, s.x.data(), n, E);
+      const bool chain = RowsChain(pl, m);
+      if (ggml) {
+        AttentionGgml(hp, kv, s, l, pl, m, chain, n_threads);
+      } else {
+        Attention(hp, kv, s, l, pl, m, chain, n_threads);
+      }
+      // xn is free: Q, K and V have read it. Projections land there (saves a buffer).
+      MatMul(L.wo, s.att.data(), m, s.xn.data(), E, n_threads, &s.mm);
+      if (s.trace) {
+        s.trace("kqv_out", l, s.att.data(), m, Q);
+        s.trace("attn_out", l, s.xn.data(), m, E);
+      }
+      for (int64_t i = 0; i < m * E; ++i) x[i] += s.xn[i];
+      if (s.trace) s.trace("ffn_inp", l, x, m, E);
 
-      // Feed-forward block (SwiGLU).
+        // Feed-forward block (SwiGLU).
 #pragma omp parallel for num_threads(n_threads) schedule(static) if (batch_parallel)
-    for (int64_t t = 0; t < n; ++t) {
-      rms_norm(&s.x[t * E], L.ffn_norm.data(), &s.xn[t * E], E, hp.rms_eps);
-    }
-    if (s.trace) s.trace("ffn_norm", l, s.xn.data(), n, E);
-    {
-      const WeightView* ws[2] = {&L.w_gate, &L.w_up};
-      float* ys[2] = {s.gate.data(), s.up.data()};
-      const int64_t ldys[2] = {F, F};
-      MatMulShared(ws, ys, ldys, 2, s.xn.data(), n, n_threads, &s.mm);
-    }
-    if (s.trace) {
-      s.trace("ffn_gate", l, s.gate.data(), n, F);
-      s.trace("ffn_up", l, s.up.data(), n, F);
-    }
+      for (int64_t t = 0; t < m; ++t) {
+        rms_norm(&x[t * E], L.ffn_norm.data(), &s.xn[t * E], E, hp.rms_eps);
+      }
+      if (s.trace) s.trace("ffn_norm", l, s.xn.data(), m, E);
+      {
+        const WeightView* ws[2] = {&L.w_gate, &L.w_up};
+        float* ys[2] = {s.gate.data(), s.up.data()};
+        const int64_t ldys[2] = {F, F};
+        MatMulShared(ws, ys, ldys, 2, s.xn.data(), m, n_threads, &s.mm);
+      }
+      if (s.trace) {
+        s.trace("ffn_gate", l, s.gate.data(), m, F);
+        s.trace("ffn_up", l, s.up.data(), m, F);
+      }
 #pragma omp parallel for num_threads(n_threads) schedule(static) if (batch_parallel)
-    for (int64_t t = 0; t < n; ++t) swiglu(&s.gate[t * F], &s.up[t * F], F);
-    if (s.trace) s.trace("ffn_swiglu", l, s.gate.data(), n, F);
-    MatMul(L.w_down, s.gate.data(), n, s.xn.data(), E, n_threads, &s.mm);  // gate, up read xn
-    if (s.trace) s.trace("ffn_out", l, s.xn.data(), n, E);
-    for (int64_t i = 0; i < n * E; ++i) s.x[i] += s.xn[i];
-    if (s.trace) s.trace("l_out", l, s.x.data(), n, E);
+      for (int64_t t = 0; t < m; ++t) swiglu(&s.gate[t * F], &s.up[t * F], F);
+      if (s.trace) s.trace("ffn_swiglu", l, s.gate.data(), m, F);
+      MatMul(L.w_down, s.gate.data(), m, s.xn.data(), E, n_threads, &s.mm);  // gate, up read xn
+      if (s.trace) s.trace("ffn_out", l, s.xn.data(), m, E);
+      for (int64_t i = 0; i < m * E; ++i) x[i] += s.xn[i];
+      if (s.trace) s.trace("l_out", l, x, m, E);
+    }
   }
 
   if (which == LogitsFor::kLast) {
@@ -322,10 +350,13 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
     rms_norm(&s.x[(n - 1) * E], w.output_norm.data(), s.xn.data(), E, hp.rms_eps);
     MatMul(w.output, s.xn.data(), 1, logits, hp.n_vocab, n_threads, &s.mm);
   } else if (which == LogitsFor::kAll) {
-    for (int64_t t = 0; t < n; ++t) {
-      rms_norm(&s.x[t * E], w.output_norm.data(), &s.xn[t * E], E, hp.rms_eps);
+    for (int64_t t0 = 0; t0 < n; t0 += sub) {
+      const int64_t m = std::min(sub, n - t0);
+      for (int64_t t = 0; t < m; ++t) {
+        rms_norm(&s.x[(t0 + t) * E], w.output_norm.data(), &s.xn[t * E], E, hp.rms_eps);
+      }
+      MatMul(w.output, s.xn.data(), m, logits + t0 * hp.n_vocab, hp.n_vocab, n_threads, &s.mm);
     }
-    MatMul(w.output, s.xn.data(), n, logits, hp.n_vocab, n_threads, &s.mm);
   }
 }
 

@@ -12,23 +12,26 @@
 
 namespace ember {
 
-// Activations for a chunk of up to n_batch tokens.
+// Activations for a chunk of up to n_batch tokens. The residual stream and
+// the RoPE table hold the whole chunk; the rest hold one sub-chunk of at most
+// SubChunkTokens (runtime/models/llama.cpp) tokens, m below, which go
+// through a layer together (all n with --numerics ggml or a trace).
 struct LlamaScratch {
   std::vector<float> x;       // [n, n_embd]   residual stream
-  std::vector<float> xn;      // [n, n_embd]   normed input of a sub-layer; once the
+  std::vector<float> xn;      // [m, n_embd]   normed input of a sub-layer; once the
                               //               sub-layer's input matrices have read it, it
                               //               takes the output of wo / w_down (no own buffer)
-  std::vector<float> q;       // [n, q_dim]
-  std::vector<float> k;       // [n, kv_dim]
-  std::vector<float> v;       // [n, kv_dim]
-  std::vector<float> att;     // [n, q_dim]    attention output per head
-  std::vector<float> gate;    // [n, n_ff]
-  std::vector<float> up;      // [n, n_ff]
+  std::vector<float> q;       // [m, q_dim]
+  std::vector<float> k;       // [m, kv_dim]
+  std::vector<float> v;       // [m, kv_dim]
+  std::vector<float> att;     // [m, q_dim]    attention output per head
+  std::vector<float> gate;    // [m, n_ff]
+  std::vector<float> up;      // [m, n_ff]
   std::vector<float> scores;  // [n_threads, ScoresPerThread] attention scratch
   std::vector<float> rope;    // [n, n_rot]    cos/sin per position
   MatMulScratch mm;
   // Debugging aid (bench/forward_trace.cpp): when set, called with each
-  // per-layer activation of a forward pass, named as llama.cpp's graph names
+  // per-layer activation of a forward pass (the whole chunk), named as llama.cpp's graph names
   // them ("attn_norm", "Qcur", ... "l_out", with the layer), as [n_tokens,
   // width] row-major floats.
   std::function<void(const char* name, int64_t layer, const float* data, int64_t n_tokens,

@@ -27,9 +27,9 @@ Status LoadSpec(const TinyModelSpec& spec, std::unique_ptr<Model>* out) {
 std::unique_ptr<Model> LoadTiny() { return test::LoadModelOrFail(); }
 
 std::vector<float> Logits(const Model& m, const std::vector<int32_t>& ids, int threads,
-                          bool one_by_one) {
+                          bool one_by_one, int64_t n_ctx = 64) {
   SessionParams p;
-  p.n_ctx = 64;
+  p.n_ctx = n_ctx;
   p.n_threads = threads;
   std::unique_ptr<Session> s;
   REQUIRE(Session::Create(m, p, &s).ok());
@@ -71,6 +71,20 @@ TEST_CASE("model: logits are finite, deterministic and thread-count independent"
   // Different context -> different logits (the model is not ignoring its input).
   auto d = Logits(*m, {464, 2068, 7586}, 1, false);
   CHECK(std::memcmp(a.data(), d.data(), a.size() * 4) != 0);
+}
+
+TEST_CASE("model: a chunk goes through the layers in sub-chunks with the same bits", "[model]") {
+  // 150 tokens in one chunk of n_batch 256 take sub-chunks of 64, 64 and 22
+  // tokens per layer (the tiny model's weights give the minimum, 64): the
+  // logits must be those of token-by-token decoding, at 1 and 2 threads.
+  auto m = LoadTiny();
+  std::vector<int32_t> ids(150);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>((i * 7919 + 13) % 50000);
+  auto whole = Logits(*m, ids, 1, false, 256);
+  auto whole2 = Logits(*m, ids, 2, false, 256);
+  auto steps = Logits(*m, ids, 1, true, 256);
+  CHECK(std::memcmp(whole.data(), steps.data(), whole.size() * 4) == 0);
+  CHECK(std::memcmp(whole2.data(), steps.data(), whole.size() * 4) == 0);
 }
 
 TEST_CASE("model: every supported weight type loads and runs", "[model]") {
