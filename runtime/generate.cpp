@@ -124,7 +124,7 @@ Status Generate(Session& session, const std::vector<int32_t>& prompt, const Gene
     EMBER_RETURN_IF_ERROR(SpecsFromParams(params.sampling, &specs));
     SamplerContext ctx;
     ctx.n_vocab = static_cast<int32_t>(n_vocab);
-    ctx.token_pieces = &tok.pieces();
+    ctx.token_piece = [&tok](int32_t t) { return tok.pieces()[static_cast<size_t>(t)]; };
     EMBER_RETURN_IF_ERROR(SamplerChain::Create(specs, ctx, params.sampling.seed, &own_chain));
     chain = own_chain.get();
   }

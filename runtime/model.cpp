@@ -1,5 +1,9 @@
 #include "runtime/model.h"
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include <algorithm>
 #include <string>
 #include <unordered_map>
@@ -260,6 +264,9 @@ Status Model::Load(const std::string& path, const LoadProgressFn& progress,
   } else {
     m->gguf_->ReleaseAllPages();
   }
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
   if (progress && !progress(1.0f)) return Status(Code::kCancelled, "model loading was cancelled");
   *out = std::move(m);
   return Status::Ok();

@@ -5,8 +5,7 @@
 namespace ember {
 
 void StringIndex::Reserve(size_t n, size_t key_bytes) {
-  keys_.reserve(key_bytes);
-  offsets_.reserve(n + 1);
+  keys_.Reserve(n, key_bytes);
   values_.reserve(n);
   size_t want = 16;
   while (want < 2 * n) want *= 2;
@@ -28,9 +27,7 @@ void StringIndex::Rehash(size_t n_slots) {
 bool StringIndex::Add(std::string_view key, int32_t value) {
   if (2 * (values_.size() + 1) > slots_.size()) Rehash(slots_.empty() ? 16 : 2 * slots_.size());
   const size_t s = Slot(key);
-  if (slots_[s] != 0) return false;
-  keys_.append(key);
-  offsets_.push_back(keys_.size());
+  if (slots_[s] != 0 || !keys_.Add(key)) return false;
   values_.push_back(value);
   slots_[s] = static_cast<uint32_t>(values_.size());
   return true;
@@ -43,8 +40,8 @@ int32_t StringIndex::Find(std::string_view key) const {
 }
 
 size_t StringIndex::bytes() const {
-  return keys_.capacity() + offsets_.capacity() * sizeof(size_t) +
-         values_.capacity() * sizeof(int32_t) + slots_.capacity() * sizeof(uint32_t);
+  return keys_.bytes() + values_.capacity() * sizeof(int32_t) +
+         slots_.capacity() * sizeof(uint32_t);
 }
 
 }  // namespace ember

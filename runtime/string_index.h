@@ -1,6 +1,6 @@
 // A compact string -> int32 map for tokenizer tables (~49k-150k entries):
-// keys live in one byte buffer, the hash table holds 4-byte entry numbers
-// (open addressing, linear probing, at most half full). About 20 bytes per
+// keys live in a StringTable, the hash table holds 4-byte entry numbers
+// (open addressing, linear probing, at most half full). About 16 bytes per
 // entry plus the key bytes, against ~70 for std::unordered_map<std::string,
 // int32_t> (a node, a std::string and a bucket each).
 #pragma once
@@ -10,14 +10,16 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/string_table.h"
+
 namespace ember {
 
 class StringIndex {
  public:
   // Room for n keys of key_bytes in all without reallocating.
   void Reserve(size_t n, size_t key_bytes = 0);
-  // Adds key -> value unless key is present already (the first value wins);
-  // returns false in that case.
+  // Adds key -> value unless key is present already (the first value wins)
+  // or the keys would pass 4 GiB; returns false in those cases.
   bool Add(std::string_view key, int32_t value);
   // The value of key, or -1.
   int32_t Find(std::string_view key) const;
@@ -26,16 +28,13 @@ class StringIndex {
   size_t bytes() const;
 
  private:
-  std::string_view Key(uint32_t entry) const {
-    return std::string_view(keys_).substr(offsets_[entry], offsets_[entry + 1] - offsets_[entry]);
-  }
+  std::string_view Key(uint32_t entry) const { return keys_[entry]; }
   size_t Slot(std::string_view key) const;  // the slot of key, or the empty slot it would take
   void Rehash(size_t n_slots);
 
-  std::string keys_;                // every key, back to back
-  std::vector<size_t> offsets_{0};  // [size + 1]: key i is keys_[offsets_[i], offsets_[i + 1])
-  std::vector<int32_t> values_;     // [size]
-  std::vector<uint32_t> slots_;     // entry + 1, or 0 for empty; size a power of two
+  StringTable keys_;             // [size]
+  std::vector<int32_t> values_;  // [size]
+  std::vector<uint32_t> slots_;  // entry + 1, or 0 for empty; size a power of two
 };
 
 }  // namespace ember

@@ -156,7 +156,7 @@ std::vector<Tokenizer::Fragment> Tokenizer::SplitSpecial(std::string_view text,
 
   std::vector<Fragment> next;
   for (const int32_t id : present) {
-    const std::string& tok = vocab_.tokens[id];
+    const std::string_view tok = vocab_.tokens[id];
     const uint8_t attrs = vocab_.token_attrs.empty() ? 0 : vocab_.token_attrs[id];
     next.clear();
     for (const Fragment& f : frags) {
@@ -244,7 +244,7 @@ std::string Tokenizer::TokenToPiece(int32_t id, bool render_special) const {
   if (id < 0 || id >= n_vocab() || static_cast<size_t>(id) >= pieces_.size()) return "";
   const TokenType t = vocab_.token_types[id];
   if (!render_special && (t == TokenType::kControl || t == TokenType::kUnknown)) return "";
-  return pieces_[id];
+  return std::string(pieces_[id]);
 }
 
 std::string Tokenizer::Decode(const std::vector<int32_t>& ids, bool render_special) const {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "platform/status.h"
+#include "runtime/string_table.h"
 
 namespace ember {
 
@@ -41,12 +42,12 @@ enum TokenAttr : uint8_t {
 
 // Everything a tokenizer needs, read from the GGUF's tokenizer.ggml.* keys.
 struct VocabData {
-  std::string model;  // tokenizer.ggml.model: "llama" | "gpt2"
-  std::string pre;    // tokenizer.ggml.pre (BPE pre-tokenizer name), may be empty
-  std::vector<std::string> tokens;
+  std::string model;                   // tokenizer.ggml.model: "llama" | "gpt2"
+  std::string pre;                     // tokenizer.ggml.pre (BPE pre-tokenizer name), may be empty
+  StringTable tokens;                  // [n_vocab] token texts
   std::vector<float> scores;           // may be empty (BPE)
   std::vector<TokenType> token_types;  // same length as tokens (kNormal if absent)
-  std::vector<std::string> merges;     // BPE only: "a b" pairs, in rank order
+  StringTable merges;                  // BPE only: "a b" pairs, in rank order
   int32_t bos_id = -1;
   int32_t eos_id = -1;
   int32_t eot_id = -1;
@@ -92,7 +93,7 @@ class Tokenizer {
 
   const VocabData& vocab() const { return vocab_; }
   // Every token's bytes, special tokens rendered as their text ([n_vocab]).
-  const std::vector<std::string>& pieces() const { return pieces_; }
+  const StringTable& pieces() const { return pieces_; }
   int32_t n_vocab() const { return static_cast<int32_t>(vocab_.tokens.size()); }
   // End of generation: EOS, EOT, EOM and the like.
   bool IsEndOfGeneration(int32_t id) const;
@@ -103,7 +104,7 @@ class Tokenizer {
 
   // Each token's bytes with specials rendered, filled by the subclass's
   // constructor; TokenToPiece serves from it.
-  std::vector<std::string> pieces_;
+  StringTable pieces_;
 
   // A piece of the input once special tokens are split out: a token (token >= 0) or the raw
   // text text[offset, offset + length).

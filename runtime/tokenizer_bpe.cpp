@@ -208,27 +208,36 @@ class BpeTokenizer final : public Tokenizer {
       regexes_.push_back(std::move(re));
     }
     const size_t n = vocab_.tokens.size();
-    size_t token_bytes = 0, merge_bytes = 0;
-    for (const std::string& t : vocab_.tokens) token_bytes += t.size();
-    for (const std::string& m : vocab_.merges) merge_bytes += m.size();
-    ids_.Reserve(n, token_bytes);
-    for (size_t i = 0; i < n; ++i) ids_.Add(vocab_.tokens[i], static_cast<int32_t>(i));
+    ids_.Build(vocab_.tokens);  // token texts are unique (LoadVocab)
+    size_t merge_bytes = 0;
+    for (size_t r = 0; r < vocab_.merges.size(); ++r) merge_bytes += vocab_.merges[r].size();
     ranks_.Reserve(vocab_.merges.size(), merge_bytes);
+    std::string key;
     for (size_t r = 0; r < vocab_.merges.size(); ++r) {
       // "left right", split as llama.cpp does at the first space after the first byte (so a
       // left half that is a space stays whole); a line without one counts as ("", "").
-      const std::string& m = vocab_.merges[r];
+      const std::string_view m = vocab_.merges[r];
       const size_t sp = m.find(' ', 1);
-      std::string key(1, kMergeSep);
-      if (sp != std::string::npos) key = m.substr(0, sp) + kMergeSep + m.substr(sp + 1);
+      key.assign(1, kMergeSep);
+      if (sp != std::string_view::npos) {
+        key.assign(m.substr(0, sp));
+        key += kMergeSep;
+        key += m.substr(sp + 1);
+      }
       ranks_.Add(key, static_cast<int32_t>(r));  // the first rank wins
     }
-    std::vector<std::string>().swap(vocab_.merges);  // ranks_ holds them now
+    vocab_.merges.Clear();  // ranks_ holds them now
     for (int b = 0; b < 256; ++b) {
       unicode::AppendUtf8(unicode::ByteToGpt2Char(static_cast<uint8_t>(b)), &byte_chars_[b]);
     }
-    pieces_.resize(n);
-    for (size_t i = 0; i < n; ++i) pieces_[i] = RenderPiece(static_cast<int32_t>(i));
+    // A piece is rarely longer than its text (a GPT-2 character of 2 bytes stands for 1).
+    pieces_.Reserve(n, vocab_.tokens.text_bytes());
+    for (size_t i = 0; i < n; ++i) {
+      if (!pieces_.Add(RenderPiece(static_cast<int32_t>(i)))) {
+        return Unsupported("the vocabulary's pieces pass 4 GiB");
+      }
+    }
+    pieces_.ShrinkToFit();
     return Status::Ok();
   }
 
@@ -250,12 +259,12 @@ class BpeTokenizer final : public Tokenizer {
  private:
   // The piece of a token with specials rendered (llama.cpp's token_to_piece for BPE).
   std::string RenderPiece(int32_t id) const {
-    const std::string& text = vocab_.tokens[id];
+    const std::string_view text = vocab_.tokens[id];
     switch (vocab_.token_types[id]) {
       case TokenType::kControl:
       case TokenType::kUnknown:
       case TokenType::kUserDefined:
-        return text;
+        return std::string(text);
       case TokenType::kNormal: {
         std::string out;
         for (const uint32_t cp : unicode::DecodeUtf8Lenient(text)) {
@@ -277,17 +286,17 @@ class BpeTokenizer final : public Tokenizer {
   }
 
   // "<0xAB>" -> "\xAB".
-  static std::string ByteTokenValue(const std::string& text) {
+  static std::string ByteTokenValue(std::string_view text) {
     if (text.size() == 6 && text.compare(0, 3, "<0x") == 0 && text[5] == '>') {
-      const std::string hex = text.substr(3, 2);
+      const std::string hex(text.substr(3, 2));
       char* end = nullptr;
       const long v = std::strtol(hex.c_str(), &end, 16);
       if (end == hex.c_str() + 2) return std::string(1, static_cast<char>(v));
     }
-    return text;
+    return std::string(text);
   }
 
-  int32_t FindToken(std::string_view s) const { return ids_.Find(s); }
+  int32_t FindToken(std::string_view s) const { return ids_.Find(vocab_.tokens, s); }
 
   void EncodeText(std::string_view text, std::vector<int32_t>* out) const {
     const std::vector<uint32_t> cps = unicode::DecodeUtf8Lenient(text);
@@ -380,8 +389,8 @@ class BpeTokenizer final : public Tokenizer {
 
   std::vector<unicode::Regex> regexes_;
   bool ignore_merges_ = false;
-  StringIndex ids_;    // token text -> id (the first id of a duplicated text)
-  StringIndex ranks_;  // "left" kMergeSep "right" -> rank
+  StringTableIndex ids_;  // token text -> id, over vocab_.tokens
+  StringIndex ranks_;     // "left" kMergeSep "right" -> rank
   std::array<std::string, 256> byte_chars_;
 };
 

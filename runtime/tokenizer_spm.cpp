@@ -96,7 +96,7 @@ class SpmTokenizer final : public Tokenizer {
     std::vector<bool> is_byte_piece(n, false);
     int n_bytes = 0;
     for (size_t i = 0; i < n; ++i) {
-      const std::string& t = vocab_.tokens[i];
+      const std::string_view t = vocab_.tokens[i];
       int b;
       if (ParseByteToken(t, &b)) {
         byte_token_[b] = static_cast<int32_t>(i);  // texts are unique: one token per byte
@@ -116,9 +116,10 @@ class SpmTokenizer final : public Tokenizer {
     const bool byte_fallback = n_bytes == 256;
 
     // The extra UNKNOWN piece SentencePiece insists on, with a text no token has.
-    std::unordered_set<std::string_view> texts(vocab_.tokens.begin(), vocab_.tokens.end());
+    StringTableIndex texts;
+    texts.Build(vocab_.tokens);
     std::string unk_text = "<ember-unk>";
-    while (texts.count(unk_text)) unk_text += "_";
+    while (texts.Find(vocab_.tokens, unk_text) >= 0) unk_text += "_";
     sp_unk_ = static_cast<int32_t>(n);
 
     std::string proto, msg;
@@ -152,8 +153,13 @@ class SpmTokenizer final : public Tokenizer {
       return BadFormat(std::string("SentencePiece rejected the vocabulary: ") + st.message());
     }
 
-    pieces_.resize(n);
-    for (size_t i = 0; i < n; ++i) pieces_[i] = RenderPiece(static_cast<int32_t>(i));
+    pieces_.Reserve(n, vocab_.tokens.text_bytes());
+    for (size_t i = 0; i < n; ++i) {
+      if (!pieces_.Add(RenderPiece(static_cast<int32_t>(i)))) {
+        return Unsupported("the vocabulary's pieces pass 4 GiB");
+      }
+    }
+    pieces_.ShrinkToFit();
     return Status::Ok();
   }
 
@@ -188,12 +194,12 @@ class SpmTokenizer final : public Tokenizer {
  private:
   // The piece of a token with specials rendered (llama.cpp's token_to_piece for SPM).
   std::string RenderPiece(int32_t id) const {
-    const std::string& text = vocab_.tokens[id];
+    const std::string_view text = vocab_.tokens[id];
     switch (vocab_.token_types[id]) {
       case TokenType::kControl:
       case TokenType::kUnknown:
       case TokenType::kUserDefined:
-        return text;
+        return std::string(text);
       case TokenType::kNormal: {
         std::string out;
         for (size_t i = 0; i < text.size();) {
@@ -208,7 +214,7 @@ class SpmTokenizer final : public Tokenizer {
       }
       case TokenType::kByte: {
         int b;
-        return ParseByteToken(text, &b) ? std::string(1, static_cast<char>(b)) : text;
+        return ParseByteToken(text, &b) ? std::string(1, static_cast<char>(b)) : std::string(text);
       }
       default:
         return "";  // unused and undefined tokens print nothing

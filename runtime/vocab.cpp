@@ -81,7 +81,7 @@ void ApplyLlamaCppFixes(const std::string& model_name, int32_t (&fim)[kNumFim], 
   // iterates in the same order on the same standard library, so the same candidate wins when a
   // vocabulary has several (Phi-3: "<|end|>" and "<|endoftext|>").
   std::unordered_map<std::string, int32_t> by_text;
-  for (size_t i = 0; i < n; ++i) by_text[v->tokens[i]] = static_cast<int32_t>(i);
+  for (size_t i = 0; i < n; ++i) by_text[std::string(v->tokens[i])] = static_cast<int32_t>(i);
   auto find = [&](const char* text) {
     auto it = by_text.find(text);
     return it == by_text.end() ? -1 : it->second;
@@ -253,24 +253,27 @@ Status LoadVocab(const GgufFile& gguf, VocabData* out) {
   const size_t n = tokens->items.size();
   if (n == 0) return BadFormat("tokenizer.ggml.tokens is empty");
   if (n > static_cast<size_t>(INT32_MAX)) return BadFormat("tokenizer.ggml.tokens is too long");
-  v.tokens.reserve(n);
+  size_t text_bytes = 0;
+  for (size_t i = 0; i < n; ++i) text_bytes += tokens->items[i].str.size();
+  v.tokens.Reserve(n, text_bytes);
   for (size_t i = 0; i < n; ++i) {
     // llama.cpp renames empty tokens the same way (they could never be matched anyway).
-    if (tokens->items[i].str.empty()) {
-      v.tokens.push_back("[EMPTY_" + std::to_string(i) + "]");
-    } else {
-      v.tokens.emplace_back(tokens->items[i].str);
+    const std::string_view text = tokens->items[i].str;
+    if (!v.tokens.Add(text.empty() ? std::string_view("[EMPTY_" + std::to_string(i) + "]")
+                                   : text)) {
+      return BadFormat("tokenizer.ggml.tokens holds more than 4 GiB of text");
     }
   }
   {
     // Token texts must be unique (llama.cpp refuses such files too): a text maps to one id.
-    std::unordered_map<std::string_view, size_t> seen;
-    seen.reserve(n);
+    StringTableIndex first;
+    first.Build(v.tokens);
     for (size_t i = 0; i < n; ++i) {
-      auto [it, fresh] = seen.emplace(v.tokens[i], i);
-      if (!fresh) {
-        return BadFormat("tokenizer.ggml.tokens: tokens " + std::to_string(it->second) + " and " +
-                         std::to_string(i) + " have the same text '" + v.tokens[i] + "'");
+      const int32_t f = first.Find(v.tokens, v.tokens[i]);
+      if (f != static_cast<int32_t>(i)) {
+        return BadFormat("tokenizer.ggml.tokens: tokens " + std::to_string(f) + " and " +
+                         std::to_string(i) + " have the same text '" + std::string(v.tokens[i]) +
+                         "'");
       }
     }
   }
@@ -324,8 +327,13 @@ Status LoadVocab(const GgufFile& gguf, VocabData* out) {
       return BadFormat(std::string("tokenizer.ggml.merges must be an array of strings, found ") +
                        GgufTypeName(merges->elem_type) + " elements");
     }
-    v.merges.reserve(merges->items.size());
-    for (const GgufValue& m : merges->items) v.merges.emplace_back(m.str);
+    size_t merge_bytes = 0;
+    for (const GgufValue& m : merges->items) merge_bytes += m.str.size();
+    v.merges.Reserve(merges->items.size(), merge_bytes);
+    for (const GgufValue& m : merges->items) {
+      if (!v.merges.Add(m.str))
+        return BadFormat("tokenizer.ggml.merges holds more than 4 GiB of text");
+    }
   }
 
   // Defaults per model type, as llama.cpp sets them before reading the keys.

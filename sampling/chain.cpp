@@ -15,6 +15,8 @@
 // survived truncation.
 #include "sampling/chain.h"
 
+#include "sampling/greedy.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -200,6 +202,7 @@ Status SamplerChain::Create(const std::vector<SamplerSpec>& specs, const Sampler
   }
   std::unique_ptr<SamplerChain> chain(new SamplerChain(specs, seed));
   chain->n_vocab_ = ctx.n_vocab;
+  chain->greedy_only_ = specs.size() == 1 && specs[0].kind == SamplerKind::kGreedy;
   for (const SamplerSpec& s : specs) {
     std::unique_ptr<Sampler> sampler;
     EMBER_RETURN_IF_ERROR(MakeSampler(s, ctx, &sampler));
@@ -211,7 +214,22 @@ Status SamplerChain::Create(const std::vector<SamplerSpec>& specs, const Sampler
 
 int32_t SamplerChain::Sample(const float* logits) { return SampleWithTrace(logits, nullptr); }
 
+const Candidates& SamplerChain::last_candidates() const {
+  if (candidates_pending_) {
+    candidates_pending_ = false;
+    candidates_.Reset(greedy_logits_.data(), n_vocab_);
+    candidates_.selected = SelectGreedy(greedy_logits_.data(), n_vocab_);
+  }
+  return candidates_;
+}
+
 int32_t SamplerChain::SampleWithTrace(const float* logits, std::vector<TraceStage>* trace) {
+  if (greedy_only_ && trace == nullptr) {  // what the greedy sampler would pick, see greedy.h
+    greedy_logits_.assign(logits, logits + n_vocab_);
+    candidates_pending_ = true;
+    return SelectGreedy(logits, n_vocab_);
+  }
+  candidates_pending_ = false;
   candidates_.Reset(logits, n_vocab_);
   if (trace) trace->clear();
   for (const std::unique_ptr<Sampler>& s : samplers_) {
@@ -240,6 +258,7 @@ void SamplerChain::Reset() {
 std::unique_ptr<SamplerChain> SamplerChain::Clone() const {
   std::unique_ptr<SamplerChain> c(new SamplerChain(specs_, seed_));
   c->n_vocab_ = n_vocab_;
+  c->greedy_only_ = greedy_only_;
   c->rng_ = rng_;
   for (const std::unique_ptr<Sampler>& s : samplers_) c->samplers_.push_back(s->Clone());
   return c;

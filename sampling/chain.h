@@ -34,7 +34,7 @@ class SamplerChain {
   int32_t SampleWithTrace(const float* logits, std::vector<TraceStage>* trace);
   // The candidates as the terminal sampler saw them (after Sample): the final
   // distribution, for --n-probs and `ember sample`.
-  const Candidates& last_candidates() const { return candidates_; }
+  const Candidates& last_candidates() const;
 
   void Accept(int32_t token);
   void Reset();  // history, adaptive state; the RNG is reseeded
@@ -53,7 +53,13 @@ class SamplerChain {
   uint64_t seed_;
   int32_t n_vocab_ = 0;  // logits per Sample call (SamplerContext::n_vocab)
   Rng rng_;
-  Candidates candidates_;
+  // A chain of greedy alone takes the argmax of the logits and keeps a copy of
+  // them (4 bytes a token), from which last_candidates() builds the candidate
+  // array (12 bytes a token) only when asked.
+  bool greedy_only_ = false;
+  std::vector<float> greedy_logits_;
+  mutable bool candidates_pending_ = false;  // greedy_logits_ not yet in candidates_
+  mutable Candidates candidates_;
 };
 
 // llama.cpp-style sampling settings (ember run's flags, with llama.cpp's

@@ -12,10 +12,10 @@
 //   logit[t] -= dry_multiplier * dry_base ^ (m - dry_allowed_length).
 //
 // Sequence breakers end matches: a token is a breaker when its text
-// (SamplerContext::token_pieces) contains one of the breaker strings. No
+// (SamplerContext::token_piece) contains one of the breaker strings. No
 // penalty applies when the last token is a breaker, a breaker never counts
 // towards m, and a breaker is never penalized as the continuation. Without
-// token_pieces no token is a breaker.
+// token_piece no token is a breaker.
 //
 // m is capped at kMaxMatch (as the reference implementation caps it at 50):
 // the penalty is then already astronomic, and the cap bounds a token's cost at
@@ -106,12 +106,12 @@ class DrySampler final : public Sampler {
 
 std::unique_ptr<Sampler> NewDrySampler(const SamplerSpec& spec, const SamplerContext& ctx) {
   std::shared_ptr<const std::vector<bool>> breakers;
-  if (ctx.token_pieces && !spec.dry_sequence_breakers.empty()) {
-    auto b = std::make_shared<std::vector<bool>>(ctx.token_pieces->size(), false);
+  if (ctx.token_piece && !spec.dry_sequence_breakers.empty()) {
+    auto b = std::make_shared<std::vector<bool>>(static_cast<size_t>(ctx.n_vocab), false);
     for (size_t t = 0; t < b->size(); ++t) {
-      const std::string& piece = (*ctx.token_pieces)[t];
+      const std::string_view piece = ctx.token_piece(static_cast<int32_t>(t));
       for (const std::string& s : spec.dry_sequence_breakers) {
-        if (piece.find(s) != std::string::npos) {
+        if (piece.find(s) != std::string_view::npos) {
           (*b)[t] = true;
           break;
         }

@@ -6,6 +6,7 @@
 // more than the selection.
 #include "sampling/greedy.h"
 
+#include <limits>
 #include <memory>
 
 #include "sampling/sampler.h"
@@ -13,9 +14,14 @@
 namespace ember {
 
 int32_t SelectGreedy(const float* logits, int64_t n) {
+  // NaN counts as -inf, as in Candidates::Reset: never above anything.
   int64_t best = 0;
-  for (int64_t i = 1; i < n; ++i) {
-    if (logits[i] > logits[best]) best = i;  // strict: the first maximum wins
+  float best_logit = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < n; ++i) {
+    if (logits[i] > best_logit) {  // strict: the first maximum wins
+      best = i;
+      best_logit = logits[i];
+    }
   }
   return static_cast<int32_t>(best);
 }

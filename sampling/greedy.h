@@ -1,4 +1,5 @@
-// Greedy selection: the id of the largest logit; ties go to the lowest id.
+// Greedy selection: the id of the largest logit; ties go to the lowest id, and
+// NaN counts as -inf (the chain's greedy sampler picks the same id).
 #pragma once
 
 #include <cstdint>

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -82,7 +83,10 @@ struct SamplerSpec {
 // each token's text.
 struct SamplerContext {
   int32_t n_vocab = 0;
-  const std::vector<std::string>* token_pieces = nullptr;  // [n_vocab] or null
+  // Token t's text, for t in [0, n_vocab); empty when there is none (then no
+  // token is a DRY sequence breaker). A function, so the vocabulary may keep
+  // its texts however it likes (the tokenizer: one pool, runtime/string_table.h).
+  std::function<std::string_view(int32_t)> token_piece;
 };
 
 class Sampler {

@@ -123,11 +123,6 @@ Status ValidateHistory(const SamplerSpec& s, const SamplerContext& ctx) {
       if (b.empty())
         return InvalidArgument("dry-sequence-breakers must not contain an empty string");
     }
-    if (ctx.token_pieces && ctx.token_pieces->size() != static_cast<size_t>(ctx.n_vocab)) {
-      return InvalidArgument("dry needs one token piece per vocabulary entry: got " +
-                             std::to_string(ctx.token_pieces->size()) + " pieces for n_vocab " +
-                             std::to_string(ctx.n_vocab));
-    }
   } else if (s.kind == SamplerKind::kLogitBias) {
     for (const auto& [id, bias] : s.logit_bias) {
       if (id < 0 || id >= ctx.n_vocab) {

@@ -256,7 +256,7 @@ TEST_CASE("vocab: Create rejects what it cannot tokenize", "[vocab]") {
   }
   {
     VocabData bad = v;
-    bad.tokens.clear();
+    bad.tokens.Clear();
     CHECK(Tokenizer::Create(bad, &tok).code() == Code::kInvalidArgument);
   }
   {
@@ -326,7 +326,7 @@ TEST_CASE("vocab: a hand-built SentencePiece vocabulary merges by score", "[voca
   VocabData v;
   v.model = "llama";
   auto add = [&](const std::string& t, float score, TokenType type) {
-    v.tokens.push_back(t);
+    v.tokens.Add(t);
     v.scores.push_back(score);
     v.token_types.push_back(type);
   };

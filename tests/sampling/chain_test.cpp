@@ -217,3 +217,35 @@ TEST_CASE("chain: at 151936 tokens, top-k 40 + top-p + min-p + dist draws from t
     REQUIRE(chain->last_candidates().size() <= 40);
   }
 }
+
+TEST_CASE("chain: greedy alone picks the argmax without the candidate array, as the sampler would",
+          "[sampling]") {
+  // NaN counts as -inf, ties go to the lowest id: the same pick as the chain's
+  // greedy sampler over candidates, and last_candidates() the same array.
+  std::vector<float> logits = {0.5f, NAN, 3.0f, -1.0f, 3.0f, NAN, 2.0f};
+  const int32_t n = static_cast<int32_t>(logits.size());
+  SamplerContext ctx;
+  ctx.n_vocab = n;
+  SamplerSpec greedy;
+  greedy.kind = SamplerKind::kGreedy;
+  std::unique_ptr<SamplerChain> chain;
+  REQUIRE(SamplerChain::Create({greedy}, ctx, 1, &chain).ok());
+  CHECK(chain->Sample(logits.data()) == 2);
+  const Candidates& c = chain->last_candidates();
+  REQUIRE(c.size() == logits.size());
+  CHECK(c.selected == 2);
+  for (int32_t i = 0; i < n; ++i) {
+    CHECK(c.items()[i].id == i);
+    CHECK(c.items()[i].logit == (std::isnan(logits[i]) ? -INFINITY : logits[i]));
+  }
+  std::vector<TraceStage> trace;  // the general path: the sampler over candidates
+  CHECK(chain->SampleWithTrace(logits.data(), &trace) == 2);
+  std::vector<float> all_nan(4, NAN);
+  ctx.n_vocab = 4;
+  std::unique_ptr<SamplerChain> small;
+  REQUIRE(SamplerChain::Create({greedy}, ctx, 1, &small).ok());
+  CHECK(small->Sample(all_nan.data()) == 0);
+  CHECK(small->SampleWithTrace(all_nan.data(), &trace) == 0);
+  // A copy samples alike.
+  CHECK(chain->Clone()->Sample(logits.data()) == 2);
+}

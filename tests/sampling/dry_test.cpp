@@ -20,8 +20,13 @@ std::unique_ptr<Sampler> MakeDry(const std::vector<std::string>* pieces, int32_t
   spec.dry_base = 1.75f;
   spec.dry_allowed_length = allowed;
   spec.dry_penalty_last_n = last_n;
+  SamplerContext ctx;
+  ctx.n_vocab = 10;
+  if (pieces != nullptr) {
+    ctx.token_piece = [pieces](int32_t t) { return std::string_view((*pieces)[t]); };
+  }
   std::unique_ptr<Sampler> s;
-  REQUIRE(MakeSampler(spec, SamplerContext{10, pieces}, &s).ok());
+  REQUIRE(MakeSampler(spec, ctx, &s).ok());
   return s;
 }
 
