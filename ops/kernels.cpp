@@ -16,6 +16,7 @@ Kernels KernelsFor(Isa isa) {
   k.rms_norm = RmsNorm_ref;
   k.rope_apply = RopeApply_ref;
   k.geglu = GeGlu_ref;
+  k.fp32_to_fp16_row = Fp32ToFp16Row_ref;
   k.ggml_dot_q4_1 = GgmlVecDotQ4_1Q8_1_ref;
   k.ggml_dot_q8_0 = GgmlVecDotQ8_0Q8_0_ref;
   k.ggml_dot_q4_0 = GgmlVecDotQ4_0Q8_0_ref;
@@ -39,6 +40,7 @@ Kernels KernelsFor(Isa isa) {
     k.rms_norm = RmsNorm_avx2;
     k.rope_apply = RopeApply_avx2;
     k.geglu = GeGlu_avx2;
+    k.fp32_to_fp16_row = Fp32ToFp16Row_avx2;
   }
   if (isa == Isa::kAvx512 || isa == Isa::kAvx512Vnni) {
     k.attend_block = AttendBlock_avx512;
@@ -78,6 +80,7 @@ Kernels KernelsFor(Isa isa) {
     k.rms_norm = RmsNorm_neon;
     k.rope_apply = RopeApply_neon;
     k.geglu = GeGlu_neon;
+    k.fp32_to_fp16_row = Fp32ToFp16Row_neon;
   }
   if (isa == Isa::kNeonDot) {
     k.qgemm_q4x16 = QGemmQ4x16_neon_dot;

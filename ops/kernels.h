@@ -4,6 +4,7 @@
 
 #include "ops/activation.h"
 #include "ops/attention.h"
+#include "ops/convert.h"
 #include "ops/ggml_numerics.h"
 #include "ops/norm.h"
 #include "ops/qgemm.h"
@@ -26,6 +27,7 @@ struct Kernels {
   RmsNormFn rms_norm = nullptr;
   RopeApplyFn rope_apply = nullptr;  // every variant gives RopeApply_ref's bits
   GeGluFn geglu = nullptr;           // for Gemma-style feed-forwards; no model uses it yet
+  Fp32ToFp16RowFn fp32_to_fp16_row = nullptr;  // f16 KV cache stores
   // --numerics ggml (ops/ggml_numerics.h)
   VecDotFn ggml_dot_q4_1 = nullptr;
   VecDotFn ggml_dot_q8_0 = nullptr;

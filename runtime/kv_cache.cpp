@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "ops/kernels.h"
 #include "quant/fp16.h"
 #include "quant/quantize.h"
 
@@ -64,7 +65,7 @@ void KvCache::Store(int64_t layer, int64_t slot, const float* k, const float* v)
   StoreK(layer, slot, k);
   const size_t r = Row(layer, slot);
   if (type_ == KvType::kF16) {
-    for (int64_t i = 0; i < kv_dim_; ++i) v16_[r + i] = Fp32ToFp16(v[i]);
+    Active().fp32_to_fp16_row(v, &v16_[r], kv_dim_);
   } else if (type_ == KvType::kF32) {
     std::memcpy(&v32_[r], v, static_cast<size_t>(kv_dim_) * sizeof(float));
   } else {
@@ -78,7 +79,7 @@ void KvCache::Store(int64_t layer, int64_t slot, const float* k, const float* v)
 void KvCache::StoreK(int64_t layer, int64_t slot, const float* k) {
   const size_t r = Row(layer, slot);
   if (type_ == KvType::kF16) {
-    for (int64_t i = 0; i < kv_dim_; ++i) k16_[r + i] = Fp32ToFp16(k[i]);
+    Active().fp32_to_fp16_row(k, &k16_[r], kv_dim_);
   } else if (type_ == KvType::kF32) {
     std::memcpy(&k32_[r], k, static_cast<size_t>(kv_dim_) * sizeof(float));
   } else {
