@@ -36,6 +36,23 @@ bool RowsChain(const TokenPlace* places, int64_t n) {
   return true;
 }
 
+// True when no token's rows hold the slot of a later token of the batch: then
+// the batch may go through a layer in sub-chunks, each storing its keys and
+// values before its attention (a prompt chunk, beams). O(n^2) checks of up to
+// three ranges, next to a forward pass of n > 64 tokens.
+bool LaterSlotsUnseen(const TokenPlace* places, int64_t n) {
+  for (int64_t t = 0; t < n; ++t) {
+    const TokenPlace& pl = places[t];
+    for (int64_t u = t + 1; u < n; ++u) {
+      for (int r = 0; r < pl.n_rows; ++r) {
+        const RowRange& rr = pl.rows[r];
+        if (places[u].slot >= rr.begin && places[u].slot < rr.begin + rr.n) return false;
+      }
+    }
+  }
+  return true;
+}
+
 int64_t RowsOf(const TokenPlace& pl) {
   int64_t n = 0;
   for (int r = 0; r < pl.n_rows; ++r) n += pl.rows[r].n;
@@ -239,9 +256,12 @@ void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_
   // ggml numerics: llama.cpp's arithmetic for every operation (RMSNorm_ref
   // is ggml's: the squares summed in double in order). Its attention form
   // depends on the batch size (the peer's n_ubatch), so the batch stays whole;
-  // so does a traced pass (whole [n, width] activations per name).
+  // so does a traced pass (whole [n, width] activations per name), and a
+  // batch whose tokens see the rows of later ones.
   const bool ggml = model.numerics() == Numerics::kGgml;
-  const int64_t sub = ggml || s.trace || n <= 64 ? n : std::min(n, SubChunkTokens(model));
+  const int64_t sub = ggml || s.trace || n <= 64 || !LaterSlotsUnseen(places, n)
+                          ? n
+                          : std::min(n, SubChunkTokens(model));
   Resize(s.x, n * E);
   Resize(s.xn, sub * E);
   Resize(s.q, sub * Q);

@@ -58,7 +58,10 @@ enum class LogitsFor { kNone, kLast, kAll };
 // Runs tokens[0..n) placed by places[0..n): writes their keys and values into
 // `kv` and the logits (kLast: [n_vocab] of the last token; kAll: [n, n_vocab]).
 // Every token attends to rows written earlier in the same batch only through
-// its ranges (causal when places follow each other). Preconditions (checked by
+// its ranges (causal when places follow each other). A batch of more than 64
+// tokens in which no token's ranges hold a later token's slot goes through each
+// layer in sub-chunks (SubChunkTokens); any other batch goes whole, so a token
+// may see every row the batch writes. Preconditions (checked by
 // Session): valid ids, every slot < kv.n_ctx().
 void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_t* tokens,
                   const TokenPlace* places, int64_t n, int n_threads, LogitsFor which,

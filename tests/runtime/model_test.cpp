@@ -6,6 +6,8 @@
 
 #include "runtime/generate.h"
 #include "runtime/gguf_writer.h"
+#include "runtime/kv_cache.h"
+#include "runtime/models/llama.h"
 #include "runtime/session.h"
 #include "support/loaders.h"
 #include "support/model_builder.h"
@@ -85,6 +87,31 @@ TEST_CASE("model: a chunk goes through the layers in sub-chunks with the same bi
   auto steps = Logits(*m, ids, 1, true, 256);
   CHECK(std::memcmp(whole.data(), steps.data(), whole.size() * 4) == 0);
   CHECK(std::memcmp(whole2.data(), steps.data(), whole.size() * 4) == 0);
+}
+
+TEST_CASE("model: a batch whose tokens see later tokens' rows is not split", "[model]") {
+  // 100 tokens that all see rows 0..99 (not causal: token 0 sees the keys
+  // token 99 writes). Split into sub-chunks, early tokens would read rows not
+  // yet written; whole (as a traced pass always goes) they read them all.
+  auto m = LoadTiny();
+  const Hparams& hp = m->hparams();
+  const int64_t n = 100;
+  std::vector<int32_t> ids(n);
+  std::vector<TokenPlace> places(n);
+  for (int64_t t = 0; t < n; ++t) {
+    ids[t] = static_cast<int32_t>((t * 7919 + 13) % 50000);
+    places[t] = TokenPlace{t, t, {{0, n}, {}, {}}, 1};
+  }
+  auto run = [&](bool traced) {
+    KvCache kv(hp.n_layer, 128, hp.n_head_kv, hp.head_dim, KvType::kF16);
+    LlamaScratch s;
+    if (traced) s.trace = [](const char*, int64_t, const float*, int64_t, int64_t) {};
+    std::vector<float> logits(static_cast<size_t>(n * hp.n_vocab));
+    LlamaForward(*m, kv, s, ids.data(), places.data(), n, 1, LogitsFor::kAll, logits.data());
+    return logits;
+  };
+  const auto plain = run(false), whole = run(true);
+  CHECK(std::memcmp(plain.data(), whole.data(), plain.size() * 4) == 0);
 }
 
 TEST_CASE("model: every supported weight type loads and runs", "[model]") {
