@@ -12,8 +12,8 @@
 #include <memory>
 #include <string>
 
-#include "runtime/model.h"
-#include "runtime/session.h"
+#include "runtime/model/model.h"
+#include "runtime/session/session.h"
 
 int main(int argc, char** argv) {
   if (argc < 4) {

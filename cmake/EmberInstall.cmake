@@ -22,7 +22,7 @@ include(CMakePackageConfigHelpers)
 
 # The C API's translation units are compiled into the shared library itself;
 # the rest of the runtime comes from libember.a as they need it.
-file(GLOB EMBER_C_API_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/runtime/c_api*.cpp)
+file(GLOB EMBER_C_API_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/runtime/capi/*.cpp)
 add_library(ember_shared SHARED ${EMBER_C_API_SOURCES})
 target_link_libraries(ember_shared PRIVATE ember_lib)
 target_include_directories(ember_shared INTERFACE

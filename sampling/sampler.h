@@ -85,7 +85,7 @@ struct SamplerContext {
   int32_t n_vocab = 0;
   // Token t's text, for t in [0, n_vocab); empty when there is none (then no
   // token is a DRY sequence breaker). A function, so the vocabulary may keep
-  // its texts however it likes (the tokenizer: one pool, runtime/string_table.h).
+  // its texts however it likes (the tokenizer: one pool, runtime/text/string_table.h).
   std::function<std::string_view(int32_t)> token_piece;
 };
 

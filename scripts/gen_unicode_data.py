@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Generates runtime/unicode_data.inc: the code point classes the BPE pre-tokenizer regexes need.
+"""Generates runtime/text/unicode_data.inc: the code point classes the BPE pre-tokenizer regexes need.
 
-Usage: python3 scripts/gen_unicode_data.py > runtime/unicode_data.inc
+Usage: python3 scripts/gen_unicode_data.py > runtime/text/unicode_data.inc
 
 The table is a sorted list of ranges, each one uint32 (first_code_point << 8) | flags, lasting
 until the next entry's first code point. Flags: bits 0-2 the general category class (0 unassigned,

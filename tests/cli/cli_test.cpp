@@ -8,7 +8,7 @@
 #include <fstream>
 #include <string>
 
-#include "runtime/gguf_writer.h"
+#include "runtime/gguf/gguf_writer.h"
 #include "support/cli_runner.h"
 #include "support/model_builder.h"
 #include "support/test_paths.h"

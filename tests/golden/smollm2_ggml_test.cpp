@@ -19,8 +19,8 @@
 #include <cstring>
 
 #include "platform/hash.h"
-#include "runtime/model.h"
-#include "runtime/session.h"
+#include "runtime/model/model.h"
+#include "runtime/session/session.h"
 #include "support/test_paths.h"
 
 using namespace ember;

@@ -17,8 +17,8 @@
 #include <algorithm>
 
 #include "platform/hash.h"
-#include "runtime/model.h"
-#include "runtime/session.h"
+#include "runtime/model/model.h"
+#include "runtime/session/session.h"
 #include "support/model_builder.h"
 #include "support/test_paths.h"
 

@@ -1,4 +1,4 @@
-#include "runtime/chat_markers.h"
+#include "runtime/text/chat_markers.h"
 
 #include <catch2/catch.hpp>
 #include <string>

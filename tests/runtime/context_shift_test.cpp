@@ -8,9 +8,9 @@
 #include <random>
 
 #include "ops/rope.h"
-#include "runtime/generate.h"
-#include "runtime/kv_cache.h"
-#include "runtime/session.h"
+#include "runtime/decoding/generate.h"
+#include "runtime/kv/kv_cache.h"
+#include "runtime/session/session.h"
 #include "support/loaders.h"
 #include "support/model_builder.h"
 #include "support/test_paths.h"

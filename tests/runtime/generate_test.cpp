@@ -1,6 +1,6 @@
 // Generation over the sampler chain, stop strings, log-probabilities and beam
 // search, on the tiny random-weight model (real GPT-2 vocabulary).
-#include "runtime/generate.h"
+#include "runtime/decoding/generate.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "runtime/beam_search.h"
-#include "runtime/model.h"
-#include "runtime/session.h"
+#include "runtime/decoding/beam_search.h"
+#include "runtime/model/model.h"
+#include "runtime/session/session.h"
 #include "sampling/logprobs.h"
 #include "support/loaders.h"
 #include "support/model_builder.h"

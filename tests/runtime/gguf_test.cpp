@@ -1,9 +1,9 @@
-#include "runtime/gguf.h"
+#include "runtime/gguf/gguf.h"
 
 #include <catch2/catch.hpp>
 #include <cstring>
 
-#include "runtime/gguf_writer.h"
+#include "runtime/gguf/gguf_writer.h"
 #include "support/test_paths.h"
 
 using namespace ember;

@@ -1,5 +1,5 @@
 // KvRing: which row holds which token, through appends, drops and wraps.
-#include "runtime/kv_ring.h"
+#include "runtime/kv/kv_ring.h"
 
 #include <catch2/catch.hpp>
 #include <set>

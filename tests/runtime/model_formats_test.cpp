@@ -9,8 +9,8 @@
 
 #include "quant/packed.h"
 #include "quant/quantize.h"
-#include "runtime/model.h"
-#include "runtime/session.h"
+#include "runtime/model/model.h"
+#include "runtime/session/session.h"
 #include "support/model_builder.h"
 #include "support/test_paths.h"
 

@@ -1,14 +1,14 @@
-#include "runtime/model.h"
+#include "runtime/model/model.h"
 
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <fstream>
 
-#include "runtime/generate.h"
-#include "runtime/gguf_writer.h"
-#include "runtime/kv_cache.h"
-#include "runtime/models/llama.h"
-#include "runtime/session.h"
+#include "runtime/decoding/generate.h"
+#include "runtime/gguf/gguf_writer.h"
+#include "runtime/kv/kv_cache.h"
+#include "runtime/model/llama.h"
+#include "runtime/session/session.h"
 #include "support/loaders.h"
 #include "support/model_builder.h"
 #include "support/test_paths.h"

@@ -1,4 +1,4 @@
-// Models loaded with ggml numerics (runtime/model.h, ops/ggml_numerics.h):
+// Models loaded with ggml numerics (runtime/model/model.h, ops/ggml_numerics.h):
 // what they refuse, and properties their sessions keep. That their results are
 // llama.cpp's, bit for bit, is tests/golden/smollm2_ggml_test.cpp.
 #include <catch2/catch.hpp>
@@ -8,8 +8,8 @@
 #include <cstring>
 
 #include "ember.h"
-#include "runtime/model.h"
-#include "runtime/session.h"
+#include "runtime/model/model.h"
+#include "runtime/session/session.h"
 #include "support/model_builder.h"
 #include "support/test_paths.h"
 

@@ -1,11 +1,11 @@
-#include "runtime/quantize_model.h"
+#include "runtime/model/quantize_model.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "runtime/model.h"
-#include "runtime/session.h"
+#include "runtime/model/model.h"
+#include "runtime/session/session.h"
 #include "support/model_builder.h"
 #include "support/test_paths.h"
 

@@ -9,7 +9,7 @@
 
 #include "quant/packed.h"
 #include "quant/quantize.h"
-#include "runtime/gguf.h"
+#include "runtime/gguf/gguf.h"
 #include "support/test_paths.h"
 
 using namespace ember;

@@ -1,4 +1,4 @@
-// Session state files (runtime/session_state.cpp): a saved session restores
+// Session state files (runtime/session/session_state.cpp): a saved session restores
 // to the same logits and the same continuation; a file from another model,
 // another KV type, a too-small context, or a truncated or corrupted file is
 // refused with a clear error and leaves the session as it was.
@@ -7,8 +7,8 @@
 #include <fstream>
 #include <random>
 
-#include "runtime/generate.h"
-#include "runtime/session.h"
+#include "runtime/decoding/generate.h"
+#include "runtime/session/session.h"
 #include "support/loaders.h"
 #include "support/model_builder.h"
 #include "support/test_paths.h"

@@ -1,4 +1,4 @@
-#include "runtime/stop_stream.h"
+#include "runtime/text/stop_stream.h"
 
 #include <catch2/catch.hpp>
 #include <string>

@@ -5,8 +5,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "runtime/string_index.h"
-#include "runtime/string_table.h"
+#include "runtime/text/string_index.h"
+#include "runtime/text/string_table.h"
 
 using namespace ember;
 

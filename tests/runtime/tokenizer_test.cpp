@@ -1,6 +1,6 @@
 // Tokenizers against llama.cpp: the ggml-vocab-*.gguf test vocabularies with llama.cpp's
 // expected ids (test-tokenizer-0 data), round trips, special tokens, streaming UTF-8.
-#include "runtime/tokenizer.h"
+#include "runtime/text/tokenizer.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/gguf.h"
+#include "runtime/gguf/gguf.h"
 #include "support/test_paths.h"
 
 using namespace ember;
@@ -79,7 +79,8 @@ std::string Pieces(const Tokenizer& tok, const std::vector<int32_t>& ids) {
   return s;
 }
 
-const char* const kVocabs[] = {"llama-spm", "phi-3", "gpt-2", "starcoder", "deepseek-coder"};
+const char* const kVocabs[] = {"llama-spm",      "phi-3",     "gpt-2", "starcoder",
+                               "deepseek-coder", "llama-bpe", "qwen2", "qwen35"};
 
 // Emoji (4-byte), CJK, Cyrillic, Greek, combining marks, Devanagari, Arabic, tabs, newlines
 // and runs of spaces. No " ," / " ." / " '" so that BPE space clean-up leaves it unchanged.

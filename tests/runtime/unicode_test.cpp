@@ -1,5 +1,5 @@
 // Code point classes, UTF-8 handling, GPT-2 byte mapping and the pre-tokenizer regex engine.
-#include "runtime/unicode.h"
+#include "runtime/text/unicode.h"
 
 #include <catch2/catch.hpp>
 #include <string>

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "runtime/gguf.h"
-#include "runtime/gguf_writer.h"
-#include "runtime/tokenizer.h"
+#include "runtime/gguf/gguf.h"
+#include "runtime/gguf/gguf_writer.h"
+#include "runtime/text/tokenizer.h"
 #include "support/test_paths.h"
 
 using namespace ember;

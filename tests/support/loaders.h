@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "ember.h"
-#include "runtime/model.h"
-#include "runtime/session.h"
+#include "runtime/model/model.h"
+#include "runtime/session/session.h"
 
 namespace ember::test {
 

@@ -5,8 +5,8 @@
 #include <random>
 
 #include "quant/quantize.h"
-#include "runtime/gguf.h"
-#include "runtime/gguf_writer.h"
+#include "runtime/gguf/gguf.h"
+#include "runtime/gguf/gguf_writer.h"
 #include "support/test_paths.h"
 
 namespace ember::test {

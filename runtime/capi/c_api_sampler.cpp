@@ -1,0 +1,352 @@
+// The C API's sampler chains (include/ember.h, "Samplers").
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "ember.h"
+#include "runtime/capi/c_api_internal.h"
+#include "sampling/chain.h"
+
+using namespace ember::capi;
+
+namespace {
+
+ember::SamplerKind KindOf(ember_sampler_type t) {
+  switch (t) {
+    case EMBER_SAMPLER_LOGIT_BIAS:
+      return ember::SamplerKind::kLogitBias;
+    case EMBER_SAMPLER_PENALTIES:
+      return ember::SamplerKind::kPenalties;
+    case EMBER_SAMPLER_DRY:
+      return ember::SamplerKind::kDry;
+    case EMBER_SAMPLER_TEMPERATURE:
+      return ember::SamplerKind::kTemperature;
+    case EMBER_SAMPLER_TOP_K:
+      return ember::SamplerKind::kTopK;
+    case EMBER_SAMPLER_TOP_P:
+      return ember::SamplerKind::kTopP;
+    case EMBER_SAMPLER_MIN_P:
+      return ember::SamplerKind::kMinP;
+    case EMBER_SAMPLER_TYPICAL_P:
+      return ember::SamplerKind::kTypicalP;
+    case EMBER_SAMPLER_TOP_N_SIGMA:
+      return ember::SamplerKind::kTopNSigma;
+    case EMBER_SAMPLER_XTC:
+      return ember::SamplerKind::kXtc;
+    case EMBER_SAMPLER_GREEDY:
+      return ember::SamplerKind::kGreedy;
+    case EMBER_SAMPLER_DIST:
+      return ember::SamplerKind::kDist;
+    case EMBER_SAMPLER_MIROSTAT_V2:
+      return ember::SamplerKind::kMirostatV2;
+  }
+  return ember::SamplerKind::kGreedy;  // unreachable: checked by ValidType
+}
+
+bool ValidType(int t) { return t >= EMBER_SAMPLER_LOGIT_BIAS && t <= EMBER_SAMPLER_MIROSTAT_V2; }
+
+std::vector<std::pair<int32_t, float>> Bias(const int32_t* ids, const float* values, size_t n) {
+  std::vector<std::pair<int32_t, float>> out;
+  for (size_t i = 0; i < n; ++i) out.emplace_back(ids[i], values[i]);
+  return out;
+}
+
+// The model's vocabulary size and token text for a chain; n_vocab when model is NULL.
+ember_status Context(const ember_model* model, int32_t n_vocab, ember::SamplerContext* ctx) {
+  if (model != nullptr) {
+    ctx->n_vocab = static_cast<int32_t>(model->model->hparams().n_vocab);
+    const ember::StringTable* pieces = &model->model->tokenizer().pieces();
+    ctx->token_piece = [pieces](int32_t t) { return (*pieces)[static_cast<size_t>(t)]; };
+    return EMBER_OK;
+  }
+  if (n_vocab <= 0) {
+    return Fail(EMBER_ERR_INVALID_ARGUMENT,
+                "ember_sampler: n_vocab must be > 0 when there is no model (got " +
+                    std::to_string(n_vocab) + ")");
+  }
+  ctx->n_vocab = n_vocab;
+  return EMBER_OK;
+}
+
+ember_status Build(std::vector<ember::SamplerSpec> specs, const ember::SamplerContext& ctx,
+                   uint64_t seed, ember_sampler** out) {
+  auto s = std::make_unique<ember_sampler>();
+  ember_status st = Report(ember::SamplerChain::Create(specs, ctx, seed, &s->chain));
+  if (st != EMBER_OK) return st;
+  *out = s.release();
+  return EMBER_OK;
+}
+
+ember_status CopyCandidates(const std::vector<ember::Candidate>& from, ember_candidate* buf,
+                            size_t capacity, size_t* n) {
+  if (n != nullptr) *n = from.size();
+  if (capacity < from.size()) {
+    return Fail(EMBER_ERR_BUFFER_TOO_SMALL, "ember_sampler: " + std::to_string(from.size()) +
+                                                " candidates do not fit in " +
+                                                std::to_string(capacity));
+  }
+  for (size_t i = 0; i < from.size(); ++i) buf[i] = {from[i].id, from[i].logit, from[i].p};
+  return EMBER_OK;
+}
+
+// The C spec's fields from ember::SamplerSpec's defaults (type and the
+// pointer fields are left as they are).
+void FillSpecDefaults(ember_sampler_spec* out) {
+  const ember::SamplerSpec d;
+  ember_sampler_spec& s = *out;
+  s.temperature = d.temperature;
+  s.top_k = d.top_k;
+  s.top_p = d.top_p;
+  s.min_p = d.min_p;
+  s.typical_p = d.typical_p;
+  s.top_n_sigma = d.top_n_sigma;
+  s.xtc_probability = d.xtc_probability;
+  s.xtc_threshold = d.xtc_threshold;
+  s.min_keep = static_cast<int32_t>(d.min_keep);
+  s.penalty_last_n = d.penalty_last_n;
+  s.repeat_penalty = d.repeat_penalty;
+  s.presence_penalty = d.presence_penalty;
+  s.frequency_penalty = d.frequency_penalty;
+  s.dry_multiplier = d.dry_multiplier;
+  s.dry_base = d.dry_base;
+  s.dry_allowed_length = d.dry_allowed_length;
+  s.dry_penalty_last_n = d.dry_penalty_last_n;
+  s.mirostat_tau = d.mirostat_tau;
+  s.mirostat_eta = d.mirostat_eta;
+}
+
+}  // namespace
+
+extern "C" {
+
+ember_sampler_spec ember_sampler_spec_default(ember_sampler_type type) {
+  ember_sampler_spec s;
+  std::memset(&s, 0, sizeof(s));
+  std::memcpy(&s.type, &type, sizeof type);  // kept as given, even if invalid
+  // SamplerSpec's default DRY breakers allocate: no exception may leave here.
+  // Without memory the spec stays zeroed, which ember_sampler_create refuses
+  // (min_keep 0) with a message.
+  try {
+    FillSpecDefaults(&s);
+  } catch (...) {
+  }
+  return s;
+}
+
+ember_status ember_sampler_create(const ember_model* model, int32_t n_vocab,
+                                  const ember_sampler_spec* specs, size_t n, uint64_t seed,
+                                  ember_sampler** out) {
+  return Guard([&]() -> ember_status {
+    EMBER_REQUIRE_ARG(out != nullptr, "ember_sampler_create: out is NULL");
+    *out = nullptr;
+    EMBER_REQUIRE_ARG(specs != nullptr || n == 0, "ember_sampler_create: specs is NULL");
+    ember::SamplerContext ctx;
+    if (ember_status s = Context(model, n_vocab, &ctx); s != EMBER_OK) return s;
+    std::vector<ember::SamplerSpec> v;
+    for (size_t i = 0; i < n; ++i) {
+      const ember_sampler_spec& c = specs[i];
+      const int type = EnumInt(c.type);
+      if (!ValidType(type)) {
+        return Fail(EMBER_ERR_INVALID_ARGUMENT, "ember_sampler_create: spec " + std::to_string(i) +
+                                                    " has an unknown sampler type " +
+                                                    std::to_string(type));
+      }
+      EMBER_REQUIRE_ARG(c.min_keep >= 1, "min-keep must be >= 1");
+      EMBER_REQUIRE_ARG(c.n_logit_bias == 0 || (c.logit_bias_ids && c.logit_bias_values),
+                        "logit-bias: ids or values are NULL");
+      EMBER_REQUIRE_ARG(c.n_dry_sequence_breakers == 0 || c.dry_sequence_breakers,
+                        "dry-sequence-breakers is NULL");
+      ember::SamplerSpec s;
+      s.kind = KindOf(static_cast<ember_sampler_type>(type));
+      s.temperature = c.temperature;
+      s.top_k = c.top_k;
+      s.top_p = c.top_p;
+      s.min_p = c.min_p;
+      s.typical_p = c.typical_p;
+      s.top_n_sigma = c.top_n_sigma;
+      s.xtc_probability = c.xtc_probability;
+      s.xtc_threshold = c.xtc_threshold;
+      s.min_keep = static_cast<size_t>(c.min_keep);
+      s.penalty_last_n = c.penalty_last_n;
+      s.repeat_penalty = c.repeat_penalty;
+      s.presence_penalty = c.presence_penalty;
+      s.frequency_penalty = c.frequency_penalty;
+      s.dry_multiplier = c.dry_multiplier;
+      s.dry_base = c.dry_base;
+      s.dry_allowed_length = c.dry_allowed_length;
+      s.dry_penalty_last_n = c.dry_penalty_last_n;
+      if (c.dry_sequence_breakers != nullptr) {
+        s.dry_sequence_breakers.clear();
+        for (size_t j = 0; j < c.n_dry_sequence_breakers; ++j) {
+          EMBER_REQUIRE_ARG(c.dry_sequence_breakers[j] != nullptr,
+                            "dry-sequence-breakers: a string is NULL");
+          s.dry_sequence_breakers.emplace_back(c.dry_sequence_breakers[j]);
+        }
+      }
+      s.logit_bias = Bias(c.logit_bias_ids, c.logit_bias_values, c.n_logit_bias);
+      s.mirostat_tau = c.mirostat_tau;
+      s.mirostat_eta = c.mirostat_eta;
+      v.push_back(std::move(s));
+    }
+    return Build(std::move(v), ctx, seed, out);
+  });
+}
+
+ember_sampling_params ember_sampling_default_params(void) {
+  const ember::SamplingParams d;
+  ember_sampling_params p;
+  std::memset(&p, 0, sizeof(p));
+  p.temperature = d.temperature;
+  p.top_k = d.top_k;
+  p.top_p = d.top_p;
+  p.min_p = d.min_p;
+  p.typical_p = d.typical_p;
+  p.top_n_sigma = d.top_n_sigma;
+  p.xtc_probability = d.xtc_probability;
+  p.xtc_threshold = d.xtc_threshold;
+  p.penalty_last_n = d.penalty_last_n;
+  p.repeat_penalty = d.repeat_penalty;
+  p.presence_penalty = d.presence_penalty;
+  p.frequency_penalty = d.frequency_penalty;
+  p.dry_multiplier = d.dry_multiplier;
+  p.dry_base = d.dry_base;
+  p.dry_allowed_length = d.dry_allowed_length;
+  p.dry_penalty_last_n = d.dry_penalty_last_n;
+  p.mirostat = d.mirostat;
+  p.mirostat_tau = d.mirostat_tau;
+  p.mirostat_eta = d.mirostat_eta;
+  p.samplers = nullptr;
+  p.seed = d.seed;
+  return p;
+}
+
+ember_status ember_sampler_from_params(const ember_model* model, int32_t n_vocab,
+                                       const ember_sampling_params* params, ember_sampler** out) {
+  return Guard([&]() -> ember_status {
+    EMBER_REQUIRE_ARG(out != nullptr, "ember_sampler_from_params: out is NULL");
+    *out = nullptr;
+    const ember_sampling_params c = params ? *params : ember_sampling_default_params();
+    EMBER_REQUIRE_ARG(c.n_logit_bias == 0 || (c.logit_bias_ids && c.logit_bias_values),
+                      "logit-bias: ids or values are NULL");
+    ember::SamplingParams p;
+    p.temperature = c.temperature;
+    p.top_k = c.top_k;
+    p.top_p = c.top_p;
+    p.min_p = c.min_p;
+    p.typical_p = c.typical_p;
+    p.top_n_sigma = c.top_n_sigma;
+    p.xtc_probability = c.xtc_probability;
+    p.xtc_threshold = c.xtc_threshold;
+    p.penalty_last_n = c.penalty_last_n;
+    p.repeat_penalty = c.repeat_penalty;
+    p.presence_penalty = c.presence_penalty;
+    p.frequency_penalty = c.frequency_penalty;
+    p.dry_multiplier = c.dry_multiplier;
+    p.dry_base = c.dry_base;
+    p.dry_allowed_length = c.dry_allowed_length;
+    p.dry_penalty_last_n = c.dry_penalty_last_n;
+    p.mirostat = c.mirostat;
+    p.mirostat_tau = c.mirostat_tau;
+    p.mirostat_eta = c.mirostat_eta;
+    p.logit_bias = Bias(c.logit_bias_ids, c.logit_bias_values, c.n_logit_bias);
+    p.seed = c.seed;
+    if (c.samplers != nullptr) {
+      // "a;b;c" or "a,b,c".
+      std::string list = c.samplers;
+      std::replace(list.begin(), list.end(), ',', ';');
+      size_t at = 0;
+      while (at <= list.size()) {
+        const size_t end = std::min(list.find(';', at), list.size());
+        const std::string name = list.substr(at, end - at);
+        if (!name.empty()) {
+          ember::SamplerKind k;
+          ember_status s = Report(ember::ParseSamplerKind(name, &k));
+          if (s != EMBER_OK) return s;
+          p.order.push_back(k);
+        }
+        at = end + 1;
+      }
+      EMBER_REQUIRE_ARG(!p.order.empty(), "samplers: the list names no sampler");
+    }
+    std::vector<ember::SamplerSpec> specs;
+    if (ember_status s = Report(ember::SpecsFromParams(p, &specs)); s != EMBER_OK) return s;
+    ember::SamplerContext ctx;
+    if (ember_status s = Context(model, n_vocab, &ctx); s != EMBER_OK) return s;
+    return Build(std::move(specs), ctx, p.seed, out);
+  });
+}
+
+void ember_sampler_free(ember_sampler* sampler) { delete sampler; }
+
+ember_status ember_sampler_sample(ember_sampler* sampler, const float* logits, int32_t n_vocab,
+                                  bool trace, int32_t* token) {
+  return Guard([&]() -> ember_status {
+    EMBER_REQUIRE_ARG(sampler != nullptr, "ember_sampler_sample: sampler is NULL");
+    EMBER_REQUIRE_ARG(logits != nullptr, "ember_sampler_sample: logits is NULL");
+    EMBER_REQUIRE_ARG(token != nullptr, "ember_sampler_sample: token is NULL");
+    const int32_t want = sampler->chain->n_vocab();
+    if (n_vocab != want) {
+      return Fail(EMBER_ERR_INVALID_ARGUMENT, "ember_sampler_sample: " + std::to_string(n_vocab) +
+                                                  " logits for a chain built for " +
+                                                  std::to_string(want) + " tokens");
+    }
+    sampler->trace.clear();
+    *token = trace ? sampler->chain->SampleWithTrace(logits, &sampler->trace)
+                   : sampler->chain->Sample(logits);
+    return EMBER_OK;
+  });
+}
+
+ember_status ember_sampler_accept(ember_sampler* sampler, int32_t token) {
+  return Guard([&]() -> ember_status {
+    EMBER_REQUIRE_ARG(sampler != nullptr, "ember_sampler_accept: sampler is NULL");
+    const int32_t n = sampler->chain->n_vocab();
+    if (token < 0 || token >= n) {
+      return Fail(EMBER_ERR_INVALID_ARGUMENT, "ember_sampler_accept: token " +
+                                                  std::to_string(token) + " is outside 0.." +
+                                                  std::to_string(n - 1));
+    }
+    sampler->chain->Accept(token);
+    return EMBER_OK;
+  });
+}
+
+void ember_sampler_reset(ember_sampler* sampler) {
+  if (sampler != nullptr) sampler->chain->Reset();
+}
+
+ember_status ember_sampler_candidates(const ember_sampler* sampler, ember_candidate* buf,
+                                      size_t capacity, size_t* n) {
+  return Guard([&]() -> ember_status {
+    EMBER_REQUIRE_ARG(sampler != nullptr, "ember_sampler_candidates: sampler is NULL");
+    EMBER_REQUIRE_ARG(buf != nullptr || capacity == 0, "ember_sampler_candidates: buf is NULL");
+    // A greedy pick leaves no probabilities behind: compute them on a copy.
+    ember::Candidates c = sampler->chain->last_candidates();
+    if (!c.has_probs() && c.size() > 0) c.ComputeProbs();
+    std::vector<ember::Candidate> items = c.items();
+    std::stable_sort(items.begin(), items.end(),
+                     [](const ember::Candidate& a, const ember::Candidate& b) {
+                       return a.p > b.p || (a.p == b.p && a.id < b.id);
+                     });
+    return CopyCandidates(items, buf, capacity, n);
+  });
+}
+
+size_t ember_sampler_trace_stages(const ember_sampler* sampler) {
+  return sampler == nullptr ? 0 : sampler->trace.size();
+}
+
+ember_status ember_sampler_trace(const ember_sampler* sampler, size_t stage, const char** name,
+                                 ember_candidate* buf, size_t capacity, size_t* n) {
+  return Guard([&]() -> ember_status {
+    EMBER_REQUIRE_ARG(sampler != nullptr, "ember_sampler_trace: sampler is NULL");
+    EMBER_REQUIRE_ARG(stage < sampler->trace.size(), "ember_sampler_trace: no such stage");
+    EMBER_REQUIRE_ARG(buf != nullptr || capacity == 0, "ember_sampler_trace: buf is NULL");
+    const ember::TraceStage& st = sampler->trace[stage];
+    if (name != nullptr) *name = st.sampler.c_str();
+    return CopyCandidates(st.survivors, buf, capacity, n);
+  });
+}
+
+}  // extern "C"

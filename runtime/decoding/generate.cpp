@@ -1,0 +1,202 @@
+#include "runtime/decoding/generate.h"
+
+#include <chrono>
+#include <cmath>
+#include <memory>
+
+#include "runtime/decoding/beam_search.h"
+#include "runtime/text/stop_stream.h"
+#include "sampling/logprobs.h"
+
+namespace ember {
+namespace {
+
+double Seconds(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// Log-probability of `id` and the top candidates under softmax(logits).
+void RecordProbs(const float* logits, int64_t n_vocab, int32_t id, int32_t n_probs,
+                 GenerateResult* r) {
+  const double lse = LogSumExp(logits, n_vocab);
+  const double lp = static_cast<double>(logits[id]) - lse;
+  r->logprob += lp;
+  r->token_logprobs.push_back(static_cast<float>(lp));
+  if (n_probs > 0) {
+    std::vector<TokenProb> top;
+    for (const TokenLogprob& t : TopLogprobs(logits, n_vocab, n_probs, lse)) {
+      top.push_back({t.id, static_cast<float>(std::exp(t.logprob))});
+    }
+    r->top_probs.push_back(std::move(top));
+  }
+}
+
+// Hands text to the caller; false when the caller asked to stop.
+bool Emit(const std::string& piece, int32_t token, const PieceFn& on_piece, GenerateResult* r) {
+  if (piece.empty()) return true;
+  r->text += piece;
+  return !on_piece || on_piece(piece, token);
+}
+
+Status RunBeams(Session& session, const GenerateParams& params, const PieceFn& on_piece,
+                const TokenFn& on_token, GenerateResult* result) {
+  BeamParams bp;
+  bp.beams = params.beams;
+  bp.length_penalty = params.length_penalty;
+  bp.n_predict = params.n_predict;
+  bp.ignore_eos = params.ignore_eos;
+  BeamResult br;
+  EMBER_RETURN_IF_ERROR(BeamSearch(session, bp, &br));
+  result->n_decode_evals = br.n_steps;
+  result->finish = br.cancelled      ? FinishReason::kCancelled
+                   : br.ended_by_eos ? FinishReason::kEos
+                                     : FinishReason::kLength;
+  result->logprob = br.logprob;  // per-token log-probabilities are not kept by the search
+  const Tokenizer& tok = session.model().tokenizer();
+  StopStream stream(params.stop);
+  for (const int32_t id : br.tokens) {
+    result->tokens.push_back(id);
+    if (on_token && !on_token(id)) {
+      result->finish = FinishReason::kCancelled;
+      return Status::Ok();
+    }
+    if (!Emit(stream.Push(tok.TokenToPiece(id, false)), id, on_piece, result)) {
+      result->finish = FinishReason::kCancelled;
+      return Status::Ok();
+    }
+    if (stream.stopped()) {
+      result->finish = FinishReason::kStop;
+      result->stop = stream.stop_string();
+      return Status::Ok();
+    }
+  }
+  Emit(stream.Flush(), br.tokens.empty() ? -1 : br.tokens.back(), on_piece, result);
+  return Status::Ok();
+}
+
+}  // namespace
+
+const char* FinishReasonName(FinishReason r) {
+  switch (r) {
+    case FinishReason::kLength:
+      return "length";
+    case FinishReason::kEos:
+      return "eos";
+    case FinishReason::kStop:
+      return "stop";
+    case FinishReason::kCancelled:
+      return "cancelled";
+  }
+  return "unknown";
+}
+
+Status Generate(Session& session, const std::vector<int32_t>& prompt, const GenerateParams& params,
+                const PieceFn& on_piece, const TokenFn& on_token, GenerateResult* result) {
+  if (params.n_predict < 0) {
+    return InvalidArgument("n_predict must be >= 0 (got " + std::to_string(params.n_predict) + ")");
+  }
+  if (params.n_probs < 0 || params.n_probs > 1000) {
+    return InvalidArgument("n-probs must be in [0, 1000] (got " + std::to_string(params.n_probs) +
+                           ")");
+  }
+  if (params.beams < 0) {
+    return InvalidArgument("beams must be >= 1 (got " + std::to_string(params.beams) + ")");
+  }
+  if (params.beams > 0 && params.n_probs > 0) {
+    return Status(Code::kUnsupported, "n-probs is not available with beam search");
+  }
+  if (prompt.empty()) return InvalidArgument("the prompt has no tokens");
+  const int64_t n_prompt = static_cast<int64_t>(prompt.size());
+  const int64_t need =
+      params.reuse_prefix || session.context_shift() ? n_prompt : session.n_past() + n_prompt;
+  if (need > session.n_ctx()) {
+    return Status(Code::kContextOverflow, "the prompt (" + std::to_string(prompt.size()) +
+                                              " tokens) does not fit in the context of " +
+                                              std::to_string(session.n_ctx()) + " tokens");
+  }
+  // Build (and so validate) the chain before any work.
+  const Tokenizer& tok = session.model().tokenizer();
+  const int64_t n_vocab = session.model().hparams().n_vocab;
+  std::unique_ptr<SamplerChain> own_chain;
+  SamplerChain* chain = params.chain;
+  if (chain == nullptr && params.beams == 0) {
+    std::vector<SamplerSpec> specs;
+    EMBER_RETURN_IF_ERROR(SpecsFromParams(params.sampling, &specs));
+    SamplerContext ctx;
+    ctx.n_vocab = static_cast<int32_t>(n_vocab);
+    ctx.token_piece = [&tok](int32_t t) { return tok.pieces()[static_cast<size_t>(t)]; };
+    EMBER_RETURN_IF_ERROR(SamplerChain::Create(specs, ctx, params.sampling.seed, &own_chain));
+    chain = own_chain.get();
+  }
+  *result = GenerateResult();
+  result->n_prompt = static_cast<int64_t>(prompt.size());
+
+  auto t0 = std::chrono::steady_clock::now();
+  Status prefill = params.reuse_prefix ? session.DecodeReusing(prompt, &result->n_reused)
+                                       : session.Decode(prompt);
+  auto t1 = std::chrono::steady_clock::now();
+  if (prefill.code() == Code::kCancelled) {  // from another thread (Session::RequestCancel)
+    result->finish = FinishReason::kCancelled;
+    result->prefill_seconds = Seconds(t0, t1);
+    return Status::Ok();
+  }
+  EMBER_RETURN_IF_ERROR(prefill);
+  result->prefill_seconds = Seconds(t0, t1);
+  if (params.beams > 0) {
+    Status s = RunBeams(session, params, on_piece, on_token, result);
+    result->decode_seconds = Seconds(t1, std::chrono::steady_clock::now());
+    return s;
+  }
+  // Penalties see the prompt as history, as in llama.cpp.
+  for (const int32_t id : prompt) chain->Accept(id);
+
+  StopStream stream(params.stop);
+  bool ended = false;  // by a stop string or the caller
+  for (int64_t i = 0; i < params.n_predict; ++i) {
+    if (session.cancel_requested()) {
+      result->finish = FinishReason::kCancelled;
+      ended = true;
+      break;
+    }
+    const float* logits = session.logits().data();
+    const int32_t id = chain->Sample(logits);
+    if (!params.ignore_eos && tok.IsEndOfGeneration(id)) {
+      result->finish = FinishReason::kEos;
+      break;
+    }
+    chain->Accept(id);
+    if (params.logprobs || params.n_probs > 0) {
+      RecordProbs(logits, n_vocab, id, params.n_probs, result);
+    }
+    result->tokens.push_back(id);
+    if (on_token && !on_token(id)) {
+      result->finish = FinishReason::kCancelled;
+      ended = true;
+      break;
+    }
+    if (!Emit(stream.Push(tok.TokenToPiece(id, false)), id, on_piece, result)) {
+      result->finish = FinishReason::kCancelled;
+      ended = true;
+      break;
+    }
+    if (stream.stopped()) {
+      result->finish = FinishReason::kStop;
+      result->stop = stream.stop_string();
+      ended = true;
+      break;
+    }
+    if (i + 1 == params.n_predict) break;  // the last token needs no forward pass
+    if (session.n_past() >= session.n_ctx() && !session.context_shift()) {
+      break;  // context full: finish as "length"
+    }
+    EMBER_RETURN_IF_ERROR(session.Decode({id}));
+    ++result->n_decode_evals;
+  }
+  if (!ended) {
+    Emit(stream.Flush(), result->tokens.empty() ? -1 : result->tokens.back(), on_piece, result);
+  }
+  result->decode_seconds = Seconds(t1, std::chrono::steady_clock::now());
+  return Status::Ok();
+}
+
+}  // namespace ember

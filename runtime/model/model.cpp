@@ -1,0 +1,383 @@
+#include "runtime/model/model.h"
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ops/vec_dot.h"
+#include "platform/hash.h"
+#include "quant/quantize.h"
+
+namespace ember {
+namespace {
+
+std::string Dims(const GgufTensorInfo& t) {
+  std::string s = "[";
+  for (uint32_t d = 0; d < t.n_dims; ++d) s += (d ? ", " : "") + std::to_string(t.ne[d]);
+  return s + "]";
+}
+
+std::string Dims(std::initializer_list<int64_t> ne) {
+  std::string s = "[";
+  bool first = true;
+  for (int64_t d : ne) {
+    s += (first ? "" : ", ") + std::to_string(d);
+    first = false;
+  }
+  return s + "]";
+}
+
+class WeightLoader {
+ public:
+  WeightLoader(const GgufFile& f, Numerics numerics) : f_(f), numerics_(numerics) {}
+
+  Status Find(const std::string& name, const GgufTensorInfo** out) const {
+    *out = f_.FindTensor(name);
+    if (*out == nullptr) return BadFormat("tensor '" + name + "' is missing");
+    return Status::Ok();
+  }
+
+  Status CheckShape(const GgufTensorInfo& t, std::initializer_list<int64_t> ne) const {
+    bool ok = t.n_dims == ne.size();
+    size_t d = 0;
+    for (int64_t x : ne) ok = ok && t.ne[d++] == static_cast<uint64_t>(x);
+    if (!ok) {
+      return BadFormat("tensor '" + t.name + "' has shape " + Dims(t) + ", expected " + Dims(ne) +
+                       " for this architecture");
+    }
+    return Status::Ok();
+  }
+
+  // A matrix [rows, cols] in GGUF order ne = {cols, rows}.
+  Status Matrix(const std::string& name, int64_t rows, int64_t cols, WeightView* out) const {
+    const GgufTensorInfo* t;
+    EMBER_RETURN_IF_ERROR(Find(name, &t));
+    return MatrixFrom(*t, rows, cols, out);
+  }
+
+  Status MatrixFrom(const GgufTensorInfo& t, int64_t rows, int64_t cols, WeightView* out) const {
+    EMBER_RETURN_IF_ERROR(CheckShape(t, {cols, rows}));
+    if (numerics_ == Numerics::kGgml) {
+      // llama.cpp's arithmetic is reproduced for the types whose CPU path it
+      // follows here (ops/ggml_numerics.h); the rows are used as stored.
+      // llama.cpp repacks Q4_0 matrices of 8k rows at load on x86 into
+      // kernels of their own arithmetic; a tied output is a repacked copy of
+      // the embedding (the lookups read the embedding as stored).
+      const bool repacked = rows % 8 == 0;
+      out->ggml_dot = FindGgmlVecDot(t.type, repacked);
+      if (out->ggml_dot == nullptr) {
+        return Unsupported("tensor '" + t.name + "' has type " + GgmlTypeName(t.type) +
+                           ", whose llama.cpp arithmetic --numerics ggml does not reproduce "
+                           "(it does Q4_0, Q4_1 and Q8_0)");
+      }
+    } else if (!CanRepack(t.type) && FindVecDot(t.type) == nullptr && !IsNativeType(t.type)) {
+      return Unsupported("tensor '" + t.name + "' has type " + GgmlTypeName(t.type) +
+                         ", which ember cannot multiply yet (supported: F32, F16, BF16, Q8_0, "
+                         "Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, and ember's own "
+                         "EMBER_Q4x16, EMBER_Q4x16_MIN, EMBER_Q8x16)");
+    }
+    out->type = t.type;
+    out->data = t.data;
+    out->n_rows = rows;
+    out->n_cols = cols;
+    out->row_bytes = GgmlRowBytes(t.type, static_cast<uint64_t>(cols));
+    return Status::Ok();
+  }
+
+  // A vector of n floats (F32, or any type we can dequantize).
+  Status Vector(const std::string& name, int64_t n, std::vector<float>* out) const {
+    const GgufTensorInfo* t;
+    EMBER_RETURN_IF_ERROR(Find(name, &t));
+    EMBER_RETURN_IF_ERROR(CheckShape(*t, {n}));
+    if (!CanDequantize(t->type)) {
+      return Unsupported("tensor '" + name + "' has type " + GgmlTypeName(t->type) +
+                         ", which ember cannot read yet");
+    }
+    out->resize(static_cast<size_t>(n));
+    DequantizeRow(t->type, t->data, out->data(), n);
+    return Status::Ok();
+  }
+
+ private:
+  const GgufFile& f_;
+  Numerics numerics_;
+};
+
+Status ReadInt(const GgufFile& f, const std::string& key, int64_t* out) {
+  uint64_t v = 0;
+  EMBER_RETURN_IF_ERROR(f.GetUint(key, &v));
+  if (v > (uint64_t{1} << 31)) return BadFormat("GGUF key '" + key + "' is out of range");
+  *out = static_cast<int64_t>(v);
+  return Status::Ok();
+}
+
+Status ReadHparams(const GgufFile& f, Hparams* hp) {
+  EMBER_RETURN_IF_ERROR(f.GetString("general.architecture", &hp->arch));
+  // Architectures that share the llama graph: pre-norm, RoPE on adjacent pairs,
+  // GQA, SwiGLU, no biases.
+  if (hp->arch != "llama") {
+    return Unsupported("unsupported architecture '" + hp->arch + "' (supported: llama)");
+  }
+  hp->name = f.GetStringOr("general.name", "");
+  const std::string a = hp->arch + ".";
+  EMBER_RETURN_IF_ERROR(ReadInt(f, a + "embedding_length", &hp->n_embd));
+  EMBER_RETURN_IF_ERROR(ReadInt(f, a + "block_count", &hp->n_layer));
+  EMBER_RETURN_IF_ERROR(ReadInt(f, a + "feed_forward_length", &hp->n_ff));
+  EMBER_RETURN_IF_ERROR(ReadInt(f, a + "attention.head_count", &hp->n_head));
+  hp->n_head_kv = hp->n_head;
+  if (f.Find(a + "attention.head_count_kv")) {
+    EMBER_RETURN_IF_ERROR(ReadInt(f, a + "attention.head_count_kv", &hp->n_head_kv));
+  }
+  hp->n_ctx_train = static_cast<int64_t>(f.GetUintOr(a + "context_length", 2048));
+  if (hp->n_embd <= 0 || hp->n_layer <= 0 || hp->n_ff <= 0 || hp->n_head <= 0 ||
+      hp->n_head_kv <= 0 || hp->n_head % hp->n_head_kv != 0 || hp->n_embd % hp->n_head != 0) {
+    return BadFormat("inconsistent hyper-parameters: n_embd " + std::to_string(hp->n_embd) +
+                     ", n_layer " + std::to_string(hp->n_layer) + ", n_head " +
+                     std::to_string(hp->n_head) + ", n_head_kv " + std::to_string(hp->n_head_kv) +
+                     ", n_ff " + std::to_string(hp->n_ff));
+  }
+  hp->head_dim = hp->n_embd / hp->n_head;
+  if (f.Find(a + "attention.key_length")) {
+    EMBER_RETURN_IF_ERROR(ReadInt(f, a + "attention.key_length", &hp->head_dim));
+  }
+  if (hp->head_dim <= 0 || hp->head_dim > 512 || hp->head_dim % 2 != 0) {
+    return Unsupported("head dimension " + std::to_string(hp->head_dim) +
+                       " is not supported (even, at most 512)");
+  }
+  int64_t n_rot = hp->head_dim;
+  if (f.Find(a + "rope.dimension_count")) {
+    EMBER_RETURN_IF_ERROR(ReadInt(f, a + "rope.dimension_count", &n_rot));
+  }
+  if (n_rot <= 0 || n_rot > hp->head_dim || n_rot % 2 != 0) {
+    return BadFormat("GGUF key '" + a + "rope.dimension_count' = " + std::to_string(n_rot) +
+                     " does not fit the head dimension " + std::to_string(hp->head_dim));
+  }
+  hp->n_rot = static_cast<int>(n_rot);
+  hp->rope_freq_base = static_cast<float>(f.GetFloatOr(a + "rope.freq_base", 10000.0));
+  const std::string scaling = f.GetStringOr(a + "rope.scaling.type", "none");
+  if (scaling == "linear") {
+    const double factor = f.GetFloatOr(a + "rope.scaling.factor", 1.0);
+    if (factor <= 0) return BadFormat("GGUF key '" + a + "rope.scaling.factor' must be > 0");
+    hp->rope_freq_scale = static_cast<float>(1.0 / factor);
+  } else if (scaling != "none" && scaling != "") {
+    return Unsupported("RoPE scaling '" + scaling + "' is not supported yet");
+  }
+  hp->rms_eps = static_cast<float>(f.GetFloatOr(a + "attention.layer_norm_rms_epsilon", 1e-5));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status Model::Load(const std::string& path, const LoadProgressFn& progress,
+                   std::unique_ptr<Model>* out, bool vocab_only, Numerics numerics) {
+  auto m = std::unique_ptr<Model>(new Model());
+  m->path_ = path;
+  m->numerics_ = numerics;
+  EMBER_RETURN_IF_ERROR(GgufFile::Open(path, &m->gguf_));
+  const GgufFile& f = *m->gguf_;
+  {
+    Fnv1a64 h;
+    h.Update(f.file_data(), static_cast<size_t>(f.data_offset()));
+    h.UpdateValue(static_cast<uint64_t>(f.file_size()));
+    for (const GgufTensorInfo& t : f.tensors()) {
+      h.Update(t.data, static_cast<size_t>(std::min<uint64_t>(t.n_bytes, 64)));
+    }
+    m->fingerprint_ = h.digest();
+  }
+  auto with_path = [&path](const Status& s) { return Status(s.code(), path + ": " + s.message()); };
+
+  Hparams& hp = m->hparams_;
+  if (Status s = ReadHparams(f, &hp); !s.ok()) return with_path(s);
+
+  VocabData vocab;
+  if (Status s = LoadVocab(f, &vocab); !s.ok()) return with_path(s);
+  if (Status s = Tokenizer::Create(std::move(vocab), &m->tokenizer_); !s.ok()) return with_path(s);
+  hp.n_vocab = m->tokenizer_->n_vocab();
+  // Nothing reads the vocabulary arrays after this (the tokenizer has its own
+  // tables); free them before the weights are repacked, the peak of loading.
+  m->gguf_->ReleaseLargeArrays(1024);
+  if (vocab_only) {
+    m->vocab_only_ = true;
+    hp.tied_output = f.FindTensor("output.weight") == nullptr;
+    m->gguf_->ReleaseAllPages();
+    if (progress && !progress(1.0f)) return Status(Code::kCancelled, "model loading was cancelled");
+    *out = std::move(m);
+    return Status::Ok();
+  }
+
+  WeightLoader w(f, numerics);
+  ModelWeights& mw = m->weights_;
+  auto load = [&]() -> Status {
+    const GgufTensorInfo* embd;
+    EMBER_RETURN_IF_ERROR(w.Find("token_embd.weight", &embd));
+    EMBER_RETURN_IF_ERROR(w.CheckShape(*embd, {hp.n_embd, hp.n_vocab}));
+    if (!CanDequantize(embd->type) && !IsNativeType(embd->type)) {
+      return Unsupported("tensor 'token_embd.weight' has type " +
+                         std::string(GgmlTypeName(embd->type)) + ", which ember cannot read yet");
+    }
+    mw.token_embd = {embd->type, embd->data, hp.n_vocab, hp.n_embd,
+                     GgmlRowBytes(embd->type, static_cast<uint64_t>(hp.n_embd))};
+    EMBER_RETURN_IF_ERROR(w.Vector("output_norm.weight", hp.n_embd, &mw.output_norm));
+    if (const GgufTensorInfo* out_t = f.FindTensor("output.weight")) {
+      EMBER_RETURN_IF_ERROR(w.MatrixFrom(*out_t, hp.n_vocab, hp.n_embd, &mw.output));
+    } else {
+      hp.tied_output = true;
+      EMBER_RETURN_IF_ERROR(w.MatrixFrom(*embd, hp.n_vocab, hp.n_embd, &mw.output));
+    }
+    if (f.FindTensor("rope_freqs.weight")) {
+      EMBER_RETURN_IF_ERROR(w.Vector("rope_freqs.weight", hp.n_rot / 2, &mw.rope_freqs));
+    }
+    mw.layers.resize(static_cast<size_t>(hp.n_layer));
+    for (int64_t l = 0; l < hp.n_layer; ++l) {
+      LayerWeights& L = mw.layers[static_cast<size_t>(l)];
+      const std::string p = "blk." + std::to_string(l) + ".";
+      EMBER_RETURN_IF_ERROR(w.Vector(p + "attn_norm.weight", hp.n_embd, &L.attn_norm));
+      EMBER_RETURN_IF_ERROR(w.Matrix(p + "attn_q.weight", hp.q_dim(), hp.n_embd, &L.wq));
+      EMBER_RETURN_IF_ERROR(w.Matrix(p + "attn_k.weight", hp.kv_dim(), hp.n_embd, &L.wk));
+      EMBER_RETURN_IF_ERROR(w.Matrix(p + "attn_v.weight", hp.kv_dim(), hp.n_embd, &L.wv));
+      EMBER_RETURN_IF_ERROR(w.Matrix(p + "attn_output.weight", hp.n_embd, hp.q_dim(), &L.wo));
+      EMBER_RETURN_IF_ERROR(w.Vector(p + "ffn_norm.weight", hp.n_embd, &L.ffn_norm));
+      EMBER_RETURN_IF_ERROR(w.Matrix(p + "ffn_gate.weight", hp.n_ff, hp.n_embd, &L.w_gate));
+      EMBER_RETURN_IF_ERROR(w.Matrix(p + "ffn_up.weight", hp.n_ff, hp.n_embd, &L.w_up));
+      EMBER_RETURN_IF_ERROR(w.Matrix(p + "ffn_down.weight", hp.n_embd, hp.n_ff, &L.w_down));
+    }
+    return Status::Ok();
+  };
+  if (Status s = load(); !s.ok()) return with_path(s);
+  if (numerics == Numerics::kGgml) {
+    m->maps_weights_ = true;  // every matrix is read where it lies in the file
+  } else if (Status s = m->RepackWeights(progress); !s.ok()) {
+    return s.code() == Code::kCancelled ? s : with_path(s);
+  }
+  // The tokenizer and the packed weights hold what they need of the file now.
+  // Left resident so far: the header (SmolLM2: 2.8 MiB of vocabulary and
+  // merges) and the pages two tensors share, which per-tensor releases keep
+  // (1 MiB). Weights read in place (a native file, an embedding kept in its
+  // GGUF type) keep their pages: only the header goes then.
+  if (m->maps_weights_) {
+    m->gguf_->ReleaseHeaderPages();
+  } else {
+    m->gguf_->ReleaseAllPages();
+  }
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+  if (progress && !progress(1.0f)) return Status(Code::kCancelled, "model loading was cancelled");
+  *out = std::move(m);
+  return Status::Ok();
+}
+
+Status Model::RepackWeights(const LoadProgressFn& progress) {
+  // Every matrix whose GGUF type has a native layout is repacked once (tied
+  // output and embedding share one), and the file's pages of it are released
+  // right away: the weights live in memory once, and the peak during loading
+  // is the packed weights plus one tensor.
+  //
+  // The embedding is only read row by row, and lookups stay exact: it is
+  // repacked (and then shared with a tied output) only when the packed copy is
+  // exact. Otherwise lookups read its GGUF rows, which the mapping pages back
+  // in on demand after a tied output's repacking released them.
+  std::vector<WeightView*> views = {&weights_.token_embd, &weights_.output};
+  for (LayerWeights& L : weights_.layers) {
+    for (WeightView* v : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) {
+      views.push_back(v);
+    }
+  }
+  auto repacked = [&](const WeightView* v) {
+    return CanRepack(v->type) && (v != &weights_.token_embd || RepackIsExact(v->type));
+  };
+  // The tensor behind each view's data, and the packed matrix made from it
+  // (a tied output and embedding share one tensor).
+  std::unordered_map<const uint8_t*, const GgufTensorInfo*> tensor_at;
+  for (const GgufTensorInfo& t : gguf_->tensors()) tensor_at.emplace(t.data, &t);
+  std::unordered_map<const uint8_t*, const PackedMatrix*> done;
+  // Tensors already in a native layout (`ember quantize --type native`) are
+  // used where they are mapped: no copy, and their pages stay.
+  for (WeightView* v : views) {
+    if (!IsNativeType(v->type)) continue;
+    if (auto it = done.find(v->data); it != done.end()) {
+      v->packed = it->second;
+      continue;
+    }
+    const auto found = tensor_at.find(v->data);
+    const GgufTensorInfo* t = found == tensor_at.end() ? nullptr : found->second;
+    auto p = std::make_unique<PackedMatrix>();
+    Status s = PackedView(v->type, v->data, t ? t->n_bytes : 0, v->n_rows, v->n_cols, p.get());
+    if (!s.ok()) return Status(s.code(), "tensor '" + (t ? t->name : "?") + "': " + s.message());
+    v->packed = p.get();
+    done.emplace(v->data, p.get());
+    packed_.push_back(std::move(p));
+  }
+  // Progress is the fraction of the bytes to repack done (repacking is most
+  // of the loading time); Load reports the final 1.
+  uint64_t total = 0, finished = 0;
+  {
+    std::unordered_set<const uint8_t*> seen;
+    for (const WeightView* v : views) {
+      if (repacked(v) && seen.insert(v->data).second) {
+        total += v->row_bytes * static_cast<uint64_t>(v->n_rows);
+      }
+    }
+  }
+  for (WeightView* v : views) {
+    if (!repacked(v)) continue;
+    const auto it = done.find(v->data);
+    const PackedMatrix* packed = it == done.end() ? nullptr : it->second;
+    if (packed == nullptr) {
+      auto p = std::make_unique<PackedMatrix>();
+      EMBER_RETURN_IF_ERROR(Repack(v->type, v->data, v->n_rows, v->n_cols, p.get()));
+      packed = p.get();
+      done.emplace(v->data, packed);
+      packed_.push_back(std::move(p));
+      if (auto t = tensor_at.find(v->data); t != tensor_at.end()) {
+        gguf_->ReleaseTensorData(*t->second);
+      }
+      finished += v->row_bytes * static_cast<uint64_t>(v->n_rows);
+      if (progress && finished < total &&
+          !progress(
+              static_cast<float>(static_cast<double>(finished) / static_cast<double>(total)))) {
+        return Status(Code::kCancelled, "model loading was cancelled");
+      }
+    }
+    v->packed = packed;
+  }
+  for (WeightView* v : views) {
+    if (IsNativeType(v->type)) maps_weights_ = true;
+    if (v->packed != nullptr) v->data = nullptr;  // released: only the packed copy remains
+    if (v->data != nullptr) maps_weights_ = true;
+  }
+  return Status::Ok();
+}
+
+uint64_t Model::loaded_weight_bytes() const {
+  uint64_t n = 0;
+  for (const auto& p : packed_) n += p->bytes();
+  std::vector<const uint8_t*> seen;
+  auto add = [&](const WeightView& v) {
+    if (v.packed != nullptr || v.data == nullptr) return;
+    for (const uint8_t* d : seen) {
+      if (d == v.data) return;
+    }
+    seen.push_back(v.data);
+    n += v.row_bytes * static_cast<uint64_t>(v.n_rows);
+  };
+  add(weights_.token_embd);
+  add(weights_.output);
+  for (const LayerWeights& L : weights_.layers) {
+    for (const WeightView* v : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) add(*v);
+  }
+  return n;
+}
+
+uint64_t Model::weight_bytes() const {
+  uint64_t n = 0;
+  for (const GgufTensorInfo& t : gguf_->tensors()) n += t.n_bytes;
+  return n;
+}
+
+}  // namespace ember

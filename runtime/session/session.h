@@ -1,0 +1,152 @@
+// A session: one conversation's state over a shared, read-only Model — the
+// KV cache (rows placed by a KvRing), the tokens it holds, scratch buffers and
+// the last logits.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "platform/status.h"
+#include "runtime/kv/kv_cache.h"
+#include "runtime/kv/kv_ring.h"
+#include "runtime/model/llama.h"
+#include "runtime/model/model.h"
+
+namespace ember {
+
+// Tokens kept at the start of the context by default when it shifts.
+constexpr int64_t kDefaultKeep = 4;
+
+struct SessionParams {
+  int64_t n_ctx = 0;  // 0: min(training context, 4096)
+  // 0 is auto (platform/scheduler.h): decode on the fewest big cores that reach
+  // 95% of the measured peak read bandwidth; prefill on all big cores, or on
+  // n_threads threads when n_threads was given (as llama.cpp's -t).
+  int n_threads = 0;        // decode threads (one token per step)
+  int n_threads_batch = 0;  // prefill threads (chunks of several tokens)
+  // Prompt tokens per forward chunk. 256 rather than 512: half the activation
+  // buffers (TinyLlama: ~23 MiB less peak RSS) and as fast or faster for
+  // prefill here (a chunk's activations stay closer to the caches).
+  int64_t n_batch = 256;
+  KvType kv_type = KvType::kF16;
+  // Context shift: when a token does not fit, keep the first n_keep tokens,
+  // drop the older half of the rest and go on. Off: a full context is an error.
+  bool context_shift = true;
+  // < n_ctx. The default keeps the first tokens, which models attend to
+  // heavily whatever they are ("attention sinks"): dropping them doubles
+  // SmolLM2's perplexity across shifts (docs/KV.md).
+  int64_t n_keep = kDefaultKeep;
+};
+
+class Session {
+ public:
+  static Status Create(const Model& model, const SessionParams& params,
+                       std::unique_ptr<Session>* out);
+
+  // Appends tokens to the context and computes the logits of the last one
+  // (all_logits: of every token, [n, n_vocab], instead). When the context is
+  // full it shifts (see SessionParams) or, with the shift off, fails. Fails
+  // without changing the session on invalid ids or overflow.
+  Status Decode(const std::vector<int32_t>& tokens, std::vector<float>* all_logits = nullptr);
+
+  // Makes the context `prompt` reusing the cache: the longest common prefix of
+  // prompt and tokens() is kept, the rest of the cache is dropped, and only
+  // the remaining tokens are computed (at least one, for fresh logits).
+  // *n_reused (may be null) receives the number of tokens not recomputed.
+  Status DecodeReusing(const std::vector<int32_t>& prompt, int64_t* n_reused);
+
+  // For decode strategies that keep several sequences in the cache (beam
+  // search): runs `tokens` at explicit places (every slot < n_ctx) and returns
+  // the logits of every token [n, n_vocab]. tokens() is not changed: call
+  // SetTokens when the strategy has arranged the cache. The cache must be
+  // linear (call Linearize first).
+  Status DecodePlaced(const std::vector<int32_t>& tokens, const std::vector<TokenPlace>& places,
+                      std::vector<float>* logits);
+  // Moves the rows so that token i is in row i (undoes the ring's rotation
+  // after context shifts; copies the cache once). No-op when already linear.
+  void Linearize();
+  // Moves runs of n cache rows from src[i] to dst[i] (see KvCache::CopyRuns).
+  void CopyKvRuns(const std::vector<int64_t>& src, const std::vector<int64_t>& dst, int64_t n) {
+    kv_.CopyRuns(src, dst, n);
+  }
+  // Declares that rows 0..size-1 of a linear cache hold `tokens` (a prefix of
+  // what was decoded there), and that `logits` are the next-token logits.
+  void SetTokens(std::vector<int32_t> tokens, const float* logits);
+  // Forgets the tokens from n on (n <= n_past); the logits are stale until
+  // the next Decode.
+  void Truncate(int64_t n);
+
+  // Session state files: the cached tokens, their keys and values and the
+  // last logits, with the model's fingerprint and a checksum. Load refuses
+  // another model's state, another KV type, a file that does not fit the
+  // context, and truncated or corrupted files, leaving the session unchanged.
+  Status SaveState(const std::string& path) const;
+  Status LoadState(const std::string& path);
+
+  // Logits [n_vocab] after the last Decode.
+  const std::vector<float>& logits() const { return logits_; }
+  bool has_logits() const { return has_logits_; }
+  const std::vector<int32_t>& tokens() const { return tokens_; }
+  int64_t n_past() const { return static_cast<int64_t>(tokens_.size()); }
+  int64_t n_ctx() const { return kv_.n_ctx(); }
+  int64_t n_keep() const { return ring_.n_keep(); }
+  bool context_shift() const { return context_shift_; }
+  KvType kv_type() const { return kv_.type(); }
+  size_t kv_bytes() const { return kv_.bytes(); }
+  // The cache and the row of token i (for tests and tools that inspect it).
+  const KvCache& kv_cache() const { return kv_; }
+  int64_t SlotOfToken(int64_t i) const { return ring_.SlotOf(i); }
+  // Tokens dropped by context shifts so far, and how many shifts.
+  int64_t n_dropped() const { return n_dropped_; }
+  int64_t n_shifts() const { return n_shifts_; }
+  int n_threads() const { return n_threads_; }
+  int n_threads_batch() const { return n_threads_batch_; }
+  // Threads for a forward pass over n tokens: decode steps are bound by memory
+  // bandwidth and prefill by arithmetic, so they may use different counts.
+  int ThreadsFor(int64_t n) const { return n > 1 ? n_threads_batch_ : n_threads_; }
+  const Model& model() const { return model_; }
+  // Debugging aid: every later forward pass reports its intermediate
+  // activations to `trace` (see LlamaScratch::trace); empty to stop.
+  void SetTrace(decltype(LlamaScratch::trace) trace) { scratch_.trace = std::move(trace); }
+
+  // Cancellation from another thread: Decode stops between chunks (the
+  // tokens decoded so far stay) with Code::kCancelled, and Generate ends with
+  // FinishReason::kCancelled. Cleared by the caller at the start of a request.
+  void RequestCancel() { cancel_.store(true, std::memory_order_relaxed); }
+  void ClearCancel() { cancel_.store(false, std::memory_order_relaxed); }
+  bool cancel_requested() const { return cancel_.load(std::memory_order_relaxed); }
+
+  void Reset() {
+    tokens_.clear();
+    ring_.Reset();
+    has_logits_ = false;
+  }
+
+ private:
+  Session(const Model& model, const SessionParams& params, int64_t n_ctx, int n_threads,
+          int n_threads_batch);
+  Status CheckIds(const std::vector<int32_t>& tokens) const;
+  // Drops tokens [n_keep, n_keep + n) and re-rotates the keys of the tokens
+  // after them, whose positions move down by n.
+  void Shift(int64_t n);
+
+  const Model& model_;
+  KvCache kv_;
+  KvRing ring_;
+  bool context_shift_;
+  int n_threads_;
+  int n_threads_batch_;
+  int64_t n_batch_;
+  LlamaScratch scratch_;
+  std::vector<float> logits_;
+  bool has_logits_ = false;
+  std::vector<int32_t> tokens_;
+  int64_t n_dropped_ = 0;
+  int64_t n_shifts_ = 0;
+  std::atomic<bool> cancel_{false};
+};
+
+}  // namespace ember
