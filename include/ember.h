@@ -145,6 +145,21 @@ ember_status ember_model_get_info(const ember_model* model, ember_model_info* ou
 ember_status ember_model_describe_tensors(const ember_model* model, char* buf, size_t buf_size,
                                           size_t* needed);
 
+/* EMBER_OK when ember can run the model's architecture (a session can be
+ * created once its weights are loaded); otherwise EMBER_ERR_UNSUPPORTED, and
+ * ember_last_error() says why. A vocab_only load accepts any architecture whose
+ * file has a vocabulary, so that tokenizing and ember_model_get_info work for
+ * it (the hyper-parameters then are what the common GGUF keys say, or 0). */
+ember_status ember_model_check_runnable(const ember_model* model);
+
+/* The value of a string metadata key of the GGUF file (e.g.
+ * "tokenizer.chat_template"), NUL-terminated, into buf. A key that is missing
+ * or not a string is EMBER_ERR_INVALID_ARGUMENT. If buf_size is too small,
+ * returns EMBER_ERR_BUFFER_TOO_SMALL and writes nothing; *needed (if not NULL)
+ * always gets the size needed including the terminating NUL. */
+ember_status ember_model_meta_string(const ember_model* model, const char* key, char* buf,
+                                     size_t buf_size, size_t* needed);
+
 /* ---- Machine ----------------------------------------------------------- */
 
 /* Measures this machine's memory read bandwidth with n_threads threads (GB/s,
@@ -230,6 +245,13 @@ typedef struct ember_session_params {
    * tokens after the first n_keep, re-rotates the surviving keys and goes on;
    * false makes a full context an EMBER_ERR_CONTEXT_OVERFLOW. */
   bool context_shift;
+  /* Models with sliding-window layers (Gemma 3): false (default) keeps those
+   * layers' keys and values in rings of about the window's size, so a long
+   * context costs only the global layers' memory; true keeps the whole context
+   * for them too (llama.cpp's --swa-full), which beam search needs. One byte
+   * in what was padding after context_shift: the struct's layout is API
+   * version 1's. */
+  bool swa_full;
   /* Tokens at the start never dropped (0 <= n_keep < n_ctx; default 4: the
    * first tokens act as attention sinks, and dropping them hurts quality). */
   int32_t n_keep;

@@ -1,4 +1,6 @@
-// ember info: architecture, dimensions, vocab, tensor types and sizes.
+// ember info: architecture (and whether ember runs it), dimensions, vocab,
+// chat template, tensor types and sizes. Works on any GGUF with a vocabulary.
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <sstream>
@@ -26,8 +28,11 @@ int InfoCommand(int argc, char** argv) {
         "tensors");
   tensors.resize(needed - 1);
 
+  const bool runnable = ember_model_check_runnable(model.get()) == EMBER_OK;
+  const std::string why = runnable ? "" : ember_last_error();
   std::printf("file:          %s\n", path.c_str());
-  std::printf("architecture:  %s\n", i.architecture);
+  std::printf("architecture:  %s (%s)\n", i.architecture,
+              runnable ? "ember runs it" : ("ember cannot run it: " + why).c_str());
   std::printf("name:          %s\n", i.name);
   std::printf("parameters:    %.2f M (%.1f MiB of tensor data)\n",
               static_cast<double>(i.n_params) / 1e6,
@@ -43,6 +48,21 @@ int InfoCommand(int argc, char** argv) {
   std::printf("output:        %s\n", i.tied_output ? "tied to token_embd" : "separate");
   std::printf("vocab:         %d tokens, bos %d, eos %d, add bos: %s\n", i.n_vocab, i.bos_token,
               i.eos_token, i.add_bos ? "yes" : "no");
+  // The chat template's first line (ember template prints renderings).
+  size_t tlen = 0;
+  if (ember_model_meta_string(model.get(), "tokenizer.chat_template", nullptr, 0, &tlen) ==
+      EMBER_ERR_BUFFER_TOO_SMALL) {
+    std::string t(tlen, '\0');
+    Check(
+        ember_model_meta_string(model.get(), "tokenizer.chat_template", t.data(), t.size(), &tlen),
+        "chat template");
+    t.resize(tlen - 1);
+    const size_t lines = static_cast<size_t>(std::count(t.begin(), t.end(), '\n')) + 1;
+    std::printf("chat template: %s (%zu lines, %zu bytes)\n", t.substr(0, t.find('\n')).c_str(),
+                lines, t.size());
+  } else {
+    std::printf("chat template: none\n");
+  }
 
   // Tensor types: count and bytes per type.
   std::map<std::string, std::pair<int, double>> by_type;

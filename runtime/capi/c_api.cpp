@@ -185,7 +185,7 @@ void ember_model_free(ember_model* model) { delete model; }
 ember_status ember_model_get_info(const ember_model* model, ember_model_info* out) {
   return Guard([&]() -> ember_status {
     EMBER_REQUIRE_ARG(model != nullptr && out != nullptr, "ember_model_get_info: NULL argument");
-    const ember::Hparams& hp = model->model->hparams();
+    const ember::ModelConfig& hp = model->model->config();
     const ember::VocabData& v = model->model->tokenizer().vocab();
     out->architecture = hp.arch.c_str();
     out->name = hp.name.c_str();
@@ -197,7 +197,7 @@ ember_status ember_model_get_info(const ember_model* model, ember_model_info* ou
     out->head_dim = static_cast<int32_t>(hp.head_dim);
     out->n_ff = static_cast<int32_t>(hp.n_ff);
     out->n_ctx_train = static_cast<int32_t>(hp.n_ctx_train);
-    out->rope_freq_base = hp.rope_freq_base;
+    out->rope_freq_base = hp.ropes.empty() ? 0.0f : hp.ropes[0].freq_base;
     out->rms_eps = hp.rms_eps;
     out->tied_output = hp.tied_output;
     uint64_t n_params = 0;
@@ -230,6 +230,36 @@ ember_status ember_model_describe_tensors(const ember_model* model, char* buf, s
       return Fail(EMBER_ERR_BUFFER_TOO_SMALL, "ember_model_describe_tensors: buffer too small");
     }
     std::memcpy(buf, text.c_str(), text.size() + 1);
+    return EMBER_OK;
+  });
+}
+
+ember_status ember_model_check_runnable(const ember_model* model) {
+  return Guard([&]() -> ember_status {
+    EMBER_REQUIRE_ARG(model != nullptr, "ember_model_check_runnable: model is NULL");
+    return Report(model->model->runnable());
+  });
+}
+
+ember_status ember_model_meta_string(const ember_model* model, const char* key, char* buf,
+                                     size_t buf_size, size_t* needed) {
+  return Guard([&]() -> ember_status {
+    EMBER_REQUIRE_ARG(model != nullptr && key != nullptr,
+                      "ember_model_meta_string: model or key is NULL");
+    EMBER_REQUIRE_ARG(buf != nullptr || buf_size == 0,
+                      "ember_model_meta_string: buf is NULL but buf_size is not 0");
+    const ember::GgufValue* v = model->model->gguf().Find(key);
+    if (v == nullptr || v->type != ember::GgufType::kString) {
+      return Fail(EMBER_ERR_INVALID_ARGUMENT,
+                  std::string("ember_model_meta_string: '") + key +
+                      (v == nullptr ? "' is not in the file" : "' is not a string"));
+    }
+    if (needed) *needed = v->str.size() + 1;
+    if (buf_size < v->str.size() + 1) {
+      return Fail(EMBER_ERR_BUFFER_TOO_SMALL, "ember_model_meta_string: buffer too small");
+    }
+    std::memcpy(buf, v->str.data(), v->str.size());
+    buf[v->str.size()] = '\0';
     return EMBER_OK;
   });
 }
@@ -354,6 +384,7 @@ ember_session_params ember_session_default_params(void) {
   p.n_batch = 0;  // the model's default: 256, or llama.cpp's 512 with ggml numerics
   p.kv_type = EMBER_KV_F16;
   p.context_shift = true;
+  p.swa_full = false;
   p.n_keep = static_cast<int32_t>(ember::kDefaultKeep);
   return p;
 }
@@ -391,6 +422,7 @@ ember_status ember_session_create(const ember_model* model, const ember_session_
                                                     " is not an ember_kv_type");
     }
     sp.context_shift = p.context_shift;
+    sp.swa_full = p.swa_full;
     sp.n_keep = p.n_keep;
     auto s = std::make_unique<ember_session>();
     ember_status st = Report(ember::Session::Create(*model->model, sp, &s->session));

@@ -55,7 +55,7 @@ std::vector<std::pair<int32_t, float>> Bias(const int32_t* ids, const float* val
 // The model's vocabulary size and token text for a chain; n_vocab when model is NULL.
 ember_status Context(const ember_model* model, int32_t n_vocab, ember::SamplerContext* ctx) {
   if (model != nullptr) {
-    ctx->n_vocab = static_cast<int32_t>(model->model->hparams().n_vocab);
+    ctx->n_vocab = static_cast<int32_t>(model->model->config().n_vocab);
     const ember::StringTable* pieces = &model->model->tokenizer().pieces();
     ctx->token_piece = [pieces](int32_t t) { return (*pieces)[static_cast<size_t>(t)]; };
     return EMBER_OK;

@@ -56,7 +56,7 @@ Status BeamSearch(Session& session, const BeamParams& params, BeamResult* result
   if (N == 0) return Status::Ok();
   session.Linearize();  // the prompt in rows [0, P), beams after it
   const Tokenizer& tok = session.model().tokenizer();
-  const int64_t n_vocab = session.model().hparams().n_vocab;
+  const int64_t n_vocab = session.model().config().n_vocab;
   const std::vector<int32_t> prefix = session.tokens();
   const std::vector<float> prefix_logits = session.logits();
 

@@ -116,7 +116,7 @@ Status Generate(Session& session, const std::vector<int32_t>& prompt, const Gene
   }
   // Build (and so validate) the chain before any work.
   const Tokenizer& tok = session.model().tokenizer();
-  const int64_t n_vocab = session.model().hparams().n_vocab;
+  const int64_t n_vocab = session.model().config().n_vocab;
   std::unique_ptr<SamplerChain> own_chain;
   SamplerChain* chain = params.chain;
   if (chain == nullptr && params.beams == 0) {

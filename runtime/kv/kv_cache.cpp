@@ -1,5 +1,6 @@
 #include "runtime/kv/kv_cache.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "ops/kernels.h"
@@ -33,14 +34,20 @@ bool ParseKvType(const std::string& name, KvType* out) {
   return true;
 }
 
-KvCache::KvCache(int64_t n_layer, int64_t n_ctx, int64_t n_head_kv, int64_t head_dim, KvType type)
+KvCache::KvCache(std::vector<int64_t> rows, int64_t n_head_kv, int64_t head_dim, KvType type)
     : type_(type),
-      n_layer_(n_layer),
-      n_ctx_(n_ctx),
+      n_layer_(static_cast<int64_t>(rows.size())),
       n_head_kv_(n_head_kv),
       head_dim_(head_dim),
-      kv_dim_(n_head_kv * head_dim) {
-  const size_t elems = static_cast<size_t>(n_layer * n_ctx * kv_dim_);
+      kv_dim_(n_head_kv * head_dim),
+      rows_(std::move(rows)) {
+  int64_t total = 0;
+  for (const int64_t r : rows_) {
+    first_row_.push_back(total);
+    total += r;
+    max_rows_ = std::max(max_rows_, r);
+  }
+  const size_t elems = static_cast<size_t>(total * kv_dim_);
   if (type == KvType::kF16) {
     k16_.resize(elems);
     v16_.resize(elems);
@@ -50,7 +57,7 @@ KvCache::KvCache(int64_t n_layer, int64_t n_ctx, int64_t n_head_kv, int64_t head
   } else {
     k8_.resize(elems);
     v8_.resize(elems);
-    ks_.resize(static_cast<size_t>(n_layer * n_ctx * n_head_kv));
+    ks_.resize(static_cast<size_t>(total * n_head_kv));
     vs_.resize(ks_.size());
   }
 }
@@ -166,12 +173,13 @@ void KvCache::WriteRow(int64_t layer, int64_t slot, const uint8_t* in) {
   std::memcpy(&vs_[sr], in + 2 * d + hs, hs);
 }
 
-void KvCache::CopyRuns(const std::vector<int64_t>& src, const std::vector<int64_t>& dst,
-                       int64_t n) {
+void KvCache::CopyRuns(const std::vector<int64_t>& src, const std::vector<int64_t>& dst, int64_t n,
+                       const std::vector<bool>& layer_mask) {
   if (n <= 0 || src.empty()) return;
   const size_t row = RowBytes();
   std::vector<uint8_t> tmp(row * static_cast<size_t>(n) * src.size());
   for (int64_t l = 0; l < n_layer_; ++l) {
+    if (!layer_mask.empty() && !layer_mask[static_cast<size_t>(l)]) continue;
     uint8_t* p = tmp.data();
     for (size_t i = 0; i < src.size(); ++i) {
       for (int64_t j = 0; j < n; ++j, p += row) ReadRow(l, src[i] + j, p);

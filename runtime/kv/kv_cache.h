@@ -1,6 +1,9 @@
 // Keys and values of every layer, one row per cached token (which row holds
-// which token is KvRing's business). Per layer: K [n_ctx, kv_dim] and
-// V [n_ctx, kv_dim], kv_dim = n_head_kv * head_dim, heads contiguous in a row.
+// which token is KvRing's business). Per layer l: K [n_rows(l), kv_dim] and
+// V [n_rows(l), kv_dim], kv_dim = n_head_kv * head_dim, heads contiguous in a
+// row. Layers may have different row counts: a sliding-window layer's cache is
+// a ring of about the window's size (runtime/kv/window_ring.h), the others
+// hold the whole context.
 //   f16 (default): 2 bytes per element.
 //   f32 (--kv-type f32): 4 bytes per element, no rounding (to compare with
 //       llama.cpp's most precise configuration, `--fa off -ctk f32 -ctv f32`).
@@ -25,11 +28,17 @@ bool ParseKvType(const std::string& name, KvType* out);  // false if unknown
 
 class KvCache {
  public:
-  KvCache(int64_t n_layer, int64_t n_ctx, int64_t n_head_kv, int64_t head_dim, KvType type);
+  // rows[l]: the rows of layer l.
+  KvCache(std::vector<int64_t> rows, int64_t n_head_kv, int64_t head_dim, KvType type);
+  // Every layer with n_ctx rows.
+  KvCache(int64_t n_layer, int64_t n_ctx, int64_t n_head_kv, int64_t head_dim, KvType type)
+      : KvCache(std::vector<int64_t>(static_cast<size_t>(n_layer), n_ctx), n_head_kv, head_dim,
+                type) {}
 
   KvType type() const { return type_; }
   int64_t n_layer() const { return n_layer_; }
-  int64_t n_ctx() const { return n_ctx_; }
+  int64_t n_rows(int64_t layer) const { return rows_[static_cast<size_t>(layer)]; }
+  int64_t max_rows() const { return max_rows_; }
   int64_t kv_dim() const { return kv_dim_; }
   int64_t head_dim() const { return head_dim_; }
   int64_t n_head_kv() const { return n_head_kv_; }
@@ -56,20 +65,25 @@ class KvCache {
   void WriteRow(int64_t layer, int64_t slot, const uint8_t* in);
 
   // Moves runs of n rows: run i ends up at dst[i] holding what src[i] held
-  // before the call, in every layer, also when runs are permuted among
-  // themselves (all sources are read before any destination is written).
-  void CopyRuns(const std::vector<int64_t>& src, const std::vector<int64_t>& dst, int64_t n);
+  // before the call, in every layer whose layer_mask entry is true (all when
+  // the mask is empty), also when runs are permuted among themselves (all
+  // sources are read before any destination is written).
+  void CopyRuns(const std::vector<int64_t>& src, const std::vector<int64_t>& dst, int64_t n,
+                const std::vector<bool>& layer_mask = {});
 
  private:
   size_t Row(int64_t layer, int64_t slot) const {  // element offset of a row
-    return static_cast<size_t>((layer * n_ctx_ + slot) * kv_dim_);
+    return static_cast<size_t>((first_row_[static_cast<size_t>(layer)] + slot) * kv_dim_);
   }
   size_t ScaleRow(int64_t layer, int64_t slot) const {
-    return static_cast<size_t>((layer * n_ctx_ + slot) * n_head_kv_);
+    return static_cast<size_t>((first_row_[static_cast<size_t>(layer)] + slot) * n_head_kv_);
   }
 
   KvType type_;
-  int64_t n_layer_, n_ctx_, n_head_kv_, head_dim_, kv_dim_;
+  int64_t n_layer_, n_head_kv_, head_dim_, kv_dim_;
+  std::vector<int64_t> rows_;       // [n_layer] rows of each layer
+  std::vector<int64_t> first_row_;  // [n_layer] running sum of rows_
+  int64_t max_rows_ = 0;
   std::vector<uint16_t> k16_, v16_;  // f16
   std::vector<float> k32_, v32_;     // f32
   std::vector<int8_t> k8_, v8_;      // q8

@@ -4,15 +4,17 @@
 
 namespace ember {
 
-int KvRing::RowsUpTo(int64_t i, RowRange out[3]) const {
+int KvRing::RowsBetween(int64_t first, int64_t last, RowRange out[3]) const {
   int n = 0;
-  const int64_t pinned = std::min(i + 1, n_keep_);
-  if (pinned > 0) out[n++] = {0, pinned};
-  if (i < n_keep_) return n;
-  const int64_t first = n_keep_ + head_;  // row of token n_keep
-  const int64_t count = i - n_keep_ + 1;  // ring tokens n_keep..i
-  const int64_t before_wrap = std::min(count, n_ctx_ - first);
-  out[n++] = {first, before_wrap};
+  if (first < n_keep_) {
+    out[n++] = {first, std::min(last + 1, n_keep_) - first};
+    if (last < n_keep_) return n;
+    first = n_keep_;
+  }
+  const int64_t begin = SlotOf(first);
+  const int64_t count = last - first + 1;
+  const int64_t before_wrap = std::min(count, n_ctx_ - begin);
+  out[n++] = {begin, before_wrap};
   if (count > before_wrap) out[n++] = {n_keep_, count - before_wrap};
   return n;
 }

@@ -40,7 +40,10 @@ class KvRing {
   // The rows token i attends to — tokens 0..i — as at most 3 ranges in
   // context order (pinned rows, then the ring region, which may wrap).
   // Returns the number of ranges.
-  int RowsUpTo(int64_t i, RowRange out[3]) const;
+  int RowsUpTo(int64_t i, RowRange out[3]) const { return RowsBetween(0, i, out); }
+  // The rows of tokens first..last (first <= last < n_ctx) in context order,
+  // as at most 3 ranges; returns the number of ranges.
+  int RowsBetween(int64_t first, int64_t last, RowRange out[3]) const;
 
   // Tokens [n_used, n_used + n) take the next rows (n <= n_free()).
   void Append(int64_t n) { n_used_ += n; }

@@ -12,6 +12,7 @@
 #include "ops/vec_dot.h"
 #include "platform/hash.h"
 #include "quant/quantize.h"
+#include "runtime/arch/architecture.h"
 
 namespace ember {
 namespace {
@@ -108,66 +109,86 @@ class WeightLoader {
   Numerics numerics_;
 };
 
-Status ReadInt(const GgufFile& f, const std::string& key, int64_t* out) {
-  uint64_t v = 0;
-  EMBER_RETURN_IF_ERROR(f.GetUint(key, &v));
-  if (v > (uint64_t{1} << 31)) return BadFormat("GGUF key '" + key + "' is out of range");
-  *out = static_cast<int64_t>(v);
+// Reads the architecture's config. Fills *runnable with why ember cannot run
+// it (an unknown architecture, keys it cannot follow); a vocab_only load goes
+// on then, with what the common keys say.
+Status ReadConfig(const GgufFile& f, ModelConfig* c, Status* runnable) {
+  EMBER_RETURN_IF_ERROR(f.GetString("general.architecture", &c->arch));
+  c->name = f.GetStringOr("general.name", "");
+  const ArchKeys keys(f, c->arch);
+  const Architecture* arch = FindArchitecture(c->arch);
+  if (arch == nullptr) {
+    *runnable = Unsupported("unsupported architecture '" + c->arch +
+                            "' (supported: " + SupportedArchitectures() + ")");
+    ModelConfig guess = *c;  // best effort, for `ember info`
+    if (ReadDecoderKeys(keys, RopeMode::kNormal, &guess).ok()) *c = std::move(guess);
+    return Status::Ok();
+  }
+  *runnable = arch->configure(keys, c);
+  // One window size for all windowed layers: their caches share one ring.
+  for (const LayerConfig& L : c->layers) {
+    if (runnable->ok() && L.window != 0 && L.window != c->max_window()) {
+      *runnable = Unsupported("layers with different sliding windows are not supported");
+    }
+  }
   return Status::Ok();
 }
 
-Status ReadHparams(const GgufFile& f, Hparams* hp) {
-  EMBER_RETURN_IF_ERROR(f.GetString("general.architecture", &hp->arch));
-  // Architectures that share the llama graph: pre-norm, RoPE on adjacent pairs,
-  // GQA, SwiGLU, no biases.
-  if (hp->arch != "llama") {
-    return Unsupported("unsupported architecture '" + hp->arch + "' (supported: llama)");
+// Loads the weights each layer's config asks for, under GGUF's tensor names.
+Status LoadWeights(const GgufFile& f, const WeightLoader& w, ModelConfig* c, ModelWeights* mw) {
+  const int64_t E = c->n_embd, V = c->n_vocab;
+  const GgufTensorInfo* embd;
+  EMBER_RETURN_IF_ERROR(w.Find("token_embd.weight", &embd));
+  EMBER_RETURN_IF_ERROR(w.CheckShape(*embd, {E, V}));
+  if (!CanDequantize(embd->type) && !IsNativeType(embd->type)) {
+    return Unsupported("tensor 'token_embd.weight' has type " +
+                       std::string(GgmlTypeName(embd->type)) + ", which ember cannot read yet");
   }
-  hp->name = f.GetStringOr("general.name", "");
-  const std::string a = hp->arch + ".";
-  EMBER_RETURN_IF_ERROR(ReadInt(f, a + "embedding_length", &hp->n_embd));
-  EMBER_RETURN_IF_ERROR(ReadInt(f, a + "block_count", &hp->n_layer));
-  EMBER_RETURN_IF_ERROR(ReadInt(f, a + "feed_forward_length", &hp->n_ff));
-  EMBER_RETURN_IF_ERROR(ReadInt(f, a + "attention.head_count", &hp->n_head));
-  hp->n_head_kv = hp->n_head;
-  if (f.Find(a + "attention.head_count_kv")) {
-    EMBER_RETURN_IF_ERROR(ReadInt(f, a + "attention.head_count_kv", &hp->n_head_kv));
+  mw->token_embd = {embd->type, embd->data, V, E,
+                    GgmlRowBytes(embd->type, static_cast<uint64_t>(E))};
+  EMBER_RETURN_IF_ERROR(w.Vector("output_norm.weight", E, &mw->output_norm));
+  if (const GgufTensorInfo* out_t = f.FindTensor("output.weight")) {
+    EMBER_RETURN_IF_ERROR(w.MatrixFrom(*out_t, V, E, &mw->output));
+  } else {
+    c->tied_output = true;
+    EMBER_RETURN_IF_ERROR(w.MatrixFrom(*embd, V, E, &mw->output));
   }
-  hp->n_ctx_train = static_cast<int64_t>(f.GetUintOr(a + "context_length", 2048));
-  if (hp->n_embd <= 0 || hp->n_layer <= 0 || hp->n_ff <= 0 || hp->n_head <= 0 ||
-      hp->n_head_kv <= 0 || hp->n_head % hp->n_head_kv != 0 || hp->n_embd % hp->n_head != 0) {
-    return BadFormat("inconsistent hyper-parameters: n_embd " + std::to_string(hp->n_embd) +
-                     ", n_layer " + std::to_string(hp->n_layer) + ", n_head " +
-                     std::to_string(hp->n_head) + ", n_head_kv " + std::to_string(hp->n_head_kv) +
-                     ", n_ff " + std::to_string(hp->n_ff));
+  for (const RopeConfig& r : c->ropes) {
+    if (r.freq_factors && mw->rope_freqs.empty()) {
+      EMBER_RETURN_IF_ERROR(w.Vector("rope_freqs.weight", r.n_rot / 2, &mw->rope_freqs));
+    }
   }
-  hp->head_dim = hp->n_embd / hp->n_head;
-  if (f.Find(a + "attention.key_length")) {
-    EMBER_RETURN_IF_ERROR(ReadInt(f, a + "attention.key_length", &hp->head_dim));
+  const int64_t Q = c->q_dim(), KV = c->kv_dim(), F = c->n_ff, hd = c->head_dim;
+  mw->layers.resize(static_cast<size_t>(c->n_layer));
+  for (int64_t l = 0; l < c->n_layer; ++l) {
+    const LayerConfig& cfg = c->layer(l);
+    LayerWeights& L = mw->layers[static_cast<size_t>(l)];
+    const std::string p = "blk." + std::to_string(l) + ".";
+    EMBER_RETURN_IF_ERROR(w.Vector(p + "attn_norm.weight", E, &L.attn_norm));
+    EMBER_RETURN_IF_ERROR(w.Matrix(p + "attn_q.weight", Q, E, &L.wq));
+    EMBER_RETURN_IF_ERROR(w.Matrix(p + "attn_k.weight", KV, E, &L.wk));
+    EMBER_RETURN_IF_ERROR(w.Matrix(p + "attn_v.weight", KV, E, &L.wv));
+    if (cfg.attn_bias) {
+      EMBER_RETURN_IF_ERROR(w.Vector(p + "attn_q.bias", Q, &L.bq));
+      EMBER_RETURN_IF_ERROR(w.Vector(p + "attn_k.bias", KV, &L.bk));
+      EMBER_RETURN_IF_ERROR(w.Vector(p + "attn_v.bias", KV, &L.bv));
+    }
+    if (cfg.qk_norm) {
+      EMBER_RETURN_IF_ERROR(w.Vector(p + "attn_q_norm.weight", hd, &L.q_norm));
+      EMBER_RETURN_IF_ERROR(w.Vector(p + "attn_k_norm.weight", hd, &L.k_norm));
+    }
+    EMBER_RETURN_IF_ERROR(w.Matrix(p + "attn_output.weight", E, Q, &L.wo));
+    if (cfg.post_attn_norm) {
+      EMBER_RETURN_IF_ERROR(w.Vector(p + "post_attention_norm.weight", E, &L.post_attn_norm));
+    }
+    EMBER_RETURN_IF_ERROR(w.Vector(p + "ffn_norm.weight", E, &L.ffn_norm));
+    EMBER_RETURN_IF_ERROR(w.Matrix(p + "ffn_gate.weight", F, E, &L.w_gate));
+    EMBER_RETURN_IF_ERROR(w.Matrix(p + "ffn_up.weight", F, E, &L.w_up));
+    EMBER_RETURN_IF_ERROR(w.Matrix(p + "ffn_down.weight", E, F, &L.w_down));
+    if (cfg.post_ffn_norm) {
+      EMBER_RETURN_IF_ERROR(w.Vector(p + "post_ffw_norm.weight", E, &L.post_ffn_norm));
+    }
   }
-  if (hp->head_dim <= 0 || hp->head_dim > 512 || hp->head_dim % 2 != 0) {
-    return Unsupported("head dimension " + std::to_string(hp->head_dim) +
-                       " is not supported (even, at most 512)");
-  }
-  int64_t n_rot = hp->head_dim;
-  if (f.Find(a + "rope.dimension_count")) {
-    EMBER_RETURN_IF_ERROR(ReadInt(f, a + "rope.dimension_count", &n_rot));
-  }
-  if (n_rot <= 0 || n_rot > hp->head_dim || n_rot % 2 != 0) {
-    return BadFormat("GGUF key '" + a + "rope.dimension_count' = " + std::to_string(n_rot) +
-                     " does not fit the head dimension " + std::to_string(hp->head_dim));
-  }
-  hp->n_rot = static_cast<int>(n_rot);
-  hp->rope_freq_base = static_cast<float>(f.GetFloatOr(a + "rope.freq_base", 10000.0));
-  const std::string scaling = f.GetStringOr(a + "rope.scaling.type", "none");
-  if (scaling == "linear") {
-    const double factor = f.GetFloatOr(a + "rope.scaling.factor", 1.0);
-    if (factor <= 0) return BadFormat("GGUF key '" + a + "rope.scaling.factor' must be > 0");
-    hp->rope_freq_scale = static_cast<float>(1.0 / factor);
-  } else if (scaling != "none" && scaling != "") {
-    return Unsupported("RoPE scaling '" + scaling + "' is not supported yet");
-  }
-  hp->rms_eps = static_cast<float>(f.GetFloatOr(a + "attention.layer_norm_rms_epsilon", 1e-5));
   return Status::Ok();
 }
 
@@ -191,19 +212,26 @@ Status Model::Load(const std::string& path, const LoadProgressFn& progress,
   }
   auto with_path = [&path](const Status& s) { return Status(s.code(), path + ": " + s.message()); };
 
-  Hparams& hp = m->hparams_;
-  if (Status s = ReadHparams(f, &hp); !s.ok()) return with_path(s);
+  ModelConfig& c = m->config_;
+  if (Status s = ReadConfig(f, &c, &m->runnable_); !s.ok()) return with_path(s);
+  if (!m->runnable_.ok() && !vocab_only) return with_path(m->runnable_);
+  if (numerics == Numerics::kGgml && c.arch != "llama") {
+    return with_path(
+        Unsupported("--numerics ggml reproduces llama.cpp's arithmetic for the llama "
+                    "architecture only, not '" +
+                    c.arch + "'"));
+  }
 
   VocabData vocab;
   if (Status s = LoadVocab(f, &vocab); !s.ok()) return with_path(s);
   if (Status s = Tokenizer::Create(std::move(vocab), &m->tokenizer_); !s.ok()) return with_path(s);
-  hp.n_vocab = m->tokenizer_->n_vocab();
+  c.n_vocab = m->tokenizer_->n_vocab();
   // Nothing reads the vocabulary arrays after this (the tokenizer has its own
   // tables); free them before the weights are repacked, the peak of loading.
   m->gguf_->ReleaseLargeArrays(1024);
   if (vocab_only) {
     m->vocab_only_ = true;
-    hp.tied_output = f.FindTensor("output.weight") == nullptr;
+    c.tied_output = f.FindTensor("output.weight") == nullptr;
     m->gguf_->ReleaseAllPages();
     if (progress && !progress(1.0f)) return Status(Code::kCancelled, "model loading was cancelled");
     *out = std::move(m);
@@ -211,44 +239,7 @@ Status Model::Load(const std::string& path, const LoadProgressFn& progress,
   }
 
   WeightLoader w(f, numerics);
-  ModelWeights& mw = m->weights_;
-  auto load = [&]() -> Status {
-    const GgufTensorInfo* embd;
-    EMBER_RETURN_IF_ERROR(w.Find("token_embd.weight", &embd));
-    EMBER_RETURN_IF_ERROR(w.CheckShape(*embd, {hp.n_embd, hp.n_vocab}));
-    if (!CanDequantize(embd->type) && !IsNativeType(embd->type)) {
-      return Unsupported("tensor 'token_embd.weight' has type " +
-                         std::string(GgmlTypeName(embd->type)) + ", which ember cannot read yet");
-    }
-    mw.token_embd = {embd->type, embd->data, hp.n_vocab, hp.n_embd,
-                     GgmlRowBytes(embd->type, static_cast<uint64_t>(hp.n_embd))};
-    EMBER_RETURN_IF_ERROR(w.Vector("output_norm.weight", hp.n_embd, &mw.output_norm));
-    if (const GgufTensorInfo* out_t = f.FindTensor("output.weight")) {
-      EMBER_RETURN_IF_ERROR(w.MatrixFrom(*out_t, hp.n_vocab, hp.n_embd, &mw.output));
-    } else {
-      hp.tied_output = true;
-      EMBER_RETURN_IF_ERROR(w.MatrixFrom(*embd, hp.n_vocab, hp.n_embd, &mw.output));
-    }
-    if (f.FindTensor("rope_freqs.weight")) {
-      EMBER_RETURN_IF_ERROR(w.Vector("rope_freqs.weight", hp.n_rot / 2, &mw.rope_freqs));
-    }
-    mw.layers.resize(static_cast<size_t>(hp.n_layer));
-    for (int64_t l = 0; l < hp.n_layer; ++l) {
-      LayerWeights& L = mw.layers[static_cast<size_t>(l)];
-      const std::string p = "blk." + std::to_string(l) + ".";
-      EMBER_RETURN_IF_ERROR(w.Vector(p + "attn_norm.weight", hp.n_embd, &L.attn_norm));
-      EMBER_RETURN_IF_ERROR(w.Matrix(p + "attn_q.weight", hp.q_dim(), hp.n_embd, &L.wq));
-      EMBER_RETURN_IF_ERROR(w.Matrix(p + "attn_k.weight", hp.kv_dim(), hp.n_embd, &L.wk));
-      EMBER_RETURN_IF_ERROR(w.Matrix(p + "attn_v.weight", hp.kv_dim(), hp.n_embd, &L.wv));
-      EMBER_RETURN_IF_ERROR(w.Matrix(p + "attn_output.weight", hp.n_embd, hp.q_dim(), &L.wo));
-      EMBER_RETURN_IF_ERROR(w.Vector(p + "ffn_norm.weight", hp.n_embd, &L.ffn_norm));
-      EMBER_RETURN_IF_ERROR(w.Matrix(p + "ffn_gate.weight", hp.n_ff, hp.n_embd, &L.w_gate));
-      EMBER_RETURN_IF_ERROR(w.Matrix(p + "ffn_up.weight", hp.n_ff, hp.n_embd, &L.w_up));
-      EMBER_RETURN_IF_ERROR(w.Matrix(p + "ffn_down.weight", hp.n_embd, hp.n_ff, &L.w_down));
-    }
-    return Status::Ok();
-  };
-  if (Status s = load(); !s.ok()) return with_path(s);
+  if (Status s = LoadWeights(f, w, &c, &m->weights_); !s.ok()) return with_path(s);
   if (numerics == Numerics::kGgml) {
     m->maps_weights_ = true;  // every matrix is read where it lies in the file
   } else if (Status s = m->RepackWeights(progress); !s.ok()) {
@@ -264,6 +255,7 @@ Status Model::Load(const std::string& path, const LoadProgressFn& progress,
   } else {
     m->gguf_->ReleaseAllPages();
   }
+  m->loaded_weight_bytes_ = m->CountLoadedWeightBytes();
 #if defined(__GLIBC__)
   malloc_trim(0);
 #endif
@@ -354,7 +346,7 @@ Status Model::RepackWeights(const LoadProgressFn& progress) {
   return Status::Ok();
 }
 
-uint64_t Model::loaded_weight_bytes() const {
+uint64_t Model::CountLoadedWeightBytes() const {
   uint64_t n = 0;
   for (const auto& p : packed_) n += p->bytes();
   std::vector<const uint8_t*> seen;

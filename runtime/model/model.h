@@ -13,42 +13,28 @@
 #include "ops/rope.h"
 #include "platform/status.h"
 #include "runtime/gguf/gguf.h"
+#include "runtime/model/config.h"
 #include "runtime/text/tokenizer.h"
 
 namespace ember {
 
-struct Hparams {
-  std::string arch;  // general.architecture
-  std::string name;  // general.name
-  int64_t n_vocab = 0;
-  int64_t n_embd = 0;  // model width
-  int64_t n_layer = 0;
-  int64_t n_head = 0;     // query heads
-  int64_t n_head_kv = 0;  // key/value heads (GQA: n_head % n_head_kv == 0)
-  int64_t head_dim = 0;   // n_embd / n_head unless the file says otherwise
-  int64_t n_ff = 0;       // feed-forward width
-  int64_t n_ctx_train = 0;
-  int n_rot = 0;  // rotated dims per head
-  float rope_freq_base = 10000.0f;
-  float rope_freq_scale = 1.0f;
-  RopeMode rope_mode = RopeMode::kNormal;
-  float rms_eps = 1e-5f;
-  bool tied_output = false;  // the LM head reuses token_embd
-
-  int64_t q_dim() const { return n_head * head_dim; }
-  int64_t kv_dim() const { return n_head_kv * head_dim; }
-};
-
+// One layer's weights. Matrices are [rows, cols] (cols contiguous); vectors
+// are floats. The optional ones are empty unless the layer's config asks for
+// them (LayerConfig).
 struct LayerWeights {
-  std::vector<float> attn_norm;  // [n_embd]
-  WeightView wq;                 // [n_head * head_dim, n_embd]
-  WeightView wk;                 // [n_head_kv * head_dim, n_embd]
-  WeightView wv;                 // [n_head_kv * head_dim, n_embd]
-  WeightView wo;                 // [n_embd, n_head * head_dim]
-  std::vector<float> ffn_norm;   // [n_embd]
-  WeightView w_gate;             // [n_ff, n_embd]
-  WeightView w_up;               // [n_ff, n_embd]
-  WeightView w_down;             // [n_embd, n_ff]
+  std::vector<float> attn_norm;       // [n_embd]
+  WeightView wq;                      // [n_head * head_dim, n_embd]
+  WeightView wk;                      // [n_head_kv * head_dim, n_embd]
+  WeightView wv;                      // [n_head_kv * head_dim, n_embd]
+  std::vector<float> bq, bk, bv;      // [q_dim], [kv_dim], [kv_dim]  (attn_bias)
+  std::vector<float> q_norm, k_norm;  // [head_dim] each             (qk_norm)
+  WeightView wo;                      // [n_embd, n_head * head_dim]
+  std::vector<float> post_attn_norm;  // [n_embd]                    (post_attn_norm)
+  std::vector<float> ffn_norm;        // [n_embd]
+  WeightView w_gate;                  // [n_ff, n_embd]
+  WeightView w_up;                    // [n_ff, n_embd]
+  WeightView w_down;                  // [n_embd, n_ff]
+  std::vector<float> post_ffn_norm;   // [n_embd]                    (post_ffn_norm)
 };
 
 struct ModelWeights {
@@ -56,7 +42,7 @@ struct ModelWeights {
   std::vector<LayerWeights> layers;
   std::vector<float> output_norm;  // [n_embd]
   WeightView output;               // [n_vocab, n_embd] (token_embd when tied)
-  std::vector<float> rope_freqs;   // [n_rot / 2] or empty
+  std::vector<float> rope_freqs;   // [n_rot / 2] or empty (RopeConfig::freq_factors)
 };
 
 // Whose arithmetic a model's sessions follow.
@@ -72,15 +58,19 @@ using LoadProgressFn = std::function<bool(float progress)>;
 
 class Model {
  public:
-  // vocab_only: hyperparameters and the tokenizer, no weights (Session::Create
-  // refuses such a model).
+  // vocab_only: the tokenizer and what the metadata says, no weights
+  // (Session::Create refuses such a model). A vocab_only load also accepts
+  // an architecture ember cannot run (runnable() says why not).
   static Status Load(const std::string& path, const LoadProgressFn& progress,
                      std::unique_ptr<Model>* out, bool vocab_only = false,
                      Numerics numerics = Numerics::kEmber);
   bool vocab_only() const { return vocab_only_; }
   Numerics numerics() const { return numerics_; }
 
-  const Hparams& hparams() const { return hparams_; }
+  const ModelConfig& config() const { return config_; }
+  // Ok when ember can run this model's architecture; otherwise (a vocab_only
+  // load of another architecture) the reason.
+  const Status& runnable() const { return runnable_; }
   const ModelWeights& weights() const { return weights_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
   const GgufFile& gguf() const { return *gguf_; }
@@ -88,7 +78,7 @@ class Model {
   // Total bytes of the weight tensors in the file.
   uint64_t weight_bytes() const;
   // Bytes of the weights as loaded (native layouts + tensors used in place).
-  uint64_t loaded_weight_bytes() const;
+  uint64_t loaded_weight_bytes() const { return loaded_weight_bytes_; }
   // Identifies the file's contents: a hash of its header (metadata and tensor
   // infos), its size and the first bytes of every tensor. Saved session state
   // records it so that another model's state is refused.
@@ -96,16 +86,19 @@ class Model {
 
  private:
   Status RepackWeights(const LoadProgressFn& progress);
+  uint64_t CountLoadedWeightBytes() const;
 
   std::string path_;
   uint64_t fingerprint_ = 0;
+  uint64_t loaded_weight_bytes_ = 0;
   bool vocab_only_ = false;
   Numerics numerics_ = Numerics::kEmber;
   // Some weights are read from the file mapping (a native file, or an
   // embedding kept in its GGUF type): their pages stay after loading.
   bool maps_weights_ = false;
   std::unique_ptr<GgufFile> gguf_;
-  Hparams hparams_;
+  ModelConfig config_;
+  Status runnable_;
   ModelWeights weights_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::vector<std::unique_ptr<PackedMatrix>> packed_;  // native layouts of repacked weights

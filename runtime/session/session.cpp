@@ -9,21 +9,21 @@
 
 namespace ember {
 
-Session::Session(const Model& model, const SessionParams& params, int64_t n_ctx, int n_threads,
-                 int n_threads_batch)
+Session::Session(const Model& model, const SessionParams& params, std::vector<int64_t> kv_rows,
+                 int64_t n_ctx, int n_threads, int n_threads_batch)
     : model_(model),
-      kv_(model.hparams().n_layer, n_ctx, model.hparams().n_head_kv, model.hparams().head_dim,
-          params.kv_type),
+      kv_(std::move(kv_rows), model.config().n_head_kv, model.config().head_dim, params.kv_type),
       ring_(n_ctx, params.n_keep),
+      max_window_(model.config().max_window()),
       context_shift_(params.context_shift),
       n_threads_(n_threads),
       n_threads_batch_(n_threads_batch),
       n_batch_(params.n_batch),
-      logits_(static_cast<size_t>(model.hparams().n_vocab)) {}
+      logits_(static_cast<size_t>(model.config().n_vocab)) {}
 
 Status Session::Create(const Model& model, const SessionParams& params,
                        std::unique_ptr<Session>* out) {
-  const Hparams& hp = model.hparams();
+  const ModelConfig& c = model.config();
   if (model.vocab_only()) {
     return InvalidArgument(model.path() +
                            " was loaded for its vocabulary only (vocab_only): it has no weights "
@@ -47,23 +47,75 @@ Status Session::Create(const Model& model, const SessionParams& params,
   }
   const Kernels* kernels = nullptr;
   EMBER_RETURN_IF_ERROR(ActiveKernels(&kernels));  // a bad EMBER_ISA is reported here
-  int64_t n_ctx = params.n_ctx > 0 ? params.n_ctx : std::min<int64_t>(hp.n_ctx_train, 4096);
+  int64_t n_ctx = params.n_ctx > 0 ? params.n_ctx : std::min<int64_t>(c.n_ctx_train, 4096);
   if (params.n_keep < 0 || params.n_keep >= n_ctx) {
     return InvalidArgument("keep: " + std::to_string(params.n_keep) +
                            " tokens do not leave room in a context of " + std::to_string(n_ctx) +
                            " (the context must be larger than keep)");
   }
+  // Sliding-window layers get a ring of n_keep + window + n_batch rows when
+  // that is smaller than the context (WindowRing): a chunk of n_batch tokens
+  // is stored while the window of its first token is still held.
+  const int64_t window = c.max_window();
+  const int64_t capacity = window + params.n_batch;
+  const bool window_ring = window > 0 && !params.swa_full && params.n_keep + capacity < n_ctx;
+  std::vector<int64_t> rows(static_cast<size_t>(c.n_layer), n_ctx);
+  for (int64_t l = 0; l < c.n_layer; ++l) {
+    if (window_ring && c.layer(l).window > 0)
+      rows[static_cast<size_t>(l)] = params.n_keep + capacity;
+  }
   // 0 is auto: the scheduler's choice for this machine (platform/scheduler.h).
   const ThreadChoice threads = ChooseHostThreads(params.n_threads, params.n_threads_batch);
-  const int n_threads = threads.n_threads;
-  const int n_threads_batch = threads.n_threads_batch;
-  out->reset(new Session(model, params, n_ctx, n_threads, n_threads_batch));
+  out->reset(new Session(model, params, std::move(rows), n_ctx, threads.n_threads,
+                         threads.n_threads_batch));
+  if (window_ring) (*out)->window_.emplace(window, params.n_keep, capacity);
   return Status::Ok();
+}
+
+std::vector<bool> Session::RingLayers() const {
+  const ModelConfig& c = model_.config();
+  std::vector<bool> mask(static_cast<size_t>(c.n_layer), true);
+  if (window_) {
+    for (int64_t l = 0; l < c.n_layer; ++l) mask[static_cast<size_t>(l)] = c.layer(l).window == 0;
+  }
+  return mask;
+}
+
+void Session::SetWindowRows(TokenPlace* p) const {
+  // The same rows, cut to the last max_window_ in context order (the rows of
+  // a place are consecutive positions, the last one the token's own).
+  p->win_slot = p->slot;
+  int64_t skip = RowsOf(*p) - max_window_;
+  p->n_win_rows = 0;
+  for (int r = 0; r < p->n_rows; ++r) {
+    RowRange rr = p->rows[r];
+    const int64_t cut = std::min(std::max<int64_t>(skip, 0), rr.n);
+    skip -= cut;
+    rr.begin += cut;
+    rr.n -= cut;
+    if (rr.n > 0) p->win_rows[p->n_win_rows++] = rr;
+  }
+}
+
+void Session::PlaceTokens(int64_t first, int64_t n, TokenPlace* places) const {
+  for (int64_t t = 0; t < n; ++t) {
+    const int64_t i = first + t;
+    TokenPlace& pl = places[t];
+    pl.pos = i;
+    pl.slot = ring_.SlotOf(i);
+    pl.n_rows = ring_.RowsUpTo(i, pl.rows);
+    if (window_) {
+      pl.win_slot = window_->SlotOf(i);
+      pl.n_win_rows = window_->RowsOf(i, pl.win_rows);
+    } else if (max_window_ > 0) {
+      SetWindowRows(&pl);
+    }
+  }
 }
 
 Status Session::CheckIds(const std::vector<int32_t>& tokens) const {
   if (tokens.empty()) return InvalidArgument("no tokens to decode");
-  const int64_t n_vocab = model_.hparams().n_vocab;
+  const int64_t n_vocab = model_.config().n_vocab;
   for (size_t i = 0; i < tokens.size(); ++i) {
     if (tokens[i] < 0 || tokens[i] >= n_vocab) {
       return InvalidArgument("token id " + std::to_string(tokens[i]) + " at index " +
@@ -82,7 +134,7 @@ Status Session::Decode(const std::vector<int32_t>& tokens, std::vector<float>* a
                                               " tokens do not fit in the context of " +
                                               std::to_string(n_ctx()) + " tokens");
   }
-  const int64_t n_vocab = model_.hparams().n_vocab;
+  const int64_t n_vocab = model_.config().n_vocab;
   if (all_logits) all_logits->resize(static_cast<size_t>(n * n_vocab));
   // A chunk that needs a shift must fit in the ring region once older tokens
   // are dropped; one that fits in the free rows may be a whole batch (as
@@ -104,19 +156,15 @@ Status Session::Decode(const std::vector<int32_t>& tokens, std::vector<float>* a
       const int64_t after_keep = ring_.n_used() - n_keep();
       Shift(std::max(after_keep / 2, chunk - ring_.n_free()));
     }
-    for (int64_t t = 0; t < chunk; ++t) {
-      const int64_t i = ring_.n_used() + t;
-      TokenPlace& pl = places[static_cast<size_t>(t)];
-      pl.pos = i;
-      pl.slot = ring_.SlotOf(i);
-      pl.n_rows = ring_.RowsUpTo(i, pl.rows);
-    }
+    if (window_) window_->Reserve(chunk);
+    PlaceTokens(ring_.n_used(), chunk, places.data());
     const bool last = done + chunk == n;
     LogitsFor which = all_logits ? LogitsFor::kAll : last ? LogitsFor::kLast : LogitsFor::kNone;
     float* out = all_logits ? all_logits->data() + done * n_vocab : logits_.data();
-    LlamaForward(model_, kv_, scratch_, tokens.data() + done, places.data(), chunk,
-                 ThreadsFor(chunk), which, out);
+    Forward(model_, kv_, scratch_, tokens.data() + done, places.data(), chunk, ThreadsFor(chunk),
+            which, out);
     ring_.Append(chunk);
+    if (window_) window_->Append(chunk);
     tokens_.insert(tokens_.end(), tokens.begin() + done, tokens.begin() + done + chunk);
     done += chunk;
   }
@@ -131,30 +179,40 @@ void Session::Shift(int64_t n) {
   n = std::min(n, ring_.n_used() - n_keep());
   if (n <= 0) return;
   ring_.Drop(n);
+  if (window_) window_->Drop(n);
   tokens_.erase(tokens_.begin() + n_keep(), tokens_.begin() + n_keep() + n);
   n_dropped_ += n;
   ++n_shifts_;
   // Keys carry their position as a rotation (RoPE); rotating by -n moves a
-  // key from position p to p - n, as if it had been computed there. Values
-  // carry no position. The whole cache is touched once, no row moves.
-  const Hparams& hp = model_.hparams();
-  std::vector<float> rot(static_cast<size_t>(hp.n_rot));
-  const float* freq_factors =
-      model_.weights().rope_freqs.empty() ? nullptr : model_.weights().rope_freqs.data();
-  RopeCache(rot.data(), -n, hp.n_rot, hp.rope_freq_base, hp.rope_freq_scale, freq_factors);
-  const int64_t first = n_keep(), end = ring_.n_used();
-  const int threads = static_cast<int>(std::min<int64_t>(n_threads_batch_, hp.n_layer));
+  // key from position p to p - n, as if it had been computed there, with each
+  // layer's own RoPE. Values carry no position. The whole cache is touched
+  // once, no row moves.
+  const ModelConfig& c = model_.config();
+  const float* factors = model_.weights().rope_freqs.data();
+  std::vector<std::vector<float>> rot(c.ropes.size());
+  for (size_t r = 0; r < c.ropes.size(); ++r) {
+    const RopeConfig& rc = c.ropes[r];
+    rot[r].resize(static_cast<size_t>(rc.n_rot));
+    RopeCache(rot[r].data(), -n, rc.n_rot, rc.freq_base, rc.freq_scale,
+              rc.freq_factors ? factors : nullptr);
+  }
+  const int64_t end = ring_.n_used();
+  const int threads = static_cast<int>(std::min<int64_t>(n_threads_batch_, c.n_layer));
   const RopeApplyFn rope_apply = Active().rope_apply;
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
     std::vector<float> k(static_cast<size_t>(kv_.kv_dim()));
 #pragma omp for schedule(static)
-    for (int64_t l = 0; l < hp.n_layer; ++l) {
+    for (int64_t l = 0; l < c.n_layer; ++l) {
+      const RopeConfig& rc = c.rope_of(l);
+      const float* rl = rot[static_cast<size_t>(c.layer(l).rope)].data();
+      const bool windowed = window_ && c.layer(l).window > 0;
+      const int64_t first = windowed ? std::max(n_keep(), window_->first_held()) : n_keep();
       for (int64_t i = first; i < end; ++i) {
-        const int64_t slot = ring_.SlotOf(i);
+        const int64_t slot = windowed ? window_->SlotOf(i) : ring_.SlotOf(i);
         kv_.LoadK(l, slot, k.data());
-        for (int64_t h = 0; h < hp.n_head_kv; ++h) {
-          rope_apply(&k[static_cast<size_t>(h * hp.head_dim)], rot.data(), hp.n_rot, hp.rope_mode);
+        for (int64_t h = 0; h < c.n_head_kv; ++h) {
+          rope_apply(&k[static_cast<size_t>(h * c.head_dim)], rl, rc.n_rot, rc.mode);
         }
         kv_.StoreK(l, slot, k.data());
       }
@@ -181,17 +239,19 @@ Status Session::DecodeReusing(const std::vector<int32_t>& prompt, int64_t* n_reu
     return Status::Ok();
   }
   if (common == n) --common;  // the last token is decoded again for its logits
-  Truncate(common);
+  common = Truncate(common);
   if (n_reused) *n_reused = common;
   return Decode(std::vector<int32_t>(prompt.begin() + common, prompt.end()));
 }
 
-void Session::Truncate(int64_t n) {
+int64_t Session::Truncate(int64_t n) {
   n = std::clamp<int64_t>(n, 0, n_past());
-  if (n == n_past()) return;
+  if (n == n_past()) return n;
+  if (window_) n = window_->Truncate(n);
   tokens_.resize(static_cast<size_t>(n));
   ring_.Truncate(n);
   has_logits_ = false;
+  return n;
 }
 
 void Session::Linearize() {
@@ -204,7 +264,7 @@ void Session::Linearize() {
       dst.push_back(i);
     }
   }
-  kv_.CopyRuns(src, dst, 1);
+  kv_.CopyRuns(src, dst, 1, RingLayers());
   ring_.SetLinear();
 }
 
@@ -219,6 +279,12 @@ Status Session::DecodePlaced(const std::vector<int32_t>& tokens,
     return InvalidArgument("DecodePlaced: more tokens than the batch size");
   }
   if (!ring_.linear()) return InvalidArgument("DecodePlaced: the cache is not linear");
+  if (window_) {
+    return Unsupported(
+        "this session keeps the sliding-window layers' keys and values in rings of the window's "
+        "size, which several sequences (beam search) cannot share: create it with swa_full "
+        "(ember run --swa-full)");
+  }
   for (const TokenPlace& p : places) {
     bool ok = p.slot >= 0 && p.slot < n_ctx() && p.pos >= 0 && p.n_rows >= 1 && p.n_rows <= 3;
     for (int r = 0; ok && r < p.n_rows; ++r) {
@@ -231,13 +297,18 @@ Status Session::DecodePlaced(const std::vector<int32_t>& tokens,
     }
   }
   const int64_t n = static_cast<int64_t>(tokens.size());
-  logits->resize(static_cast<size_t>(n * model_.hparams().n_vocab));
-  LlamaForward(model_, kv_, scratch_, tokens.data(), places.data(), n, ThreadsFor(n),
-               LogitsFor::kAll, logits->data());
+  std::vector<TokenPlace> placed = places;
+  if (max_window_ > 0) {
+    for (TokenPlace& p : placed) SetWindowRows(&p);
+  }
+  logits->resize(static_cast<size_t>(n * model_.config().n_vocab));
+  Forward(model_, kv_, scratch_, tokens.data(), placed.data(), n, ThreadsFor(n), LogitsFor::kAll,
+          logits->data());
   return Status::Ok();
 }
 
 void Session::SetTokens(std::vector<int32_t> tokens, const float* logits) {
+  // Only after DecodePlaced, which a session with a window ring refuses.
   tokens_ = std::move(tokens);
   ring_.Reset();
   ring_.Append(n_past());

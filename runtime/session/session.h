@@ -6,13 +6,15 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "platform/status.h"
 #include "runtime/kv/kv_cache.h"
 #include "runtime/kv/kv_ring.h"
-#include "runtime/model/llama.h"
+#include "runtime/kv/window_ring.h"
+#include "runtime/model/decoder.h"
 #include "runtime/model/model.h"
 
 namespace ember {
@@ -39,6 +41,11 @@ struct SessionParams {
   // heavily whatever they are ("attention sinks"): dropping them doubles
   // SmolLM2's perplexity across shifts (docs/KV.md).
   int64_t n_keep = kDefaultKeep;
+  // Models with sliding-window layers (Gemma 3): false (default) gives those
+  // layers caches of about the window's size (n_keep + window + n_batch rows)
+  // when that is smaller than the context; true gives them the whole context
+  // like the other layers (as llama.cpp's --swa-full), which beam search needs.
+  bool swa_full = false;
 };
 
 class Session {
@@ -76,8 +83,10 @@ class Session {
   // what was decoded there), and that `logits` are the next-token logits.
   void SetTokens(std::vector<int32_t> tokens, const float* logits);
   // Forgets the tokens from n on (n <= n_past); the logits are stale until
-  // the next Decode.
-  void Truncate(int64_t n);
+  // the next Decode. Returns n_past afterwards: n, or less when the caches of
+  // sliding-window layers no longer hold what token n would see (they then
+  // start again after the first n_keep tokens).
+  int64_t Truncate(int64_t n);
 
   // Session state files: the cached tokens, their keys and values and the
   // last logits, with the model's fingerprint and a checksum. Load refuses
@@ -91,7 +100,7 @@ class Session {
   bool has_logits() const { return has_logits_; }
   const std::vector<int32_t>& tokens() const { return tokens_; }
   int64_t n_past() const { return static_cast<int64_t>(tokens_.size()); }
-  int64_t n_ctx() const { return kv_.n_ctx(); }
+  int64_t n_ctx() const { return ring_.n_ctx(); }
   int64_t n_keep() const { return ring_.n_keep(); }
   bool context_shift() const { return context_shift_; }
   KvType kv_type() const { return kv_.type(); }
@@ -109,8 +118,11 @@ class Session {
   int ThreadsFor(int64_t n) const { return n > 1 ? n_threads_batch_ : n_threads_; }
   const Model& model() const { return model_; }
   // Debugging aid: every later forward pass reports its intermediate
-  // activations to `trace` (see LlamaScratch::trace); empty to stop.
-  void SetTrace(decltype(LlamaScratch::trace) trace) { scratch_.trace = std::move(trace); }
+  // activations to `trace` (see DecoderScratch::trace); empty to stop.
+  void SetTrace(decltype(DecoderScratch::trace) trace) { scratch_.trace = std::move(trace); }
+  // True when the sliding-window layers' caches are rings of about the
+  // window's size (see SessionParams::swa_full).
+  bool window_ring() const { return window_.has_value(); }
 
   // Cancellation from another thread: Decode stops between chunks (the
   // tokens decoded so far stay) with Code::kCancelled, and Generate ends with
@@ -122,25 +134,36 @@ class Session {
   void Reset() {
     tokens_.clear();
     ring_.Reset();
+    if (window_) window_->Reset();
     has_logits_ = false;
   }
 
  private:
-  Session(const Model& model, const SessionParams& params, int64_t n_ctx, int n_threads,
-          int n_threads_batch);
+  Session(const Model& model, const SessionParams& params, std::vector<int64_t> kv_rows,
+          int64_t n_ctx, int n_threads, int n_threads_batch);
   Status CheckIds(const std::vector<int32_t>& tokens) const;
   // Drops tokens [n_keep, n_keep + n) and re-rotates the keys of the tokens
   // after them, whose positions move down by n.
   void Shift(int64_t n);
+  // Fills the rows of tokens first..first+n-1 (about to be decoded) into
+  // places: the full layers' from ring_, the windowed layers' from window_
+  // or, without it, the same rows cut to the window.
+  void PlaceTokens(int64_t first, int64_t n, TokenPlace* places) const;
+  // The window fields of places whose full fields are set (shared layout).
+  void SetWindowRows(TokenPlace* p) const;
+  // Layers whose rows ring_ places: all, or the full ones with a window ring.
+  std::vector<bool> RingLayers() const;
 
   const Model& model_;
   KvCache kv_;
-  KvRing ring_;
+  KvRing ring_;                       // rows of the full layers (all layers without window_)
+  std::optional<WindowRing> window_;  // rows of the windowed layers, when they have their own
+  int64_t max_window_ = 0;            // the windowed layers' window (0: none)
   bool context_shift_;
   int n_threads_;
   int n_threads_batch_;
   int64_t n_batch_;
-  LlamaScratch scratch_;
+  DecoderScratch scratch_;
   std::vector<float> logits_;
   bool has_logits_ = false;
   std::vector<int32_t> tokens_;

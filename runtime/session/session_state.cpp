@@ -6,14 +6,19 @@
 //   model fingerprint                  u64 (Model::fingerprint)
 //   kv type, n_layer, n_head_kv, head_dim   u32 x 4
 //   n_tokens                           u64
+//   win_keep, win_first                u64 x 2: which tokens' rows the sliding-
+//                                      window layers store: i < win_keep or
+//                                      i >= win_first (0, 0: all of them)
 //   tokens                             i32 [n_tokens]
 //   has_logits, n_vocab                u32 x 2
 //   logits                             f32 [n_vocab] when has_logits
-//   rows                               for each layer, for each token in
-//                                      context order: KvCache::RowBytes bytes
+//   rows                               for each layer, for each token it stores
+//                                      in context order: KvCache::RowBytes bytes
 //   checksum                           u64, FNV-1a of every byte before it
 // Rows are stored in context order, not ring order, so a state loads into a
-// session of any context size that holds its tokens.
+// session of any context size that holds its tokens. A session whose windowed
+// layers keep only the last tokens (WindowRing) stores only those for them;
+// such a state loads into a session that needs no more than that.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -26,7 +31,7 @@ namespace ember {
 namespace {
 
 constexpr char kStateMagic[8] = {'E', 'M', 'B', 'E', 'R', 'K', 'V', '\0'};
-constexpr uint32_t kStateVersion = 1;
+constexpr uint32_t kStateVersion = 2;
 
 struct FileCloser {
   void operator()(std::FILE* f) const { std::fclose(f); }
@@ -82,6 +87,15 @@ Status Corrupt(const std::string& path, const std::string& what) {
   return Status(Code::kBadFormat, path + ": not a valid ember session state: " + what);
 }
 
+// Which tokens' rows the windowed layers of a state hold (see the layout).
+struct WindowRows {
+  uint64_t keep = 0, first = 0;
+  bool Holds(uint64_t i) const { return i < keep || i >= first; }
+  uint64_t Count(uint64_t n) const {
+    return std::min(keep, n) + (n > first ? n - std::max(first, keep) : 0);
+  }
+};
+
 }  // namespace
 
 Status Session::SaveState(const std::string& path) const {
@@ -91,23 +105,32 @@ Status Session::SaveState(const std::string& path) const {
   File f(std::fopen(tmp.c_str(), "wb"));
   if (!f) return Status(Code::kIoError, "cannot write session state " + tmp);
   StateWriter w(f.get());
-  const Hparams& hp = model_.hparams();
+  const ModelConfig& c = model_.config();
+  WindowRows win;
+  if (window_) {
+    win.keep = static_cast<uint64_t>(n_keep());
+    win.first = static_cast<uint64_t>(std::max(n_keep(), window_->first_held()));
+  }
   w.Write(kStateMagic, sizeof(kStateMagic));
   w.Put<uint32_t>(kStateVersion);
   w.Put<uint64_t>(model_.fingerprint());
   w.Put<uint32_t>(static_cast<uint32_t>(kv_.type()));
-  w.Put<uint32_t>(static_cast<uint32_t>(hp.n_layer));
-  w.Put<uint32_t>(static_cast<uint32_t>(hp.n_head_kv));
-  w.Put<uint32_t>(static_cast<uint32_t>(hp.head_dim));
+  w.Put<uint32_t>(static_cast<uint32_t>(c.n_layer));
+  w.Put<uint32_t>(static_cast<uint32_t>(c.n_head_kv));
+  w.Put<uint32_t>(static_cast<uint32_t>(c.head_dim));
   w.Put<uint64_t>(static_cast<uint64_t>(n_past()));
+  w.Put<uint64_t>(win.keep);
+  w.Put<uint64_t>(win.first);
   w.Write(tokens_.data(), tokens_.size() * sizeof(int32_t));
   w.Put<uint32_t>(has_logits_ ? 1 : 0);
   w.Put<uint32_t>(static_cast<uint32_t>(logits_.size()));
   if (has_logits_) w.Write(logits_.data(), logits_.size() * sizeof(float));
   std::vector<uint8_t> row(kv_.RowBytes());
-  for (int64_t l = 0; l < hp.n_layer && w.ok(); ++l) {
+  for (int64_t l = 0; l < c.n_layer && w.ok(); ++l) {
+    const bool windowed = window_ && c.layer(l).window > 0;
     for (int64_t i = 0; i < n_past(); ++i) {
-      kv_.ReadRow(l, ring_.SlotOf(i), row.data());
+      if (windowed && !win.Holds(static_cast<uint64_t>(i))) continue;
+      kv_.ReadRow(l, windowed ? window_->SlotOf(i) : ring_.SlotOf(i), row.data());
       w.Write(row.data(), row.size());
     }
   }
@@ -159,17 +182,19 @@ Status Session::LoadState(const std::string& path) {
   char magic[sizeof(kStateMagic)];
   uint32_t version = 0, type = 0, n_layer = 0, n_head_kv = 0, head_dim = 0;
   uint64_t fingerprint = 0, n_tokens = 0;
-  if (!r.Read(magic, sizeof(magic)) || !r.Get(&version) || !r.Get(&fingerprint) || !r.Get(&type) ||
-      !r.Get(&n_layer) || !r.Get(&n_head_kv) || !r.Get(&head_dim) || !r.Get(&n_tokens)) {
-    return Corrupt(path, "truncated header");
-  }
+  WindowRows saved;
+  if (!r.Read(magic, sizeof(magic)) || !r.Get(&version)) return Corrupt(path, "truncated header");
   if (version != kStateVersion) {
     return Corrupt(path, "version " + std::to_string(version) + " (this build reads version " +
                              std::to_string(kStateVersion) + ")");
   }
-  const Hparams& hp = model_.hparams();
-  if (fingerprint != model_.fingerprint() || n_layer != hp.n_layer || n_head_kv != hp.n_head_kv ||
-      head_dim != hp.head_dim) {
+  if (!r.Get(&fingerprint) || !r.Get(&type) || !r.Get(&n_layer) || !r.Get(&n_head_kv) ||
+      !r.Get(&head_dim) || !r.Get(&n_tokens) || !r.Get(&saved.keep) || !r.Get(&saved.first)) {
+    return Corrupt(path, "truncated header");
+  }
+  const ModelConfig& c = model_.config();
+  if (fingerprint != model_.fingerprint() || n_layer != c.n_layer || n_head_kv != c.n_head_kv ||
+      head_dim != c.head_dim) {
     return Status(Code::kInvalidArgument,
                   path + " was saved from another model (its fingerprint does not match " +
                       model_.path() + ")");
@@ -198,7 +223,34 @@ Status Session::LoadState(const std::string& path) {
   for (const int32_t id : tokens) {
     if (id < 0 || id >= static_cast<int32_t>(n_vocab)) return Corrupt(path, "bad token id");
   }
-  const uint64_t rows_bytes = static_cast<uint64_t>(n_layer) * n_tokens * kv_.RowBytes();
+  if (saved.first < saved.keep || (saved.keep > 0 && max_window_ == 0)) {
+    return Corrupt(path, "bad window rows");
+  }
+  // The tokens whose windowed-layer rows this session needs: all of them, or
+  // with a window ring the pinned ones and the last `capacity`.
+  WindowRows need;
+  bool short_window = false;  // the rows the next token's window needs are not all there
+  if (window_) {
+    const uint64_t capacity = static_cast<uint64_t>(window_->n_rows() - n_keep());
+    need.keep = static_cast<uint64_t>(n_keep());
+    need.first = std::max({need.keep, n_tokens > capacity ? n_tokens - capacity : 0, saved.first});
+    const uint64_t window_start =
+        n_tokens + 1 > static_cast<uint64_t>(max_window_) ? n_tokens + 1 - max_window_ : 0;
+    short_window = need.first > std::max(need.keep, window_start);
+  }
+  for (uint64_t i = 0; i < n_tokens; ++i) {
+    if ((need.Holds(i) && !saved.Holds(i)) || short_window) {
+      return Status(Code::kInvalidArgument,
+                    path +
+                        " holds the sliding-window layers' keys and values of the last "
+                        "tokens only, fewer than this session needs (load it into a session "
+                        "with the same context size, n_batch and keep, without swa_full)");
+    }
+  }
+  uint64_t rows_bytes = 0;
+  for (int64_t l = 0; l < c.n_layer; ++l) {
+    rows_bytes += (c.layer(l).window > 0 ? saved.Count(n_tokens) : n_tokens) * kv_.RowBytes();
+  }
   const uint64_t expect =
       r.offset() + (has_logits ? n_vocab * sizeof(float) : 0) + rows_bytes + sizeof(uint64_t);
   if (expect != static_cast<uint64_t>(size)) {
@@ -210,14 +262,22 @@ Status Session::LoadState(const std::string& path) {
   // Everything is checked: from here on the session is replaced. A read error
   // now (the file changed under us) leaves an empty session, never a mix.
   Reset();
+  if (window_) window_->Restore(static_cast<int64_t>(n_tokens), static_cast<int64_t>(need.first));
   std::vector<uint8_t> row(kv_.RowBytes());
-  for (int64_t l = 0; l < hp.n_layer; ++l) {
+  for (int64_t l = 0; l < c.n_layer; ++l) {
+    const bool windowed = c.layer(l).window > 0;
     for (uint64_t i = 0; i < n_tokens; ++i) {
+      if (windowed && !saved.Holds(i)) continue;
       if (!r.Read(row.data(), row.size())) {
         Reset();
         return Status(Code::kIoError, "cannot read " + path);
       }
-      kv_.WriteRow(l, static_cast<int64_t>(i), row.data());
+      const int64_t t = static_cast<int64_t>(i);
+      if (windowed && window_) {
+        if (need.Holds(i)) kv_.WriteRow(l, window_->SlotOf(t), row.data());
+      } else {
+        kv_.WriteRow(l, t, row.data());
+      }
     }
   }
   tokens_ = std::move(tokens);

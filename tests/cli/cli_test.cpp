@@ -80,7 +80,13 @@ TEST_CASE("cli: bad input gives one clear error line", "[cli][bad-input]") {
     spec.arch = "mamba";
     std::string p = ember::test::TempPath("mamba.gguf");
     REQUIRE(ember::test::BuildTinyModel(spec, p).ok());
-    RequireCleanError(Ember("info -m " + p), "unsupported architecture 'mamba'");
+    RequireCleanError(Ember("run -m " + p + " -p hi"), "unsupported architecture 'mamba'");
+    // info and tokenize work on any file with a vocabulary, and say what ember cannot run.
+    const auto info = Ember("info -m " + p);
+    CHECK(info.exit_code == 0);
+    CHECK(info.out.find("ember cannot run it: unsupported architecture 'mamba'") !=
+          std::string::npos);
+    CHECK(Ember("tokenize -m " + p + " -p hello").exit_code == 0);
   }
   SECTION("prompt longer than the context") {
     std::string prompt;

@@ -59,7 +59,7 @@ TEST_CASE(
   // legitimately differ from a fresh decode: their rows were computed while
   // the dropped tokens were still visible.)
   auto m = LoadTiny();
-  const int64_t kv_dim = m->hparams().kv_dim();
+  const int64_t kv_dim = m->config().kv_dim();
   for (int64_t keep : {0, 4}) {
     for (int64_t batch : {1, 512}) {  // token by token, and chunks that trigger shifts
       INFO("keep " << keep << " batch " << batch);
@@ -110,7 +110,7 @@ TEST_CASE("context shift: values stay, kept keys stay, the other keys rotate bac
   // `keep` keys are untouched, and every other surviving key is the old key
   // rotated by -n_dropped (up to one f16 rounding).
   auto m = LoadTiny();
-  const Hparams& hp = m->hparams();
+  const ModelConfig& hp = m->config();
   const int64_t kv_dim = hp.kv_dim();
   for (int64_t keep : {0, 2, 5}) {
     INFO("keep " << keep);
@@ -125,9 +125,10 @@ TEST_CASE("context shift: values stay, kept keys stay, the other keys rotate bac
     REQUIRE(ring->n_dropped() == dropped);
     REQUIRE(ring->n_past() == 33 - dropped);
 
-    std::vector<float> rot(static_cast<size_t>(hp.n_rot));
+    const RopeConfig& rc = hp.ropes[0];
+    std::vector<float> rot(static_cast<size_t>(rc.n_rot));
     const float* ff = m->weights().rope_freqs.empty() ? nullptr : m->weights().rope_freqs.data();
-    RopeCache(rot.data(), -dropped, hp.n_rot, hp.rope_freq_base, hp.rope_freq_scale, ff);
+    RopeCache(rot.data(), -dropped, rc.n_rot, rc.freq_base, rc.freq_scale, ff);
     const KvCache& rk = ring->kv_cache();
     const KvCache& wk = wide->kv_cache();
     std::vector<uint8_t> ra(rk.RowBytes()), wa(wk.RowBytes());
@@ -147,8 +148,8 @@ TEST_CASE("context shift: values stay, kept keys stay, the other keys rotate bac
         rk.LoadK(l, ring->SlotOfToken(i), a.data());
         wk.LoadK(l, wide->SlotOfToken(old), b.data());
         for (int64_t h = 0; h < hp.n_head_kv; ++h) {
-          RopeApply_ref(&b[static_cast<size_t>(h * hp.head_dim)], rot.data(), hp.n_rot,
-                        hp.rope_mode);
+          RopeApply_ref(&b[static_cast<size_t>(h * hp.head_dim)], rot.data(), rc.n_rot,
+                        rc.mode);
         }
         for (int64_t d = 0; d < kv_dim; ++d) {
           REQUIRE(std::fabs(a[d] - b[d]) <= 1e-3f * std::max(1.0f, std::fabs(b[d])));
@@ -222,7 +223,7 @@ TEST_CASE("kv q8: logits stay close to the f16 cache, at about half the bytes", 
   INFO("max |logit diff| " << diff << " of range " << MaxAbs(f16->logits()));
   CHECK(diff > 0.0f);  // it is a different cache
   CHECK(diff < 0.05f * MaxAbs(f16->logits()));
-  const int64_t hd = m->hparams().head_dim;
+  const int64_t hd = m->config().head_dim;
   const double want = (1.0 + 4.0 / static_cast<double>(hd)) / 2.0;
   CHECK(static_cast<double>(q8->kv_bytes()) / static_cast<double>(f16->kv_bytes()) ==
         Approx(want).epsilon(1e-9));

@@ -54,7 +54,7 @@ double Rescore(const Model& m, const std::vector<int32_t>& prompt,
                const std::vector<int32_t>& tokens) {
   auto s = NewSession(m);
   REQUIRE(s->Decode(prompt).ok());
-  const int64_t n_vocab = m.hparams().n_vocab;
+  const int64_t n_vocab = m.config().n_vocab;
   double total = 0;
   for (int32_t id : tokens) {
     const float* lg = s->logits().data();

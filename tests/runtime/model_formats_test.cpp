@@ -136,7 +136,7 @@ TEST_CASE("model: mixed Q4_K / Q6_K / Q5_0 / F16 with a tied Q6_K embedding", "[
     spec.tensor_types[p + "ffn_down.weight"] = GgmlType::kQ6_K;
   }
   auto m = Build(spec, "mixed.gguf");
-  CHECK(m->hparams().tied_output);
+  CHECK(m->config().tied_output);
   CHECK(m->weights().layers[0].wq.type == GgmlType::kQ4_K);
   CHECK(m->weights().layers[1].w_down.type == GgmlType::kQ6_K);
   CheckAllMatricesPacked(*m);

@@ -7,7 +7,7 @@
 #include "runtime/decoding/generate.h"
 #include "runtime/gguf/gguf_writer.h"
 #include "runtime/kv/kv_cache.h"
-#include "runtime/model/llama.h"
+#include "runtime/model/decoder.h"
 #include "runtime/session/session.h"
 #include "support/loaders.h"
 #include "support/model_builder.h"
@@ -47,7 +47,7 @@ std::vector<float> Logits(const Model& m, const std::vector<int32_t>& ids, int t
 
 TEST_CASE("model: loads a tiny llama with its hyper-parameters", "[model]") {
   auto m = LoadTiny();
-  const Hparams& hp = m->hparams();
+  const ModelConfig& hp = m->config();
   CHECK(hp.arch == "llama");
   CHECK(hp.n_embd == 64);
   CHECK(hp.n_layer == 2);
@@ -94,7 +94,7 @@ TEST_CASE("model: a batch whose tokens see later tokens' rows is not split", "[m
   // token 99 writes). Split into sub-chunks, early tokens would read rows not
   // yet written; whole (as a traced pass always goes) they read them all.
   auto m = LoadTiny();
-  const Hparams& hp = m->hparams();
+  const ModelConfig& hp = m->config();
   const int64_t n = 100;
   std::vector<int32_t> ids(n);
   std::vector<TokenPlace> places(n);
@@ -104,10 +104,10 @@ TEST_CASE("model: a batch whose tokens see later tokens' rows is not split", "[m
   }
   auto run = [&](bool traced) {
     KvCache kv(hp.n_layer, 128, hp.n_head_kv, hp.head_dim, KvType::kF16);
-    LlamaScratch s;
+    DecoderScratch s;
     if (traced) s.trace = [](const char*, int64_t, const float*, int64_t, int64_t) {};
     std::vector<float> logits(static_cast<size_t>(n * hp.n_vocab));
-    LlamaForward(*m, kv, s, ids.data(), places.data(), n, 1, LogitsFor::kAll, logits.data());
+    Forward(*m, kv, s, ids.data(), places.data(), n, 1, LogitsFor::kAll, logits.data());
     return logits;
   };
   const auto plain = run(false), whole = run(true);

@@ -106,16 +106,28 @@ Status BuildTinyModel(const TinyModelSpec& s, const std::string& path) {
   w.SetUint32(a + "feed_forward_length", static_cast<uint32_t>(s.n_ff));
   w.SetUint32(a + "attention.head_count", static_cast<uint32_t>(s.n_head));
   w.SetUint32(a + "attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
-  w.SetFloat32(a + "rope.freq_base", 10000.0f);
+  w.SetFloat32(a + "rope.freq_base", s.rope_freq_base);
   w.SetFloat32(a + "attention.layer_norm_rms_epsilon", 1e-5f);
+  if (s.head_dim > 0) {
+    w.SetUint32(a + "attention.key_length", static_cast<uint32_t>(s.head_dim));
+    w.SetUint32(a + "attention.value_length", static_cast<uint32_t>(s.head_dim));
+  }
+  if (s.sliding_window > 0) {
+    w.SetUint32(a + "attention.sliding_window", static_cast<uint32_t>(s.sliding_window));
+  }
   uint64_t n_vocab = 0;
   for (const GgufKv& kv : vocab->kvs()) {
     if (kv.key.rfind("tokenizer.", 0) == 0) w.CopyKv(kv);
     if (kv.key == "tokenizer.ggml.tokens") n_vocab = kv.value.items.size();
   }
   const uint64_t E = static_cast<uint64_t>(s.n_embd), F = static_cast<uint64_t>(s.n_ff);
-  const uint64_t hd = E / static_cast<uint64_t>(s.n_head);
+  const uint64_t hd =
+      s.head_dim > 0 ? static_cast<uint64_t>(s.head_dim) : E / static_cast<uint64_t>(s.n_head);
+  const uint64_t Q = hd * static_cast<uint64_t>(s.n_head);
   const uint64_t KV = hd * static_cast<uint64_t>(s.n_head_kv);
+  const bool biases = s.arch == "qwen2";
+  const bool qk_norm = s.arch == "qwen3" || s.arch == "gemma3";
+  const bool post_norms = s.arch == "gemma3";
   const GgmlType t = s.weight_type;
   const float ws = 1.0f / std::sqrt(static_cast<float>(E));
   Builder b(s, w);
@@ -125,14 +137,58 @@ Status BuildTinyModel(const TinyModelSpec& s, const std::string& path) {
   for (int64_t l = 0; l < s.n_layer; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
     EMBER_RETURN_IF_ERROR(b.Add(p + "attn_norm.weight", {E}, GgmlType::kF32, 0.1f, 1.0f));
-    EMBER_RETURN_IF_ERROR(b.Add(p + "attn_q.weight", {E, E}, t, ws));
+    EMBER_RETURN_IF_ERROR(b.Add(p + "attn_q.weight", {E, Q}, t, ws));
     EMBER_RETURN_IF_ERROR(b.Add(p + "attn_k.weight", {E, KV}, t, ws));
     EMBER_RETURN_IF_ERROR(b.Add(p + "attn_v.weight", {E, KV}, t, ws));
-    EMBER_RETURN_IF_ERROR(b.Add(p + "attn_output.weight", {E, E}, t, ws));
+    EMBER_RETURN_IF_ERROR(
+        b.Add(p + "attn_output.weight", {Q, E}, t, 1.0f / std::sqrt(static_cast<float>(Q))));
     EMBER_RETURN_IF_ERROR(b.Add(p + "ffn_norm.weight", {E}, GgmlType::kF32, 0.1f, 1.0f));
     EMBER_RETURN_IF_ERROR(b.Add(p + "ffn_gate.weight", {E, F}, t, ws));
     EMBER_RETURN_IF_ERROR(b.Add(p + "ffn_up.weight", {E, F}, t, ws));
     EMBER_RETURN_IF_ERROR(b.Add(p + "ffn_down.weight", {F, E}, t, 1.0f / std::sqrt(float(F))));
+    // The architectures' own tensors come after llama's, so that a llama
+    // model's values do not depend on them.
+    if (biases) {
+      EMBER_RETURN_IF_ERROR(b.Add(p + "attn_q.bias", {Q}, GgmlType::kF32, 0.5f));
+      EMBER_RETURN_IF_ERROR(b.Add(p + "attn_k.bias", {KV}, GgmlType::kF32, 0.5f));
+      EMBER_RETURN_IF_ERROR(b.Add(p + "attn_v.bias", {KV}, GgmlType::kF32, 0.5f));
+    }
+    if (qk_norm) {
+      EMBER_RETURN_IF_ERROR(b.Add(p + "attn_q_norm.weight", {hd}, GgmlType::kF32, 0.2f, 1.0f));
+      EMBER_RETURN_IF_ERROR(b.Add(p + "attn_k_norm.weight", {hd}, GgmlType::kF32, 0.2f, 1.0f));
+    }
+    if (post_norms) {
+      EMBER_RETURN_IF_ERROR(
+          b.Add(p + "post_attention_norm.weight", {E}, GgmlType::kF32, 0.1f, 1.0f));
+      EMBER_RETURN_IF_ERROR(b.Add(p + "post_ffw_norm.weight", {E}, GgmlType::kF32, 0.1f, 1.0f));
+    }
+  }
+  if (!s.rope_freqs.empty()) {
+    EMBER_RETURN_IF_ERROR(w.AddTensor("rope_freqs.weight", GgmlType::kF32, {s.rope_freqs.size()},
+                                      reinterpret_cast<const uint8_t*>(s.rope_freqs.data()),
+                                      s.rope_freqs.size() * sizeof(float)));
+  } else if (s.llama3_rope) {
+    // Llama 3's "llama3" RoPE scaling as the converter writes it: per frequency
+    // pair i, the factor its wavelength gets (1 for short wavelengths, `factor`
+    // for long ones, a smooth blend between).
+    const double factor = 32, low = 1, high = 4, orig = 8192, pi = 3.14159265358979323846;
+    const uint64_t n_rot = hd;
+    std::vector<float> ff(n_rot / 2);
+    for (uint64_t i = 0; i < n_rot / 2; ++i) {
+      const double freq = 1.0 / std::pow(s.rope_freq_base, 2.0 * static_cast<double>(i) / n_rot);
+      const double wavelen = 2 * pi / freq;
+      if (wavelen < orig / high) {
+        ff[i] = 1.0f;
+      } else if (wavelen > orig / low) {
+        ff[i] = static_cast<float>(factor);
+      } else {
+        const double smooth = (orig / wavelen - low) / (high - low);
+        ff[i] = static_cast<float>(1.0 / ((1 - smooth) / factor + smooth));
+      }
+    }
+    EMBER_RETURN_IF_ERROR(w.AddTensor("rope_freqs.weight", GgmlType::kF32, {n_rot / 2},
+                                      reinterpret_cast<const uint8_t*>(ff.data()),
+                                      ff.size() * sizeof(float)));
   }
   return w.WriteFile(path);
 }

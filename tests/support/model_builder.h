@@ -1,5 +1,8 @@
-// Builds small llama-architecture GGUF models with random weights and a real
-// vocabulary (from ../shared/vocab), using ember's own GGUF writer.
+// Builds small GGUF models of the architectures ember runs (llama, qwen2,
+// qwen3, gemma3) with random weights and a real vocabulary (from
+// ../shared/vocab), using ember's own GGUF writer. The tensors and keys are
+// the ones each architecture's real files have (biases for qwen2, q/k norms
+// for qwen3 and gemma3, Gemma's extra norms and sliding window, ...).
 #pragma once
 
 #include <cstdint>
@@ -14,7 +17,7 @@ namespace ember::test {
 
 struct TinyModelSpec {
   std::string arch = "llama";
-  std::string name = "ember tiny test model";  // general.name
+  std::string name = "ember tiny test model";        // general.name
   std::string vocab_file = "ggml-vocab-gpt-2.gguf";  // in SharedDir()/vocab
   // An absolute path to any GGUF whose tokenizer.* keys to copy (a vocab file
   // or a real model); when set it overrides vocab_file.
@@ -25,6 +28,15 @@ struct TinyModelSpec {
   int64_t n_head_kv = 2;
   int64_t n_ff = 96;
   int64_t n_ctx_train = 256;
+  int64_t head_dim = 0;  // 0: n_embd / n_head (written as attention.key_length when set)
+  float rope_freq_base = 10000.0f;
+  // gemma3: attention.sliding_window (0: not written, every layer global).
+  int64_t sliding_window = 0;
+  // llama: write a rope_freqs tensor with Llama 3's frequency factors
+  // (factor 32, low 1, high 4, original context 8192, as Llama 3.2).
+  bool llama3_rope = false;
+  // llama: a rope_freqs tensor with these factors instead (n_rot / 2 of them).
+  std::vector<float> rope_freqs;
   GgmlType weight_type = GgmlType::kQ8_0;  // matrices; norms stay F32
   // Per-matrix types instead of weight_type ("blk.0.ffn_down.weight" -> Q6_K).
   // The values drawn do not depend on the types: only their quantization does.

@@ -28,8 +28,7 @@ std::string ModelPath(const std::string& file) {
 
 std::string TempPath(const std::string& name) {
   static std::atomic<int> counter{0};
-  auto dir = std::filesystem::temp_directory_path() /
-             ("ember_test_" + std::to_string(getpid()));
+  auto dir = std::filesystem::temp_directory_path() / ("ember_test_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   return (dir / (std::to_string(counter++) + "_" + name)).string();
 }

@@ -8,12 +8,11 @@
 
 namespace ember::test {
 
-std::string SharedDir();                       // $EMBER_SHARED_DIR or <source>/../shared
-std::string ModelsDir();                       // $EMBER_MODELS or ~/.cache/ember/models
+std::string SharedDir();                         // $EMBER_SHARED_DIR or <source>/../shared
+std::string ModelsDir();                         // $EMBER_MODELS or ~/.cache/ember/models
 std::string ModelPath(const std::string& file);  // "" when the file is not there
 std::string TempPath(const std::string& name);   // a fresh path under the temp dir
 std::string ReadFile(const std::string& path);
 bool FileExists(const std::string& path);
 
 }  // namespace ember::test
-

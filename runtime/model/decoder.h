@@ -1,4 +1,11 @@
-// The llama architecture's forward pass (Llama 2/3, SmolLM2, TinyLlama, ...).
+// The decoder loop: one forward pass of a batch of tokens through any
+// architecture ember runs, driven by the model's config (runtime/model/config.h)
+// (docs/DESIGN.md §3, §10). Per layer:
+//
+//   x += [post_attn_norm] o  attention(RoPE(qk_norm(norm(x) W_qkv + b)))  W_o
+//   x += [post_ffn_norm]  o  (act(norm(x) W_gate) * (norm(x) W_up)) W_down
+//
+// then the final norm and the LM head for the positions asked for.
 #pragma once
 
 #include <cstdint>
@@ -7,16 +14,16 @@
 
 #include "ops/matmul.h"
 #include "runtime/kv/kv_cache.h"
-#include "runtime/kv/kv_ring.h"
+#include "runtime/model/attention.h"
 #include "runtime/model/model.h"
 
 namespace ember {
 
 // Activations for a chunk of up to n_batch tokens. The residual stream and
-// the RoPE table hold the whole chunk; the rest hold one sub-chunk of at most
-// SubChunkTokens (runtime/model/llama.cpp) tokens, m below, which go
+// the RoPE tables hold the whole chunk; the rest hold one sub-chunk of at most
+// SubChunkTokens (runtime/model/decoder.cpp) tokens, m below, which go
 // through a layer together (all n with --numerics ggml or a trace).
-struct LlamaScratch {
+struct DecoderScratch {
   std::vector<float> x;       // [n, n_embd]   residual stream
   std::vector<float> xn;      // [m, n_embd]   normed input of a sub-layer; once the
                               //               sub-layer's input matrices have read it, it
@@ -27,8 +34,9 @@ struct LlamaScratch {
   std::vector<float> att;     // [m, q_dim]    attention output per head
   std::vector<float> gate;    // [m, n_ff]
   std::vector<float> up;      // [m, n_ff]
-  std::vector<float> scores;  // [n_threads, ScoresPerThread] attention scratch
-  std::vector<float> rope;    // [n, n_rot]    cos/sin per position
+  std::vector<float> scores;  // [n_threads, AttentionScratchPerThread] attention scratch
+  std::vector<float> rope;    // [n_ropes, n, n_rot]  cos/sin per RoPE config and position
+  std::vector<TokenPlace> win_places;  // [n] the places as windowed layers see them
   MatMulScratch mm;
   // Debugging aid (bench/forward_trace.cpp): when set, called with each
   // per-layer activation of a forward pass (the whole chunk), named as llama.cpp's graph names
@@ -37,19 +45,6 @@ struct LlamaScratch {
   std::function<void(const char* name, int64_t layer, const float* data, int64_t n_tokens,
                      int64_t width)>
       trace;
-};
-
-// Where one token of a forward batch goes in the KV cache and what it sees:
-// its key and value are written to row `slot`, and it attends to the rows in
-// rows[0..n_rows) (its own slot included), in context order. A plain sequence
-// in a linear cache: one range [0, slot]. A sequence in a ring (KvRing): the
-// pinned rows, then the ring region, which may wrap. Beam b of beam search: a
-// shared prompt, then the beam's own rows.
-struct TokenPlace {
-  int64_t pos;   // position (RoPE)
-  int64_t slot;  // cache row its key and value are written to
-  RowRange rows[3];
-  int n_rows;
 };
 
 // Which rows of the batch get logits.
@@ -62,9 +57,8 @@ enum class LogitsFor { kNone, kLast, kAll };
 // tokens in which no token's ranges hold a later token's slot goes through each
 // layer in sub-chunks (SubChunkTokens); any other batch goes whole, so a token
 // may see every row the batch writes. Preconditions (checked by
-// Session): valid ids, every slot < kv.n_ctx().
-void LlamaForward(const Model& model, KvCache& kv, LlamaScratch& s, const int32_t* tokens,
-                  const TokenPlace* places, int64_t n, int n_threads, LogitsFor which,
-                  float* logits);
+// Session): valid ids, every slot < kv.n_rows(layer).
+void Forward(const Model& model, KvCache& kv, DecoderScratch& s, const int32_t* tokens,
+             const TokenPlace* places, int64_t n, int n_threads, LogitsFor which, float* logits);
 
 }  // namespace ember
