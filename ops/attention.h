@@ -29,16 +29,28 @@ void AttendHead_ref(const float* q, const KvSpan* spans, int n_spans, size_t str
 // Causal attention of a block of queries (prefill): up to kAttendBlockQueries
 // query vectors of one KV head — consecutive tokens x heads of one GQA group —
 // against the rows of `spans`, which are those of the block's latest token.
-// Query m sees the first n_visible[m] rows in span order (an earlier token of
-// the same sequence sees a prefix of its successor's rows). Each key and value
-// row is converted once for the whole block instead of once per query.
+// Query m sees the rows j with f_m <= j < n_visible[m] in span order, where
+// f_m = n_first ? n_first[m] : 0 and 0 <= f_m < n_visible[m]: an earlier token
+// of the same sequence sees a prefix of its successor's rows, and under a
+// sliding window (Gemma 3's local layers) only the last rows of that prefix.
+// n_first need not be non-decreasing. Each key and value row is converted once
+// for the whole block instead of once per query.
 //
-// The arithmetic is fixed so that every variant gives the bits of _ref:
+// The arithmetic is fixed so that every variant gives the bits of _ref, with
+// V_m = {j : f_m <= j < n_visible[m]} the visible rows of query m:
 //   qr[d]  = q[m][d] rounded to f16 (the cache is f16)
 //   s_j    = (fma chain over d = 0.. of qr[d] * k_j[d]) * scale
-//   p_j    = ExpPoly(s_j - max_j s_j)        for j < n_visible[m]
-//   out[d] = (fma chain over j = 0.. of p_j * v_j[d]) * float(1 / sum_j p_j),
-//            the sum in double, in row order.
+//   p_j    = ExpPoly(s_j - max_{i in V_m} s_i)   for j in V_m
+//   out[d] = (fma chain from 0 over j in V_m, in row order, of p_j * v_j[d])
+//            * float(1 / sum_{j in V_m} p_j), the sum in double, in row order.
+// Rows outside V_m change no bit: they are left out of the max and the sum,
+// and a variant that runs them through the value chain gives them p = 0, as
+// fma(0, v, acc) == acc for the finite v of an f16 cache. (Before the first
+// visible row acc is +0 and stays +0. After the last, acc == -0 would turn +0;
+// it needs p_j v_j to round to -0, i.e. exactly -2^-150, as p_j >= 2^-126 and
+// |v_j| >= 2^-24.) So n_first == nullptr gives the bits of all-zero n_first,
+// and dropping from the spans the leading rows no query sees (n_first and
+// n_visible lowered to match) gives the same bits.
 // q[m], out[m]: [head_dim] f32; scratch: AttendBlockScratch(n_rows, head_dim)
 // floats, n_rows = sum of spans[i].n = max of n_visible.
 constexpr int kAttendBlockQueries = 16;
@@ -54,13 +66,14 @@ inline int64_t AttendBlockScratch(int64_t n_rows, int head_dim) {
          kAttendBlockKeyRows * static_cast<int64_t>(head_dim);
 }
 
-using AttendBlockFn = void (*)(const float* const* q, const int64_t* n_visible, int n_q,
-                               const KvSpan* spans, int n_spans, size_t stride, int head_dim,
-                               float scale, float* scratch, float* const* out);
+using AttendBlockFn = void (*)(const float* const* q, const int64_t* n_first,
+                               const int64_t* n_visible, int n_q, const KvSpan* spans, int n_spans,
+                               size_t stride, int head_dim, float scale, float* scratch,
+                               float* const* out);
 
-void AttendBlock_ref(const float* const* q, const int64_t* n_visible, int n_q, const KvSpan* spans,
-                     int n_spans, size_t stride, int head_dim, float scale, float* scratch,
-                     float* const* out);
+void AttendBlock_ref(const float* const* q, const int64_t* n_first, const int64_t* n_visible,
+                     int n_q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
+                     float scale, float* scratch, float* const* out);
 
 // The same over an int8 cache (--kv-type q8): row j of a span holds head_dim
 // int8 values at k + j * stride with one f32 scale per (token, head) at

@@ -4,7 +4,8 @@
 // Scores: the queries lie in the lanes (W = 8 or 16 of them, transposed into
 // qt[d][m]); each key row is converted to f32 once and its dims broadcast, so
 // a lane holds one query's fma chain over d in order — the reference's chain.
-// Softmax: per lane over the rows (masked past n_visible), sums in double.
+// Softmax: per lane over the rows (masked below n_first and from n_visible on),
+// sums in double.
 // Values: dims in the lanes, four queries' probabilities broadcast per row:
 // again one fma chain per (query, dim) in row order. Rows a query must not see
 // get p = 0, and fma(0, v, acc) = acc for the finite values of an f16 cache.
@@ -68,30 +69,39 @@ void BlockScores(const float* qt, const KvSpan* spans, int n_spans, size_t strid
 }
 
 // In place over st[n_rows][W]: p = ExpPoly(s - max) on the visible rows of
-// each lane, 0 elsewhere; inv[m] = float(1 / sum p) with the sum in double.
+// each lane (n_first <= row < n_visible), 0 elsewhere; inv[m] = float(1 / sum
+// p) with the sum in double. n_first may be null (0).
 template <int QV>
-void BlockSoftmax(const int64_t* n_visible, int n_q, int64_t n_rows, float* st, float* inv) {
+void BlockSoftmax(const int64_t* n_first, const int64_t* n_visible, int n_q, int64_t n_rows,
+                  float* st, float* inv) {
   constexpr int W = 8 * QV;
-  __m256i nv[QV];
+  __m256i nf[QV], nv[QV];
   for (int v = 0; v < QV; ++v) {
-    alignas(32) int32_t lanes[8];
+    alignas(32) int32_t first[8], lanes[8];
     for (int l = 0; l < 8; ++l) {
-      lanes[l] = static_cast<int32_t>(n_visible[std::min(8 * v + l, n_q - 1)]);
+      const int m = std::min(8 * v + l, n_q - 1);
+      first[l] = n_first ? static_cast<int32_t>(n_first[m]) : 0;
+      lanes[l] = static_cast<int32_t>(n_visible[m]);
     }
+    nf[v] = _mm256_load_si256(reinterpret_cast<const __m256i*>(first));
     nv[v] = _mm256_load_si256(reinterpret_cast<const __m256i*>(lanes));
   }
   const __m256 neg_inf = _mm256_set1_ps(-__builtin_inff());
   for (int v = 0; v < QV; ++v) {
+    // Lanes with n_first <= j < n_visible: not (n_first > j), and n_visible > j.
+    const auto visible = [&](int64_t j) {
+      const __m256i row = _mm256_set1_epi32(static_cast<int>(j));
+      return _mm256_castsi256_ps(
+          _mm256_andnot_si256(_mm256_cmpgt_epi32(nf[v], row), _mm256_cmpgt_epi32(nv[v], row)));
+    };
     __m256 mx = neg_inf;
     for (int64_t j = 0; j < n_rows; ++j) {
-      const __m256 vis =
-          _mm256_castsi256_ps(_mm256_cmpgt_epi32(nv[v], _mm256_set1_epi32(static_cast<int>(j))));
-      mx = _mm256_max_ps(mx, _mm256_blendv_ps(neg_inf, _mm256_loadu_ps(st + j * W + 8 * v), vis));
+      mx = _mm256_max_ps(
+          mx, _mm256_blendv_ps(neg_inf, _mm256_loadu_ps(st + j * W + 8 * v), visible(j)));
     }
     __m256d sum_lo = _mm256_setzero_pd(), sum_hi = _mm256_setzero_pd();
     for (int64_t j = 0; j < n_rows; ++j) {
-      const __m256 vis =
-          _mm256_castsi256_ps(_mm256_cmpgt_epi32(nv[v], _mm256_set1_epi32(static_cast<int>(j))));
+      const __m256 vis = visible(j);
       float* s = st + j * W + 8 * v;
       const __m256 p = _mm256_and_ps(ExpPoly8(_mm256_sub_ps(_mm256_loadu_ps(s), mx)), vis);
       _mm256_storeu_ps(s, p);
@@ -132,9 +142,9 @@ void BlockValues(const float* st, const float* inv, const KvSpan* spans, int n_s
 }
 
 template <int QV>
-void AttendBlockW(const float* const* q, const int64_t* n_visible, int n_q, const KvSpan* spans,
-                  int n_spans, size_t stride, int hd, float scale, float* scratch,
-                  float* const* out) {
+void AttendBlockW(const float* const* q, const int64_t* n_first, const int64_t* n_visible, int n_q,
+                  const KvSpan* spans, int n_spans, size_t stride, int hd, float scale,
+                  float* scratch, float* const* out) {
   constexpr int W = 8 * QV;
   int64_t n_rows = 0;
   for (int i = 0; i < n_spans; ++i) n_rows += spans[i].n;
@@ -153,7 +163,7 @@ void AttendBlockW(const float* const* q, const int64_t* n_visible, int n_q, cons
   }
   BlockScores<QV>(qt, spans, n_spans, stride, hd, scale, kf, st);
   alignas(32) float inv[W];
-  BlockSoftmax<QV>(n_visible, n_q, n_rows, st, inv);
+  BlockSoftmax<QV>(n_first, n_visible, n_q, n_rows, st, inv);
   for (int m0 = 0; m0 < n_q; m0 += 4) {
     for (int d0 = 0; d0 < hd; d0 += 16) {
       BlockValues<W>(st, inv, spans, n_spans, stride, m0, std::min(4, n_q - m0), d0, out);
@@ -163,17 +173,20 @@ void AttendBlockW(const float* const* q, const int64_t* n_visible, int n_q, cons
 
 }  // namespace
 
-void AttendBlock_avx2(const float* const* q, const int64_t* n_visible, int n_q, const KvSpan* spans,
-                      int n_spans, size_t stride, int head_dim, float scale, float* scratch,
-                      float* const* out) {
+void AttendBlock_avx2(const float* const* q, const int64_t* n_first, const int64_t* n_visible,
+                      int n_q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
+                      float scale, float* scratch, float* const* out) {
   if (head_dim % kAttendBlockDimMultiple != 0 || n_q < 1 || n_q > kAttendBlockQueries) {
-    AttendBlock_ref(q, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch, out);
+    AttendBlock_ref(q, n_first, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch,
+                    out);
     return;
   }
   if (n_q <= 8) {
-    AttendBlockW<1>(q, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch, out);
+    AttendBlockW<1>(q, n_first, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch,
+                    out);
   } else {
-    AttendBlockW<2>(q, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch, out);
+    AttendBlockW<2>(q, n_first, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch,
+                    out);
   }
 }
 

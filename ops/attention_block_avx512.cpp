@@ -9,11 +9,11 @@
 // fma chain over d in order — the reference's chain. Fewer queries than 16 thus
 // still fill the lanes, with C keys per fma instead of one (a decode step has
 // only its GQA group's heads). Score rows then hold W = 16 / C floats.
-// Softmax: per query over the rows (masked past n_visible), C rows per register,
-// sums in double in row order. Values: dims in the lanes, 32 per pass, up to
-// eight queries' probabilities broadcast per row: one fma chain per (query,
-// dim) in row order. Rows a query must not see get p = 0, and fma(0, v, acc) =
-// acc for the finite values of an f16 cache.
+// Softmax: per query over the rows (masked below n_first and from n_visible
+// on), C rows per register, sums in double in row order. Values: dims in the
+// lanes, 32 per pass, up to eight queries' probabilities broadcast per row: one
+// fma chain per (query, dim) in row order. Rows a query must not see get p = 0,
+// and fma(0, v, acc) = acc for the finite values of an f16 cache.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -205,23 +205,27 @@ void BlockScores(const float* qt, const KvSpan* spans, int n_spans, size_t strid
 }
 
 // In place over st[n_rows][W], W = 16 / C: p = ExpPoly(s - max) on the visible
-// rows of each query, 0 elsewhere; inv[m] = float(1 / sum p), the sum in
-// double in row order. C rows per register; a last partial register is masked.
+// rows of each query (n_first <= row < n_visible), 0 elsewhere; inv[m] =
+// float(1 / sum p), the sum in double in row order. C rows per register; a
+// last partial register is masked. n_first may be null (0).
 template <int C>
-void BlockSoftmax(const int64_t* n_visible, int n_q, int64_t n_rows, float* st, float* inv) {
+void BlockSoftmax(const int64_t* n_first, const int64_t* n_visible, int n_q, int64_t n_rows,
+                  float* st, float* inv) {
   constexpr int W = 16 / C;
   // Lane l of the register starting at row j is row j + l / W of query l % W:
-  // visible when j < n_visible - l / W.
-  alignas(64) int32_t lanes[16];
+  // visible when n_first - l / W <= j < n_visible - l / W.
+  alignas(64) int32_t first[16], lanes[16];
   for (int l = 0; l < 16; ++l) {
-    lanes[l] = static_cast<int32_t>(n_visible[std::min(l % W, n_q - 1)]) - l / W;
+    const int m = std::min(l % W, n_q - 1);
+    first[l] = (n_first ? static_cast<int32_t>(n_first[m]) : 0) - l / W;
+    lanes[l] = static_cast<int32_t>(n_visible[m]) - l / W;
   }
-  const __m512i nv = _mm512_load_si512(lanes);
+  const __m512i nf = _mm512_load_si512(first), nv = _mm512_load_si512(lanes);
   const __m512 neg_inf = _mm512_set1_ps(-__builtin_inff());
   const auto visible = [&](int64_t j) {  // and inside st: rows j .. n_rows - 1
-    return static_cast<__mmask16>(
-        _mm512_cmpgt_epi32_mask(nv, _mm512_set1_epi32(static_cast<int>(j))) &
-        Prefix((n_rows - j) * W));
+    const __m512i row = _mm512_set1_epi32(static_cast<int>(j));
+    return static_cast<__mmask16>(_mm512_cmple_epi32_mask(nf, row) &
+                                  _mm512_cmpgt_epi32_mask(nv, row) & Prefix((n_rows - j) * W));
   };
   __m512 mx = neg_inf;
   for (int64_t j = 0; j < n_rows; j += C) {
@@ -295,9 +299,9 @@ void BlockValues(const float* st, const float* inv, const KvSpan* spans, int n_s
 
 // The block with C copies per query (n_q <= 16 / C).
 template <int C>
-void AttendBlockC(const float* const* q, const int64_t* n_visible, int n_q, const KvSpan* spans,
-                  int n_spans, size_t stride, int hd, float scale, float* scratch,
-                  float* const* out) {
+void AttendBlockC(const float* const* q, const int64_t* n_first, const int64_t* n_visible, int n_q,
+                  const KvSpan* spans, int n_spans, size_t stride, int hd, float scale,
+                  float* scratch, float* const* out) {
   constexpr int W = 16 / C;
   constexpr int NQ = W < 8 ? W : 8;
   int64_t n_rows = 0;
@@ -310,7 +314,7 @@ void AttendBlockC(const float* const* q, const int64_t* n_visible, int n_q, cons
     BlockScores<C, decltype(HD)::value>(qt, spans, n_spans, stride, hd, scale, kf, st);
   });
   alignas(64) float inv[W];
-  BlockSoftmax<C>(n_visible, n_q, n_rows, st, inv);
+  BlockSoftmax<C>(n_first, n_visible, n_q, n_rows, st, inv);
   for (int m0 = 0; m0 < n_q; m0 += NQ) {
     for (int d0 = 0; d0 < hd; d0 += 32) {
       BlockValues<W, NQ>(st, inv, spans, n_spans, stride, m0, std::min(NQ, n_q - m0), d0, out);
@@ -320,17 +324,21 @@ void AttendBlockC(const float* const* q, const int64_t* n_visible, int n_q, cons
 
 }  // namespace
 
-void AttendBlock_avx512(const float* const* q, const int64_t* n_visible, int n_q,
-                        const KvSpan* spans, int n_spans, size_t stride, int head_dim, float scale,
-                        float* scratch, float* const* out) {
+void AttendBlock_avx512(const float* const* q, const int64_t* n_first, const int64_t* n_visible,
+                        int n_q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
+                        float scale, float* scratch, float* const* out) {
   if (head_dim % 32 != 0 || n_q < 1 || n_q > kAttendBlockQueries) {
-    AttendBlock_avx2(q, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch, out);
+    AttendBlock_avx2(q, n_first, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch,
+                     out);
   } else if (n_q <= 4) {
-    AttendBlockC<4>(q, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch, out);
+    AttendBlockC<4>(q, n_first, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch,
+                    out);
   } else if (n_q <= 8) {
-    AttendBlockC<2>(q, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch, out);
+    AttendBlockC<2>(q, n_first, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch,
+                    out);
   } else {
-    AttendBlockC<1>(q, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch, out);
+    AttendBlockC<1>(q, n_first, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch,
+                    out);
   }
 }
 

@@ -3,7 +3,8 @@
 // ops/attention_block_avx2.cpp with 4 lanes:
 // Scores: queries in the lanes (W = 4 QV of them, transposed into qt[d][m]);
 // each key's dims are broadcast, so a lane is one query's fma chain over d.
-// Softmax: per lane over the rows (masked past n_visible), sums in double.
+// Softmax: per lane over the rows (masked below n_first and from n_visible on),
+// sums in double.
 // Values: dims in the lanes; a row's four probabilities are loaded once and
 // taken by lane (fmla by element), one fma chain per (query, dim) in row order.
 //
@@ -75,25 +76,32 @@ void BlockScores(const float* qt, const KvSpan* spans, int n_spans, size_t strid
 }
 
 // In place over st[n_rows][W]: p = ExpPoly(s - max) on the visible rows of
-// each lane, 0 elsewhere; inv[m] = float(1 / sum p) with the sum in double.
+// each lane (n_first <= row < n_visible), 0 elsewhere; inv[m] = float(1 / sum
+// p) with the sum in double. n_first may be null (0).
 template <int QV>
-void BlockSoftmax(const int64_t* n_visible, int n_q, int64_t n_rows, float* st, float* inv) {
+void BlockSoftmax(const int64_t* n_first, const int64_t* n_visible, int n_q, int64_t n_rows,
+                  float* st, float* inv) {
   constexpr int W = 4 * QV;
   const float32x4_t neg_inf = vdupq_n_f32(-std::numeric_limits<float>::infinity());
   for (int v = 0; v < QV; ++v) {
-    int32_t lanes[4];
+    int32_t first[4], lanes[4];
     for (int l = 0; l < 4; ++l) {
-      lanes[l] = static_cast<int32_t>(n_visible[std::min(4 * v + l, n_q - 1)]);
+      const int m = std::min(4 * v + l, n_q - 1);
+      first[l] = n_first ? static_cast<int32_t>(n_first[m]) : 0;
+      lanes[l] = static_cast<int32_t>(n_visible[m]);
     }
-    const int32x4_t nv = vld1q_s32(lanes);
+    const int32x4_t nf = vld1q_s32(first), nv = vld1q_s32(lanes);
+    const auto visible = [&](int64_t j) {  // lanes with n_first <= j < n_visible
+      const int32x4_t row = vdupq_n_s32(static_cast<int32_t>(j));
+      return vandq_u32(vcleq_s32(nf, row), vcgtq_s32(nv, row));
+    };
     float32x4_t mx = neg_inf;
     for (int64_t j = 0; j < n_rows; ++j) {
-      const uint32x4_t vis = vcgtq_s32(nv, vdupq_n_s32(static_cast<int32_t>(j)));
-      mx = vmaxq_f32(mx, vbslq_f32(vis, vld1q_f32(st + j * W + 4 * v), neg_inf));
+      mx = vmaxq_f32(mx, vbslq_f32(visible(j), vld1q_f32(st + j * W + 4 * v), neg_inf));
     }
     float64x2_t sum_lo = vdupq_n_f64(0.0), sum_hi = vdupq_n_f64(0.0);
     for (int64_t j = 0; j < n_rows; ++j) {
-      const uint32x4_t vis = vcgtq_s32(nv, vdupq_n_s32(static_cast<int32_t>(j)));
+      const uint32x4_t vis = visible(j);
       float* s = st + j * W + 4 * v;
       const float32x4_t e = ExpPoly4(vsubq_f32(vld1q_f32(s), mx));
       const float32x4_t p = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(e), vis));
@@ -141,9 +149,9 @@ void BlockValues(const float* st, const float* inv, const KvSpan* spans, int n_s
 }
 
 template <int QV>
-void AttendBlockW(const float* const* q, const int64_t* n_visible, int n_q, const KvSpan* spans,
-                  int n_spans, size_t stride, int hd, float scale, float* scratch,
-                  float* const* out) {
+void AttendBlockW(const float* const* q, const int64_t* n_first, const int64_t* n_visible, int n_q,
+                  const KvSpan* spans, int n_spans, size_t stride, int hd, float scale,
+                  float* scratch, float* const* out) {
   constexpr int W = 4 * QV;
   int64_t n_rows = 0;
   for (int i = 0; i < n_spans; ++i) n_rows += spans[i].n;
@@ -163,7 +171,7 @@ void AttendBlockW(const float* const* q, const int64_t* n_visible, int n_q, cons
   }
   BlockScores<QV>(qt, spans, n_spans, stride, hd, scale, kf, st);
   float inv[W];
-  BlockSoftmax<QV>(n_visible, n_q, n_rows, st, inv);
+  BlockSoftmax<QV>(n_first, n_visible, n_q, n_rows, st, inv);
   for (int m0 = 0; m0 < n_q; m0 += 4) {
     for (int d0 = 0; d0 < hd; d0 += 16) {
       BlockValues<W>(st, inv, spans, n_spans, stride, m0, std::min(4, n_q - m0), d0, out);
@@ -171,22 +179,23 @@ void AttendBlockW(const float* const* q, const int64_t* n_visible, int n_q, cons
   }
 }
 
-using AttendBlockWFn = void (*)(const float* const*, const int64_t*, int, const KvSpan*, int,
-                                size_t, int, float, float*, float* const*);
+using AttendBlockWFn = void (*)(const float* const*, const int64_t*, const int64_t*, int,
+                                const KvSpan*, int, size_t, int, float, float*, float* const*);
 constexpr AttendBlockWFn kByVectors[5] = {nullptr, AttendBlockW<1>, AttendBlockW<2>,
                                           AttendBlockW<3>, AttendBlockW<4>};
 
 }  // namespace
 
-void AttendBlock_neon(const float* const* q, const int64_t* n_visible, int n_q, const KvSpan* spans,
-                      int n_spans, size_t stride, int head_dim, float scale, float* scratch,
-                      float* const* out) {
+void AttendBlock_neon(const float* const* q, const int64_t* n_first, const int64_t* n_visible,
+                      int n_q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
+                      float scale, float* scratch, float* const* out) {
   if (head_dim % kAttendBlockDimMultiple != 0 || n_q < 1 || n_q > kAttendBlockQueries) {
-    AttendBlock_ref(q, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch, out);
+    AttendBlock_ref(q, n_first, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch,
+                    out);
     return;
   }
-  kByVectors[(n_q + 3) / 4](q, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch,
-                            out);
+  kByVectors[(n_q + 3) / 4](q, n_first, n_visible, n_q, spans, n_spans, stride, head_dim, scale,
+                            scratch, out);
 }
 
 }  // namespace ember

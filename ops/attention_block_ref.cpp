@@ -10,18 +10,19 @@
 
 namespace ember {
 
-void AttendBlock_ref(const float* const* q, const int64_t* n_visible, int n_q, const KvSpan* spans,
-                     int n_spans, size_t stride, int head_dim, float scale, float* scratch,
-                     float* const* out) {
+void AttendBlock_ref(const float* const* q, const int64_t* n_first, const int64_t* n_visible,
+                     int n_q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
+                     float scale, float* scratch, float* const* out) {
   float* qr = scratch;            // [head_dim]
-  float* p = scratch + head_dim;  // [n_visible[m]]
+  float* p = scratch + head_dim;  // [n_visible[m]], entries n_first[m].. used
   for (int m = 0; m < n_q; ++m) {
     for (int d = 0; d < head_dim; ++d) qr[d] = Fp16ToFp32(Fp32ToFp16(q[m][d]));
-    const int64_t n_vis = n_visible[m];
+    const int64_t n_fst = n_first ? n_first[m] : 0, n_vis = n_visible[m];
     // Scores of the visible rows, in span order.
     int64_t j = 0;
     for (int i = 0; i < n_spans && j < n_vis; ++i) {
       for (int64_t r = 0; r < spans[i].n && j < n_vis; ++r, ++j) {
+        if (j < n_fst) continue;
         const uint16_t* k = spans[i].k + static_cast<size_t>(r) * stride;
         float acc = 0.0f;
         for (int d = 0; d < head_dim; ++d) acc = std::fma(qr[d], Fp16ToFp32(k[d]), acc);
@@ -29,9 +30,9 @@ void AttendBlock_ref(const float* const* q, const int64_t* n_visible, int n_q, c
       }
     }
     float mx = -std::numeric_limits<float>::infinity();
-    for (int64_t t = 0; t < n_vis; ++t) mx = std::max(mx, p[t]);
+    for (int64_t t = n_fst; t < n_vis; ++t) mx = std::max(mx, p[t]);
     double sum = 0.0;
-    for (int64_t t = 0; t < n_vis; ++t) {
+    for (int64_t t = n_fst; t < n_vis; ++t) {
       p[t] = ExpPoly_ref(p[t] - mx);
       sum += static_cast<double>(p[t]);
     }
@@ -42,6 +43,7 @@ void AttendBlock_ref(const float* const* q, const int64_t* n_visible, int n_q, c
     j = 0;
     for (int i = 0; i < n_spans && j < n_vis; ++i) {
       for (int64_t r = 0; r < spans[i].n && j < n_vis; ++r, ++j) {
+        if (j < n_fst) continue;
         const uint16_t* v = spans[i].v + static_cast<size_t>(r) * stride;
         for (int d = 0; d < head_dim; ++d) o[d] = std::fma(p[j], Fp16ToFp32(v[d]), o[d]);
       }

@@ -57,13 +57,13 @@ bool HasVariantsFor(Isa isa);
 // Variants compiled per ISA (defined in the per-ISA files).
 void AttendHead_avx2(const float* q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
                      float scale, float* scores, float* out);
-void AttendBlock_avx2(const float* const* q, const int64_t* n_visible, int n_q, const KvSpan* spans,
-                      int n_spans, size_t stride, int head_dim, float scale, float* scratch,
-                      float* const* out);
+void AttendBlock_avx2(const float* const* q, const int64_t* n_first, const int64_t* n_visible,
+                      int n_q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
+                      float scale, float* scratch, float* const* out);
 // 16 queries per zmm; 8 or fewer, or head_dim % 32 != 0, go to AttendBlock_avx2.
-void AttendBlock_avx512(const float* const* q, const int64_t* n_visible, int n_q,
-                        const KvSpan* spans, int n_spans, size_t stride, int head_dim, float scale,
-                        float* scratch, float* const* out);
+void AttendBlock_avx512(const float* const* q, const int64_t* n_first, const int64_t* n_visible,
+                        int n_q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
+                        float scale, float* scratch, float* const* out);
 void AttendHeadF32_avx2(const float* q, const KvSpanF32* spans, int n_spans, size_t stride,
                         int head_dim, float scale, float* scores, float* out);
 void AttendHeadQ8_avx2(const float* q, const KvSpanQ8* spans, int n_spans, size_t stride,
@@ -81,9 +81,9 @@ void AttendHeadF32_neon(const float* q, const KvSpanF32* spans, int n_spans, siz
                         int head_dim, float scale, float* scores, float* out);
 void AttendHeadQ8_neon(const float* q, const KvSpanQ8* spans, int n_spans, size_t stride,
                        size_t scale_stride, int head_dim, float scale, float* scores, float* out);
-void AttendBlock_neon(const float* const* q, const int64_t* n_visible, int n_q, const KvSpan* spans,
-                      int n_spans, size_t stride, int head_dim, float scale, float* scratch,
-                      float* const* out);
+void AttendBlock_neon(const float* const* q, const int64_t* n_first, const int64_t* n_visible,
+                      int n_q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
+                      float scale, float* scratch, float* const* out);
 void QGemmQ4x16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ8x16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ4x16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,

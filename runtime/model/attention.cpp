@@ -180,7 +180,7 @@ void Attend(const AttentionArgs& a) {
       for (int r = 0; r < last.n_rows; ++r) {
         spans[r] = kv.SpanF16(l, last.rows[r].begin, last.rows[r].n, kvh);
       }
-      attend_block(qs, visible, n_q, spans, last.n_rows, kv.row_stride(), static_cast<int>(hd),
+      attend_block(qs, nullptr, visible, n_q, spans, last.n_rows, kv.row_stride(), static_cast<int>(hd),
                    scale, &a.scores[static_cast<size_t>(omp_get_thread_num()) * per_thread], outs);
     }
     return;

@@ -64,8 +64,8 @@ std::vector<std::vector<float>> Run(AttendBlockFn fn, const Case& c) {
     qp.push_back(c.q[m].data());
     op.push_back(out[m].data());
   }
-  fn(qp.data(), c.n_visible.data(), c.n_q, c.spans.data(), static_cast<int>(c.spans.size()),
-     c.stride, c.head_dim, 0.125f, scratch.data(), op.data());
+  fn(qp.data(), nullptr, c.n_visible.data(), c.n_q, c.spans.data(),
+     static_cast<int>(c.spans.size()), c.stride, c.head_dim, 0.125f, scratch.data(), op.data());
   return out;
 }
 
