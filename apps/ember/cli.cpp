@@ -321,6 +321,9 @@ std::vector<OptionSpec> KvOptions(bool with_keep) {
        "--fa off)"},
       {"--no-context-shift", "", "",
        "stop at a full context instead of dropping the oldest tokens and going on"},
+      {"--swa-full", "", "",
+       "sliding-window layers (Gemma 3) keep the whole context instead of a ring of the "
+       "window's size (more memory; beam search sets it)"},
   };
   if (with_keep) {
     o.push_back({"--keep", "", "N",
@@ -354,6 +357,7 @@ void ApplyKvOptions(const Args& args, int32_t n_prompt, ember_session_params* sp
     throw UsageError{"--kv-type expects f16, q8 or f32, got '" + type + "'"};
   }
   sp->context_shift = !args.Has("--no-context-shift");
+  sp->swa_full = args.Has("--swa-full");
   if (args.Has("--keep")) {
     const int64_t keep = args.GetInt("--keep", 0, -1, 1 << 24);
     sp->n_keep = keep < 0 ? n_prompt : static_cast<int32_t>(keep);

@@ -151,6 +151,8 @@ int RunCommand(int argc, char** argv) {
   sp.n_threads_batch = n_threads_batch;
   sp.n_batch = static_cast<int32_t>(n_batch);
   ApplyKvOptions(args, static_cast<int32_t>(ids.size()), &sp);
+  // Beams share the prompt's rows, which sliding-window rings cannot.
+  if (beams > 0) sp.swa_full = true;
   ember_session* raw_session = nullptr;
   Check(ember_session_create(model.get(), &sp, &raw_session), "session");
   SessionPtr session(raw_session);

@@ -45,6 +45,63 @@ bool LaterSlotsUnseen(const TokenPlace* places, int64_t n) {
   return true;
 }
 
+namespace {
+
+// Appends rows to a list of ranges, merging with the last one when they touch.
+void AppendRows(std::vector<RowRange>& out, RowRange r) {
+  if (r.n <= 0) return;
+  if (!out.empty() && out.back().begin + out.back().n == r.begin) {
+    out.back().n += r.n;
+  } else {
+    out.push_back(r);
+  }
+}
+
+// The rows of a place from the skip-th on, as merged ranges.
+std::vector<RowRange> RowsFrom(const TokenPlace& pl, int64_t skip) {
+  std::vector<RowRange> out;
+  for (int r = 0; r < pl.n_rows; ++r) {
+    const int64_t cut = std::min(skip, pl.rows[r].n);
+    skip -= cut;
+    AppendRows(out, {pl.rows[r].begin + cut, pl.rows[r].n - cut});
+  }
+  return out;
+}
+
+bool SameRows(const std::vector<RowRange>& a, const std::vector<RowRange>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].begin != b[i].begin || a[i].n != b[i].n) return false;
+  }
+  return true;
+}
+
+// True when the tokens are one sequence under a sliding window: each token's
+// rows are the previous token's, the first d >= 0 of them dropped (the window
+// moved on), plus its own slot. Then the rows of a block of tokens t0..t1 are
+// BlockRows(t0, t1), and token t sees a range of them.
+bool SlidingChain(const TokenPlace* places, int64_t n) {
+  for (int64_t t = 0; t + 1 < n; ++t) {
+    const TokenPlace &a = places[t], &b = places[t + 1];
+    const int64_t d = RowsOf(a) + 1 - RowsOf(b);
+    if (d < 0) return false;
+    std::vector<RowRange> expect = RowsFrom(a, d);
+    AppendRows(expect, {b.slot, 1});
+    if (!SameRows(expect, RowsFrom(b, 0))) return false;
+  }
+  return true;
+}
+
+// The rows of tokens t0..t1 of a sliding chain together: t0's rows, then the
+// rows t1 has beyond them.
+std::vector<RowRange> BlockRows(const TokenPlace& first, const TokenPlace& last, int64_t n_later) {
+  std::vector<RowRange> rows = RowsFrom(first, 0);
+  for (const RowRange& r : RowsFrom(last, RowsOf(last) - n_later)) AppendRows(rows, r);
+  return rows;
+}
+
+}  // namespace
+
 int64_t RowsOf(const TokenPlace& pl) {
   int64_t n = 0;
   for (int r = 0; r < pl.n_rows; ++r) n += pl.rows[r].n;
@@ -137,17 +194,20 @@ void Attend(const AttentionArgs& a) {
   const TokenPlace* places = a.places;
   const int n_threads = a.n_threads;
   const bool chain = RowsChain(places, n);
+  const bool sliding = !chain && SlidingChain(places, n);
   const float scale = a.scale;
   const size_t per_thread = static_cast<size_t>(AttentionScratchPerThread(kv, l));
   const KvType type = kv.type();
-  if (type == KvType::kF16 && chain && hd % kAttendBlockDimMultiple == 0) {
+  if (type == KvType::kF16 && (chain || sliding) && hd % kAttendBlockDimMultiple == 0) {
     // Blocks of consecutive tokens x heads of one GQA group (up to
     // kAttendBlockQueries queries) share each converted key and value row: a
     // prompt chunk, and a single decoded token (its group's heads). Every
     // query's result is AttendBlock_ref's whatever block it is in, so the
     // blocks may follow the thread count: a group's heads are split into
     // parts until every thread has a job (a decode step of a model with
-    // fewer KV heads than threads).
+    // fewer KV heads than threads). In a chain the block's rows are its last
+    // token's and each query sees a prefix of them; under a sliding window
+    // they are the rows of all its tokens and each query sees a range.
     const AttendBlockFn attend_block = Active().attend_block;
     int64_t heads = std::min<int64_t>(group, kAttendBlockQueries);             // per job
     const int64_t tokens = std::max<int64_t>(1, kAttendBlockQueries / heads);  // per job
@@ -166,22 +226,29 @@ void Attend(const AttentionArgs& a) {
       const int64_t t1 = std::min(n, t0 + tokens), h1 = std::min((kvh + 1) * group, h0 + heads);
       const float* qs[kAttendBlockQueries];
       float* outs[kAttendBlockQueries];
-      int64_t visible[kAttendBlockQueries];
+      int64_t first[kAttendBlockQueries], visible[kAttendBlockQueries];
+      // The block's rows: the last token's (chain), or all its tokens'.
+      const TokenPlace& last = places[t1 - 1];
+      thread_local std::vector<RowRange> rows;
+      rows = sliding ? BlockRows(places[t0], last, t1 - 1 - t0) : RowsFrom(last, 0);
+      int64_t n_rows = 0;
+      for (const RowRange& r : rows) n_rows += r.n;
       int n_q = 0;
       for (int64_t t = t0; t < t1; ++t) {
         for (int64_t h = h0; h < h1; ++h, ++n_q) {
           qs[n_q] = &a.q[t * Q + h * hd];
           outs[n_q] = &a.out[t * Q + h * hd];
-          visible[n_q] = RowsOf(places[t]);
+          // Token t's own row is (t1 - 1 - t) rows before the block's last.
+          visible[n_q] = sliding ? n_rows - (t1 - 1 - t) : RowsOf(places[t]);
+          first[n_q] = visible[n_q] - RowsOf(places[t]);
         }
       }
-      const TokenPlace& last = places[t1 - 1];  // its rows hold every earlier token's
-      KvSpan spans[3];
-      for (int r = 0; r < last.n_rows; ++r) {
-        spans[r] = kv.SpanF16(l, last.rows[r].begin, last.rows[r].n, kvh);
-      }
-      attend_block(qs, nullptr, visible, n_q, spans, last.n_rows, kv.row_stride(), static_cast<int>(hd),
-                   scale, &a.scores[static_cast<size_t>(omp_get_thread_num()) * per_thread], outs);
+      thread_local std::vector<KvSpan> spans;
+      spans.clear();
+      for (const RowRange& r : rows) spans.push_back(kv.SpanF16(l, r.begin, r.n, kvh));
+      attend_block(qs, sliding ? first : nullptr, visible, n_q, spans.data(),
+                   static_cast<int>(spans.size()), kv.row_stride(), static_cast<int>(hd), scale,
+                   &a.scores[static_cast<size_t>(omp_get_thread_num()) * per_thread], outs);
     }
     return;
   }

@@ -6,6 +6,7 @@
 // keys.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -186,5 +187,59 @@ TEST_CASE("architectures: logits at every position follow the reference forward"
     CHECK(kl_mean < 2e-4);
     CHECK(kl_max < 5e-4);
     CHECK(agree >= static_cast<int>(ids.size()) - 4);  // near-ties of flat distributions
+  }
+}
+
+TEST_CASE("architectures: bad metadata and missing tensors give clear errors", "[arch][bad]") {
+  if (!test::FileExists(test::SharedDir() + "/vocab/ggml-vocab-qwen2.gguf")) {
+    EMBER_SKIP("no test vocabularies");
+  }
+  struct Case {
+    const char* what;
+    const char* arch;
+    std::function<void(test::TinyModelSpec&)> edit;
+    Code code;
+    const char* needle;
+  };
+  const std::vector<Case> cases = {
+      {"a missing tensor of the architecture", "gemma3",
+       [](test::TinyModelSpec& s) { s.omit.insert("blk.3.post_ffw_norm.weight"); },
+       Code::kBadFormat, "tensor 'blk.3.post_ffw_norm.weight' is missing"},
+      {"a missing bias", "qwen2",
+       [](test::TinyModelSpec& s) { s.omit.insert("blk.1.attn_k.bias"); }, Code::kBadFormat,
+       "tensor 'blk.1.attn_k.bias' is missing"},
+      {"a missing q norm", "qwen3",
+       [](test::TinyModelSpec& s) { s.omit.insert("blk.0.attn_q_norm.weight"); }, Code::kBadFormat,
+       "tensor 'blk.0.attn_q_norm.weight' is missing"},
+      {"a missing key", "qwen2", [](test::TinyModelSpec& s) { s.omit.insert("qwen2.block_count"); },
+       Code::kBadFormat, "GGUF key 'qwen2.block_count' is missing"},
+      {"heads that do not divide", "llama",
+       [](test::TinyModelSpec& s) { s.uint_keys["llama.attention.head_count_kv"] = 3; },
+       Code::kBadFormat, "is not a multiple of 'llama.attention.head_count_kv' = 3"},
+      {"a sliding window larger than the context", "gemma3",
+       [](test::TinyModelSpec& s) { s.uint_keys["gemma3.attention.sliding_window"] = 100000; },
+       Code::kBadFormat, "'gemma3.attention.sliding_window' = 100000 is larger than the training"},
+      {"an unknown RoPE scaling", "qwen2",
+       [](test::TinyModelSpec& s) { s.string_keys["qwen2.rope.scaling.type"] = "yarn"; },
+       Code::kUnsupported, "'qwen2.rope.scaling.type' = 'yarn'"},
+      {"an unknown pre-tokenizer", "qwen2",
+       [](test::TinyModelSpec& s) { s.string_keys["tokenizer.ggml.pre"] = "no-such-pre"; },
+       Code::kUnsupported, "tokenizer.ggml.pre 'no-such-pre'"},
+      {"a key of the wrong type", "gemma3",
+       [](test::TinyModelSpec& s) { s.string_keys["gemma3.attention.sliding_window"] = "wide"; },
+       Code::kBadFormat, "gemma3.attention.sliding_window"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.what);
+    test::TinyModelSpec spec = Spec(c.arch);
+    c.edit(spec);
+    const std::string path = test::TempPath(std::string("bad_") + c.arch + ".gguf");
+    REQUIRE(test::BuildTinyModel(spec, path).ok());
+    std::unique_ptr<Model> m;
+    const Status s = Model::Load(path, nullptr, &m);
+    INFO(s.message());
+    CHECK(s.code() == c.code);
+    CHECK(s.message().find(c.needle) != std::string::npos);
+    CHECK(m == nullptr);
   }
 }

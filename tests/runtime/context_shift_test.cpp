@@ -148,8 +148,7 @@ TEST_CASE("context shift: values stay, kept keys stay, the other keys rotate bac
         rk.LoadK(l, ring->SlotOfToken(i), a.data());
         wk.LoadK(l, wide->SlotOfToken(old), b.data());
         for (int64_t h = 0; h < hp.n_head_kv; ++h) {
-          RopeApply_ref(&b[static_cast<size_t>(h * hp.head_dim)], rot.data(), rc.n_rot,
-                        rc.mode);
+          RopeApply_ref(&b[static_cast<size_t>(h * hp.head_dim)], rot.data(), rc.n_rot, rc.mode);
         }
         for (int64_t d = 0; d < kv_dim; ++d) {
           REQUIRE(std::fabs(a[d] - b[d]) <= 1e-3f * std::max(1.0f, std::fabs(b[d])));

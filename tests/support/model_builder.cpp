@@ -3,6 +3,7 @@
 #include <cmath>
 #include <memory>
 #include <random>
+#include <set>
 
 #include "quant/quantize.h"
 #include "runtime/gguf/gguf.h"
@@ -19,6 +20,7 @@ class Builder {
   // A tensor of GGUF dims {cols, rows} with N(0, scale) weights.
   Status Add(const std::string& name, std::vector<uint64_t> dims, GgmlType type, float scale,
              float mean = 0.0f) {
+    if (spec_.omit.count(name)) return Status::Ok();
     if (auto it = spec_.dims_override.find(name); it != spec_.dims_override.end()) {
       dims = it->second;
     }
@@ -97,28 +99,60 @@ Status BuildTinyModel(const TinyModelSpec& s, const std::string& path) {
       s.vocab_path.empty() ? SharedDir() + "/vocab/" + s.vocab_file : s.vocab_path;
   EMBER_RETURN_IF_ERROR(GgufFile::Open(vocab_path, &vocab));
   GgufWriter w;
-  w.SetString("general.architecture", s.arch);
-  w.SetString("general.name", s.name);
+  // Keys go through the spec's hooks: left out, or another value.
+  std::set<std::string> written;
+  auto set_uint = [&](const std::string& key, uint32_t v) {
+    written.insert(key);
+    if (s.omit.count(key)) return;
+    if (const auto str = s.string_keys.find(key); str != s.string_keys.end()) {
+      w.SetString(key, str->second);  // a key of the wrong type
+      return;
+    }
+    const auto it = s.uint_keys.find(key);
+    w.SetUint32(key, it == s.uint_keys.end() ? v : it->second);
+  };
+  auto set_string = [&](const std::string& key, const std::string& v) {
+    written.insert(key);
+    if (s.omit.count(key)) return;
+    const auto it = s.string_keys.find(key);
+    w.SetString(key, it == s.string_keys.end() ? v : it->second);
+  };
+  auto set_float = [&](const std::string& key, float v) {
+    if (!s.omit.count(key)) w.SetFloat32(key, v);
+  };
+  set_string("general.architecture", s.arch);
+  set_string("general.name", s.name);
   const std::string a = s.arch + ".";
-  w.SetUint32(a + "context_length", static_cast<uint32_t>(s.n_ctx_train));
-  w.SetUint32(a + "embedding_length", static_cast<uint32_t>(s.n_embd));
-  w.SetUint32(a + "block_count", static_cast<uint32_t>(s.n_layer));
-  w.SetUint32(a + "feed_forward_length", static_cast<uint32_t>(s.n_ff));
-  w.SetUint32(a + "attention.head_count", static_cast<uint32_t>(s.n_head));
-  w.SetUint32(a + "attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
-  w.SetFloat32(a + "rope.freq_base", s.rope_freq_base);
-  w.SetFloat32(a + "attention.layer_norm_rms_epsilon", 1e-5f);
+  set_uint(a + "context_length", static_cast<uint32_t>(s.n_ctx_train));
+  set_uint(a + "embedding_length", static_cast<uint32_t>(s.n_embd));
+  set_uint(a + "block_count", static_cast<uint32_t>(s.n_layer));
+  set_uint(a + "feed_forward_length", static_cast<uint32_t>(s.n_ff));
+  set_uint(a + "attention.head_count", static_cast<uint32_t>(s.n_head));
+  set_uint(a + "attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
+  set_float(a + "rope.freq_base", s.rope_freq_base);
+  set_float(a + "attention.layer_norm_rms_epsilon", 1e-5f);
   if (s.head_dim > 0) {
-    w.SetUint32(a + "attention.key_length", static_cast<uint32_t>(s.head_dim));
-    w.SetUint32(a + "attention.value_length", static_cast<uint32_t>(s.head_dim));
+    set_uint(a + "attention.key_length", static_cast<uint32_t>(s.head_dim));
+    set_uint(a + "attention.value_length", static_cast<uint32_t>(s.head_dim));
   }
   if (s.sliding_window > 0) {
-    w.SetUint32(a + "attention.sliding_window", static_cast<uint32_t>(s.sliding_window));
+    set_uint(a + "attention.sliding_window", static_cast<uint32_t>(s.sliding_window));
   }
   uint64_t n_vocab = 0;
   for (const GgufKv& kv : vocab->kvs()) {
-    if (kv.key.rfind("tokenizer.", 0) == 0) w.CopyKv(kv);
     if (kv.key == "tokenizer.ggml.tokens") n_vocab = kv.value.items.size();
+    if (kv.key.rfind("tokenizer.", 0) != 0 || s.omit.count(kv.key)) continue;
+    if (s.string_keys.count(kv.key)) {
+      set_string(kv.key, "");
+    } else {
+      w.CopyKv(kv);
+    }
+  }
+  for (const auto& [key, v] : s.uint_keys) {
+    if (!written.count(key)) w.SetUint32(key, v);
+  }
+  for (const auto& [key, v] : s.string_keys) {
+    if (!written.count(key)) w.SetString(key, v);
   }
   const uint64_t E = static_cast<uint64_t>(s.n_embd), F = static_cast<uint64_t>(s.n_ff);
   const uint64_t hd =

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,11 @@ struct TinyModelSpec {
   // Test hooks: replace a tensor's dims or type ("blk.0.attn_q.weight" -> ...).
   std::map<std::string, std::vector<uint64_t>> dims_override;
   std::map<std::string, uint32_t> type_override;  // raw GGML type ids
+  // Test hooks for bad metadata: keys and tensors left out, integer and string
+  // keys written with another value (or added).
+  std::set<std::string> omit;
+  std::map<std::string, uint32_t> uint_keys;
+  std::map<std::string, std::string> string_keys;
 };
 
 // Writes the model to `path`.
