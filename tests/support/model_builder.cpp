@@ -165,7 +165,7 @@ Status BuildTinyModel(const TinyModelSpec& s, const std::string& path) {
   const GgmlType t = s.weight_type;
   const float ws = 1.0f / std::sqrt(static_cast<float>(E));
   Builder b(s, w);
-  EMBER_RETURN_IF_ERROR(b.Add("token_embd.weight", {E, n_vocab}, t, 1.0f));
+  EMBER_RETURN_IF_ERROR(b.Add("token_embd.weight", {E, n_vocab}, t, s.embd_std));
   EMBER_RETURN_IF_ERROR(b.Add("output_norm.weight", {E}, GgmlType::kF32, 0.1f, 1.0f));
   if (!s.tied_output) EMBER_RETURN_IF_ERROR(b.Add("output.weight", {E, n_vocab}, t, ws));
   for (int64_t l = 0; l < s.n_layer; ++l) {

@@ -43,6 +43,10 @@ struct TinyModelSpec {
   // The values drawn do not depend on the types: only their quantization does.
   std::map<std::string, GgmlType> tensor_types;
   bool tied_output = true;
+  // Standard deviation of the embedding values. With a tied LM head the
+  // logits spread by embd_std * sqrt(n_embd): 1 makes nearly one-hot
+  // distributions at real widths, ~3 / sqrt(n_embd) a real model's spread.
+  float embd_std = 1.0f;
   uint64_t seed = 1;
   // Fill weights with a counter-based generator, rows in parallel (OpenMP):
   // for big synthetic models (bench/make_model.cpp). Values are near-normal

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "quant/fp16.h"
 #include "quant/quantize.h"
 
 namespace ember::test {
@@ -30,8 +31,26 @@ Status Read(const GgufFile& f, const std::string& name, Tensor* t) {
   return Status::Ok();
 }
 
+// x rounded as an int8 activation group of 32 (ReferenceOptions::int8_acts).
+Vec Int8Acts(const Vec& x) {
+  Vec y(x.size());
+  for (size_t g = 0; g + 32 <= x.size(); g += 32) {
+    float amax = 0;
+    for (size_t j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(static_cast<float>(x[g + j])));
+    const float id = amax != 0 ? 127.0f / amax : 0.0f;
+    const double d = Fp16ToFp32(Fp32ToFp16(amax / 127.0f));
+    for (size_t j = 0; j < 32; ++j) {
+      y[g + j] = std::nearbyint(static_cast<float>(x[g + j]) * id) * d;
+    }
+  }
+  return y;
+}
+
+bool g_int8_acts = false;  // set for one ReferenceForward call (tests run it on one thread)
+
 // y = W x for W [rows, cols].
-Vec MatVec(const Tensor& w, const Vec& x) {
+Vec MatVec(const Tensor& w, const Vec& x_in) {
+  const Vec x = g_int8_acts ? Int8Acts(x_in) : x_in;
   Vec y(static_cast<size_t>(w.rows));
   for (int64_t r = 0; r < w.rows; ++r) {
     const float* row = &w.data[static_cast<size_t>(r * w.cols)];
@@ -83,7 +102,8 @@ struct Layer {
 }  // namespace
 
 Status ReferenceForward(const Model& model, const std::vector<int32_t>& tokens,
-                        std::vector<float>* logits) {
+                        std::vector<float>* logits, const ReferenceOptions& options) {
+  g_int8_acts = options.int8_acts;
   const ModelConfig& c = model.config();
   const GgufFile& f = model.gguf();
   const int64_t n = static_cast<int64_t>(tokens.size());

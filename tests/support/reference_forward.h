@@ -15,10 +15,18 @@
 
 namespace ember::test {
 
+struct ReferenceOptions {
+  // Round every matrix input to int8 in groups of 32 (ember's and ggml's
+  // activation quantization: q = round(x * 127 / max|x|), scale fp16(max|x| /
+  // 127)), to measure how much of an engine's distance to exact math that
+  // rounding makes (bench/reference_logits.cpp --int8-acts).
+  bool int8_acts = false;
+};
+
 // logits: [tokens.size(), n_vocab], the next-token logits after each prefix.
 // Positions are 0, 1, ... Slow (O(n^2) attention, float matrices): for tiny
 // models.
 Status ReferenceForward(const Model& model, const std::vector<int32_t>& tokens,
-                        std::vector<float>* logits);
+                        std::vector<float>* logits, const ReferenceOptions& options = {});
 
 }  // namespace ember::test
