@@ -367,7 +367,7 @@ w = L.append
 w("# Performance: ember vs llama.cpp")
 w("")
 w("Measured by `bench/compare.sh` (do not edit by hand; re-run the script). Ratio = ember / llama.cpp")
-w("of the average tok/s; above 1 means ember is faster. Targets are in ../shared/DESIGN.md and the")
+w("of the average tok/s; above 1 means ember is faster. Targets are the issues' and the")
 w("side-by-side issue; see [Targets](#targets).")
 w("")
 w("## Machine and versions")

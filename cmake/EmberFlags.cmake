@@ -20,7 +20,7 @@ endif()
 
 # ISA flags go on single source files, chosen by the file name's suffix, so
 # the default build runs on any CPU of its architecture and the kernel table
-# picks variants at run time (../shared/DESIGN.md §5).
+# picks variants at run time (docs/DESIGN.md §5).
 set(EMBER_X86 OFF)
 set(EMBER_ARM64 OFF)
 set(EMBER_ARM32 OFF)

@@ -1,5 +1,5 @@
 // Memory read bandwidth, measured: the ceiling for decode, which reads every
-// weight byte once per token (../shared/DESIGN.md §3, §8).
+// weight byte once per token (docs/DESIGN.md §3, §8).
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,5 @@
 // How many threads decode and prefill use, and on which cpus
-// (../shared/DESIGN.md §8). Decode reads every weight byte once per token, so
+// (docs/DESIGN.md §8). Decode reads every weight byte once per token, so
 // it is done when memory bandwidth is: more threads than it takes to saturate
 // it only add synchronisation (and heat, on a board). Prefill is arithmetic,
 // so it wants every fast core. Little cores would make every step wait for

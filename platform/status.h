@@ -1,4 +1,4 @@
-// Errors as values inside the library (see ../shared/STYLE.md, ExecuTorch).
+// Errors as values inside the library (docs/DESIGN.md §9).
 // A Status carries a code and a message that names what was wrong and where
 // (file offset, tensor name, parameter). The C API maps Code to ember_status.
 #pragma once

@@ -1,5 +1,5 @@
 // The cpus this process can use and which of them are big cores, read from
-// sysfs (../shared/DESIGN.md §8). On big.LITTLE (and Intel hybrid) chips the
+// sysfs (docs/DESIGN.md §8). On big.LITTLE (and Intel hybrid) chips the
 // little cores are slower and a step waits for its slowest thread, so compute
 // threads belong on the big cores only.
 #pragma once

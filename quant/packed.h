@@ -1,4 +1,4 @@
-// ember's native weight layouts (../shared/DESIGN.md §4): integer groups of 32
+// ember's native weight layouts (docs/DESIGN.md §4): integer groups of 32
 // columns with fp16 scales (and mins), 16 rows interleaved so that one 64-byte
 // load feeds 16 output rows.
 //

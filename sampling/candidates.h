@@ -1,5 +1,5 @@
 // The candidate array every sampler works on: {id, logit, p} for the tokens
-// still in the running (../shared/DESIGN.md §7).
+// still in the running (docs/DESIGN.md §7).
 //
 // A chain starts with the whole vocabulary in id order; samplers remove
 // candidates (top-k, top-p, ...), change logits (temperature, penalties, bias)

@@ -1,4 +1,4 @@
-// One sampler: a step of the chain over Candidates (../shared/DESIGN.md §7).
+// One sampler: a step of the chain over Candidates (docs/DESIGN.md §7).
 //
 // Each kind has its own file (sampling/<kind>.cpp) with a factory; SamplerSpec
 // names a kind and carries every parameter, so a chain can be described as

@@ -1,5 +1,5 @@
 # Cross-compiling for 64-bit ARM Linux (Raspberry Pi 3/4/5, other Cortex-A boards).
-# Tests run under qemu-user (../shared/DEPS.md §6): -L points the loader at the
+# Tests run under qemu-user: -L points the loader at the
 # cross sysroot and LD_LIBRARY_PATH keeps it off the host's ld.so.cache (which
 # would mix two glibc builds and hang any program that starts a thread).
 set(CMAKE_SYSTEM_NAME Linux)

@@ -1,4 +1,4 @@
-// Beam search: a decode strategy above the sampler chain (../shared/DESIGN.md
+// Beam search: a decode strategy above the sampler chain (docs/DESIGN.md
 // §7). Keeps the B best partial sequences by total log-probability under the
 // model (no samplers), finishes a sequence at an end-of-generation token, and
 // returns the finished sequence with the best length-normalised score

@@ -1,4 +1,4 @@
-// Which cache row holds which token (../shared/DESIGN.md §6).
+// Which cache row holds which token (docs/DESIGN.md §6).
 //
 // The cache has n_ctx rows. The first n_keep tokens (a system prompt, the
 // attention sinks) are pinned in rows [0, n_keep); every later token lives in

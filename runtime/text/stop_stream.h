@@ -1,4 +1,4 @@
-// The streaming detokenizer's last stage (../shared/DESIGN.md §7): token bytes
+// The streaming detokenizer's last stage (docs/DESIGN.md §7): token bytes
 // in, text out, as soon as the text can no longer be part of a stop string or
 // of an unfinished UTF-8 character. A stop string is never emitted, also when
 // it spans several tokens; generation ends where it begins.
