@@ -22,53 +22,6 @@ using namespace ember;
 
 namespace {
 
-// The tiny models, one per architecture (and Llama 3's RoPE scaling).
-test::TinyModelSpec Spec(const std::string& which) {
-  test::TinyModelSpec s;
-  s.name = "tiny " + which;
-  s.n_ctx_train = 512;
-  // An LM head of its own, 1/sqrt(n_embd) scaled: logits of about unit spread,
-  // so that every position's distribution weighs in the KL, not just near-ties
-  // (a tied head of N(0, 1) embeddings gives a spread of 8: mostly one-hot).
-  s.tied_output = false;
-  if (which == "llama3") {
-    s.vocab_file = "ggml-vocab-llama-bpe.gguf";
-    s.llama3_rope = true;
-    s.rope_freq_base = 500000.0f;
-  } else if (which == "llama-factors") {
-    // Frequency factors below 1 speed the slow pairs up, so that 40 positions
-    // show whether the decoder divides by them (Llama 3's only touch pairs
-    // whose wavelength passes 2048 positions).
-    s.rope_freqs = {1.0f, 0.5f, 0.1f, 0.05f, 0.02f, 0.01f, 0.005f, 0.002f};
-  } else if (which == "qwen2") {
-    s.arch = "qwen2";
-    s.vocab_file = "ggml-vocab-qwen2.gguf";
-    s.rope_freq_base = 1000000.0f;
-  } else if (which == "qwen3") {
-    s.arch = "qwen3";
-    s.vocab_file = "ggml-vocab-qwen35.gguf";
-    s.head_dim = 32;  // q_dim 128 != n_embd 64, as Qwen3's 128 vs 1024
-    s.rope_freq_base = 1000000.0f;
-  } else if (which == "gemma3") {
-    s.arch = "gemma3";
-    s.vocab_file = "ggml-vocab-llama-spm.gguf";  // a SentencePiece vocabulary, as Gemma's
-    s.n_layer = 6;                               // layers 0-4 local, 5 global
-    s.head_dim = 32;
-    s.n_head_kv = 1;
-    s.sliding_window = 8;
-    s.rope_freq_base = 1000000.0f;
-  }
-  return s;
-}
-
-std::string BuildModel(const std::string& which) {
-  const std::string path = test::TempPath("arch_" + which + ".gguf");
-  Status s = test::BuildTinyModel(Spec(which), path);
-  INFO(s.message());
-  REQUIRE(s.ok());
-  return path;
-}
-
 double Kl(const float* p_logits, const float* q_logits, int64_t n) {  // KL(p || q)
   double pm = -1e300, qm = -1e300;
   for (int64_t i = 0; i < n; ++i) {
@@ -101,7 +54,7 @@ TEST_CASE("architectures: each config reads its family's keys", "[arch]") {
     EMBER_SKIP("no test vocabularies");
   }
   {
-    auto m = test::LoadModelOrFail(BuildModel("qwen2"));
+    auto m = test::LoadModelOrFail(test::BuildArchModel("qwen2"));
     const ModelConfig& c = m->config();
     CHECK(c.arch == "qwen2");
     CHECK(c.ropes[0].mode == RopeMode::kNeox);
@@ -110,7 +63,7 @@ TEST_CASE("architectures: each config reads its family's keys", "[arch]") {
     CHECK(m->weights().layers[1].bk.size() == static_cast<size_t>(c.kv_dim()));
   }
   {
-    auto m = test::LoadModelOrFail(BuildModel("qwen3"));
+    auto m = test::LoadModelOrFail(test::BuildArchModel("qwen3"));
     const ModelConfig& c = m->config();
     CHECK(c.head_dim == 32);
     CHECK(c.q_dim() == 128);
@@ -118,7 +71,7 @@ TEST_CASE("architectures: each config reads its family's keys", "[arch]") {
     CHECK_FALSE(c.layer(1).attn_bias);
   }
   {
-    auto m = test::LoadModelOrFail(BuildModel("gemma3"));
+    auto m = test::LoadModelOrFail(test::BuildArchModel("gemma3"));
     const ModelConfig& c = m->config();
     CHECK(c.embd_scale == std::sqrt(64.0f));
     REQUIRE(c.ropes.size() == 2);
@@ -135,7 +88,7 @@ TEST_CASE("architectures: each config reads its family's keys", "[arch]") {
     }
   }
   {
-    auto m = test::LoadModelOrFail(BuildModel("llama3"));
+    auto m = test::LoadModelOrFail(test::BuildArchModel("llama3"));
     const ModelConfig& c = m->config();
     CHECK(c.ropes[0].mode == RopeMode::kNormal);
     CHECK(c.ropes[0].freq_factors);
@@ -150,7 +103,7 @@ TEST_CASE("architectures: logits at every position follow the reference forward"
   }
   for (const char* which : {"llama", "llama3", "llama-factors", "qwen2", "qwen3", "gemma3"}) {
     INFO(which);
-    auto m = test::LoadModelOrFail(BuildModel(which));
+    auto m = test::LoadModelOrFail(test::BuildArchModel(which));
     const int64_t V = m->config().n_vocab;
     const std::vector<int32_t> ids = test::RandomTokens(40, 7);  // 5 x Gemma's test window
     std::vector<float> want;
@@ -231,7 +184,7 @@ TEST_CASE("architectures: bad metadata and missing tensors give clear errors", "
   };
   for (const Case& c : cases) {
     INFO(c.what);
-    test::TinyModelSpec spec = Spec(c.arch);
+    test::TinyModelSpec spec = test::ArchSpec(c.arch);
     c.edit(spec);
     const std::string path = test::TempPath(std::string("bad_") + c.arch + ".gguf");
     REQUIRE(test::BuildTinyModel(spec, path).ok());

@@ -237,4 +237,51 @@ std::string DefaultTinyModel() {
   return path;
 }
 
+TinyModelSpec ArchSpec(const std::string& which) {
+  TinyModelSpec s;
+  s.name = "tiny " + which;
+  s.n_ctx_train = 512;
+  // An LM head of its own, 1/sqrt(n_embd) scaled: logits of about unit spread,
+  // so that every position's distribution weighs in a KL, not just near-ties
+  // (a tied head of N(0, 1) embeddings gives a spread of 8: mostly one-hot).
+  s.tied_output = false;
+  if (which == "llama3") {
+    s.vocab_file = "ggml-vocab-llama-bpe.gguf";
+    s.llama3_rope = true;
+    s.rope_freq_base = 500000.0f;
+  } else if (which == "llama-factors") {
+    // Frequency factors below 1 speed the slow pairs up, so that 40 positions
+    // show whether the decoder divides by them (Llama 3's only touch pairs
+    // whose wavelength passes 2048 positions).
+    s.rope_freqs = {1.0f, 0.5f, 0.1f, 0.05f, 0.02f, 0.01f, 0.005f, 0.002f};
+  } else if (which == "qwen2") {
+    s.arch = "qwen2";
+    s.vocab_file = "ggml-vocab-qwen2.gguf";
+    s.rope_freq_base = 1000000.0f;
+  } else if (which == "qwen3") {
+    s.arch = "qwen3";
+    s.vocab_file = "ggml-vocab-qwen35.gguf";
+    s.head_dim = 32;
+    s.rope_freq_base = 1000000.0f;
+  } else if (which == "gemma3") {
+    s.arch = "gemma3";
+    s.vocab_file = "ggml-vocab-llama-spm.gguf";  // a SentencePiece vocabulary, as Gemma's
+    s.n_layer = 6;
+    s.head_dim = 32;
+    s.n_head_kv = 1;
+    s.sliding_window = 8;
+    s.rope_freq_base = 1000000.0f;
+  }
+  return s;
+}
+
+std::string BuildArchModel(const std::string& which) {
+  static std::map<std::string, std::string> built;
+  if (auto it = built.find(which); it != built.end()) return it->second;
+  const std::string path = TempPath("arch_" + which + ".gguf");
+  if (!BuildTinyModel(ArchSpec(which), path).ok()) return "";
+  built[which] = path;
+  return path;
+}
+
 }  // namespace ember::test

@@ -69,4 +69,14 @@ Status BuildTinyModel(const TinyModelSpec& spec, const std::string& path);
 // A path to a cached tiny model built from the default spec (built once per run).
 std::string DefaultTinyModel();
 
+// The tests' tiny model of an architecture, with the real vocabulary of its
+// family: "llama", "llama3" (Llama 3's RoPE factors, llama-bpe vocab),
+// "llama-factors" (strong RoPE factors), "qwen2", "qwen3" (head_dim 32, so
+// q_dim 128 != n_embd 64), "gemma3" (6 layers: 5 with a window of 8, 1 global).
+// Untied LM heads scaled to logits of about unit spread.
+TinyModelSpec ArchSpec(const std::string& which);
+// Builds ArchSpec(which) under the temp dir (once per run) and returns its path,
+// or "" on failure.
+std::string BuildArchModel(const std::string& which);
+
 }  // namespace ember::test
