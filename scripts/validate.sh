@@ -1,22 +1,40 @@
 #!/usr/bin/env bash
 # Correctness validation of ember against llama.cpp (the "peer"). Not part of CI.
 #
-#   scripts/validate.sh [extra args for scripts/validate_compare.py, e.g. --only greedy]
+#   scripts/validate.sh [args for scripts/validate_compare.py]
+#   scripts/validate.sh --models smollm2,gemma3 --only teacher --only ppl   # a short run
 #
 # 1. builds (once, cached) llama.cpp and bench/peer/peer_tool via scripts/build-peer.sh;
-# 2. compares, on SmolLM2-135M-Instruct Q4_1:
+# 2. for every model of the table (MODELS in scripts/validate_compare.py: SmolLM2-135M
+#    Q4_1, Gemma 3 270M, Qwen2.5-Coder-0.5B; --models KEY,... picks some; missing files
+#    are skipped, models ember refuses are reported as not supported yet), compares
+#    (scripts/validate_models.py):
+#      - tokenization of long real texts (ids must be identical),
+#      - teacher-forced next-token distributions at every position of 3 real texts
+#        (top-1 agreement, KL(peer||ember): mean, median, p99, max, the worst positions),
+#      - perplexity, ember perplexity vs llama-perplexity (-c 512, the same chunks),
+#      - greedy 64-token continuations of 10 prompts (where they part ways, both sides'
+#        margins between the two candidate tokens);
+# 3. on the reference model (SmolLM2), in depth: the --numerics ggml identity gate, and
+#    with ember's own kernels
 #      - greedy 64-token continuations of 12 prompts; where ember and llama.cpp part
 #        ways, both sides' logits at that point and the margin between the two
 #        candidate tokens; llama.cpp's own default-vs-precise spread, from which the
 #        near-tie threshold T is derived,
-#      - last-position logits of 3 prompts (max/mean abs diff, KL, argmax; reported only),
-#      - tokenization of long real texts (ids must be identical);
-# 3. writes docs/VALIDATION.md; exits non-zero if tokenization differs, if a greedy
-#    continuation fails the gate (below), or if an ember command fails.
+#      - last-position logits of 3 prompts (max/mean abs diff, KL, argmax; reported only);
+# 4. writes docs/VALIDATION.md; exits non-zero if tokenization differs, if a greedy
+#    continuation of the reference model fails the gate (below), or if an ember command
+#    fails on a model it loads.
+#
+# Sections (--only, repeatable): tokenize, teacher, ppl, continuations (per model);
+# greedy, logits (the reference model). Default: all.
 #
 # Environment:
 #   EMBER_BIN       ember binary (default build/bin/ember, relative to the repo root)
 #   EMBER_MODELS    models dir (default ~/.cache/ember/models)
+#   VALIDATE_EXTRA_MODELS  more models, space-separated KEY=PATH (e.g. synthetic
+#                   "qwen3-0.6b-shape=/path/a.gguf llama-3.2-1b-shape=/path/b.gguf"); the
+#                   chat format is guessed from KEY (gemma, llama, qwen, smol)
 #   EMBER_PEER_DIR  peer cache dir (default ~/.cache/ember/peer)
 #   VALIDATION_OUT  report path (default docs/VALIDATION.md)
 #   PEER_THREADS    -t for peer_tool (default: its own default = all CPUs)
@@ -33,19 +51,18 @@ REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO_ROOT"
 
 MODELS_DIR="${EMBER_MODELS:-$HOME/.cache/ember/models}"
-MODEL="$MODELS_DIR/SmolLM2-135M-Instruct.Q4_1.gguf"
 EMBER_BIN="${EMBER_BIN:-build/bin/ember}"
 OUT="${VALIDATION_OUT:-docs/VALIDATION.md}"
-
-if [[ ! -f "$MODEL" ]]; then
-    echo "[validate] error: model not found: $MODEL" >&2
-    exit 2
-fi
+extra=()
+for spec in ${VALIDATE_EXTRA_MODELS:-}; do
+    extra+=(--extra-model "$spec")
+done
 
 # build-peer.sh prints KEY=VALUE lines (PEER_TOOL, LLAMA_CPP_VERSION, ...) on stdout
 peer_env="$(bash "$REPO_ROOT/scripts/build-peer.sh")"
 eval "$peer_env"
 : "${PEER_TOOL:?build-peer.sh did not report PEER_TOOL}"
+: "${LLAMA_BIN_DIR:?build-peer.sh did not report LLAMA_BIN_DIR}"
 
 if [[ "$EMBER_BIN" != /* && "$EMBER_BIN" == */* ]]; then
     EMBER_BIN="$REPO_ROOT/$EMBER_BIN"
@@ -57,12 +74,14 @@ fi
 
 echo "[validate] peer: $LLAMA_CPP_VERSION" >&2
 echo "[validate] ember: $EMBER_BIN" >&2
-echo "[validate] model: $MODEL" >&2
+echo "[validate] models: $MODELS_DIR" >&2
 
 exec python3 "$REPO_ROOT/scripts/validate_compare.py" \
     --ember "$EMBER_BIN" \
     --peer "$PEER_TOOL" \
-    --model "$MODEL" \
+    --llama-perplexity "$LLAMA_BIN_DIR/llama-perplexity" \
+    --models-dir "$MODELS_DIR" \
+    ${extra[@]+"${extra[@]}"} \
     --out "$OUT" \
     --llama-version "$LLAMA_CPP_VERSION" \
     --repo "$REPO_ROOT" \

@@ -4,7 +4,10 @@
 Driven by scripts/validate.sh (which builds the peer first); not part of CI.
 Python stdlib only (numpy is used for the logits statistics when present).
 
-Checks:
+Per model of MODELS (and --extra-model): tokenization (ids must be
+identical), teacher-forced next-token distributions, perplexity and greedy continuations, in
+scripts/validate_models.py (see there). On the reference model
+(REFERENCE_MODEL, SmolLM2), in depth:
   * ember --numerics ggml (llama.cpp's CPU arithmetic, reproduced) against the
     default peer, which must be identical: greedy continuations token for
     token, last-position logits bit for bit, and long prompts (llama.cpp's
@@ -27,9 +30,7 @@ Checks:
     --gate default|precise|either demand exact identity instead;
   * last-position logits: `ember eval -m M -p P --logits-out F` vs
     `peer_tool logits -m M -p P -o F`: max/mean abs diff, KL(peer||ember),
-    argmax agreement (reported, not a pass/fail criterion);
-  * tokenization of long real texts: `ember tokenize -m M -f F` vs
-    `peer_tool tokenize -m M -f F`: ids must be identical.
+    argmax agreement (reported, not a pass/fail criterion).
 
 Writes a Markdown report and exits 0 if everything that must match matches,
 1 otherwise (including when an ember command fails).
@@ -46,12 +47,32 @@ import sys
 import tempfile
 import time
 
-from validate_common import (CmdError, analyze_divergence, check_tokenize, cpu_model, display_path,
+from validate_common import (CmdError, analyze_divergence, cpu_model, display_path,
                              first_mismatch, fmt_div, fmt_tok, git_rev, ids_of, log, logit_rows,
                              logits_stats, margin_shifts, md_cell, parse_json_obj, peer_cmd,
                              quantile, read_f32le, run, sha256_of, strip_eog, top_ids)
+import validate_models
 
 # ----------------------------------------------------------------- test data
+
+# The models, as data: (key for --models, label, file in the models dir, chat
+# format of validate_models.CHAT_FORMATS). A missing file is skipped with a
+# line saying so; a model ember refuses is reported as not supported yet.
+# Synthetic models (e.g. a Qwen3-0.6B or Llama-3.2-1B shape) come in with
+# --extra-model KEY=PATH (scripts/validate.sh: VALIDATE_EXTRA_MODELS).
+MODELS = [
+    ("smollm2", "SmolLM2-135M-Instruct Q4_1", "SmolLM2-135M-Instruct.Q4_1.gguf", "chatml"),
+    ("gemma3", "Gemma 3 270M Q4_K_M", "gemma-3-270m-q4_k_m.gguf", "gemma"),
+    ("qwen2.5-coder", "Qwen2.5-Coder-0.5B-Instruct Q4_K_M",
+     "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", "chatml"),
+]
+# The model of the in-depth sections (--numerics ggml identity, the greedy
+# tie gate, last-position logits): they run when it is selected.
+REFERENCE_MODEL = "smollm2"
+
+# Per-model sections (validate_models.py) and the reference model's own.
+MODEL_SECTIONS = ["tokenize", "teacher", "ppl", "continuations"]
+REFERENCE_SECTIONS = ["greedy", "logits"]
 
 # (name, prompt). Varied on purpose: prose, code, a list, a question, non-English
 # text, a ChatML-formatted chat turn (special tokens must be parsed), and a
@@ -376,7 +397,7 @@ def ggml_cells(r):
     return f"{verdict} | {'bit-identical' if r['logits_identical'] else '**differ**'}"
 
 
-def write_report(a, greedy, logits, toks, noise, started, elapsed, failed, longs, others):
+def write_report(a, greedy, logits, models, noise, started, elapsed, failed, longs, others):
     L = []
     w = L.append
     now = started.strftime("%Y-%m-%d %H:%M UTC")
@@ -396,17 +417,28 @@ def write_report(a, greedy, logits, toks, noise, started, elapsed, failed, longs
     n_gl = sum(1 for r in logits if not r["error"] and r.get("ggml_identical"))
     n_lo = sum(1 for r in longs if not r["error"] and r["ok"])
     n_ot = sum(1 for r in others if not r["error"] and r["ok"])
-    w(f"- **Result:** {'FAIL' if failed else 'PASS'} "
-      f"(`--numerics ggml`: greedy identical to the default peer {n_gg}/{len(greedy)}, "
-      f"last-position logits bit-identical {n_gl}/{len(logits)}, long prompts identical "
-      f"{n_lo}/{len(longs)}, other weight types identical {n_ot}/{len(others)}, all required; "
-      f"ember's own kernels: gate `{a.gate}`: {gate}; tokenization must be identical)")
+    deep = bool(greedy or logits or longs or others)
+    result = "; ".join(validate_models.model_line(m) for m in models)
+    if deep:
+        result += (f"; reference model, `--numerics ggml`: greedy identical to the default peer "
+                   f"{n_gg}/{len(greedy)}, last-position logits bit-identical {n_gl}/{len(logits)}, "
+                   f"long prompts identical {n_lo}/{len(longs)}, other weight types identical "
+                   f"{n_ot}/{len(others)}, all required; ember's own kernels: gate `{a.gate}`: "
+                   f"{gate}")
+    w(f"- **Result:** {'FAIL' if failed else 'PASS'} ({result}; tokenization must be identical)")
     w(f"- **Peer:** {a.llama_version}")
     w(f"- **ember:** `{a.ember_display}` (repo at {git_rev(a.repo)})")
-    w(f"- **Model:** `{os.path.basename(a.model)}` "
-      f"({os.path.getsize(a.model):,} bytes, sha256 `{sha256_of(a.model)[:16]}…`)")
+    if deep:
+        w(f"- **Reference model** (the sections after *Models*): `{os.path.basename(a.model)}` "
+          f"({os.path.getsize(a.model):,} bytes, sha256 `{sha256_of(a.model)[:16]}…`)")
     w(f"- **Machine:** {cpu_model()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}")
     w("")
+
+    if models:
+        validate_models.write_models(w, a, models)
+    if deep:
+        w(f"The sections below go deeper on the reference model, `{os.path.basename(a.model)}`.")
+        w("")
 
     if greedy or logits or longs:
         w("## `--numerics ggml`: llama.cpp's arithmetic, bit for bit")
@@ -556,42 +588,56 @@ def write_report(a, greedy, logits, toks, noise, started, elapsed, failed, longs
     w("")
     t = f" -t {a.peer_threads}" if a.peer_threads else ""
     w("```sh")
-    w(f"scripts/validate.sh   # builds the peer (scripts/build-peer.sh), then runs, per prompt/file:")
-    w(f"MODEL={a.model_display}")
+    w("scripts/validate.sh   # builds the peer (scripts/build-peer.sh), then runs, per prompt/file:")
     w(f"PEER={a.peer_display}   # bench/peer/peer_tool.cpp")
     w(f"EMBER={a.ember_display}")
     w("")
-    w("# --numerics ggml (must be identical); T = the peer's thread count")
-    w(f"$EMBER run -m $MODEL -p \"$PROMPT\" -n {a.n_predict} --temp 0 --json --numerics ggml -t {a.threads}")
-    w(f"$EMBER eval -m $MODEL -p \"$PROMPT\" --numerics ggml -t {a.threads} --logits-out ember.f32")
-    w("# long prompts, at -t 1 and -t 2 on both sides (LONG: the first bytes of a license text)")
-    w(f"$EMBER run -m $MODEL -p \"$LONG\" -n {a.n_predict} --temp 0 --json --numerics ggml -t T -b 2048 -c 2048")
-    w(f"$PEER greedy -m $MODEL -p \"$LONG\" -n {a.n_predict} -t T")
-    w("")
-    w("# greedy continuations")
-    w(f"$EMBER run -m $MODEL -p \"$PROMPT\" -n {a.n_predict} --temp 0 --json")
-    w(f"$PEER greedy -m $MODEL -p \"$PROMPT\" -n {a.n_predict}{t}                       # default peer")
-    if precise:
-        w(f"$PEER greedy -m $MODEL -p \"$PROMPT\" -n {a.n_predict}{t} --fa off --kv f32     # precise peer")
-        w("# llama.cpp's own noise (T): the default peer's sequence (prompt + generated ids), all positions,")
-        w("# greedy's schedule (P = number of prompt tokens in the first call, then one token per call)")
-        w(f"$PEER logits -m $MODEL --tokens \"$PROMPT_IDS,$GEN_IDS\" --prefill $P --all -o all.f32{t}   # (+ --fa off --kv f32)")
-    w("# at a divergence at generated index i: CTX = prompt ids + the i shared generated ids")
-    w(f"$PEER logits -m $MODEL --tokens \"$CTX\" --prefill $P -o peer.f32{t}   # (+ --fa off --kv f32)")
-    w("$EMBER eval -m $MODEL --tokens \"$CTX\" --logits-out ember.f32")
-    w("# last-position logits (f32 LE, n_vocab floats)")
-    w("$EMBER eval -m $MODEL -p \"$PROMPT\" --logits-out ember.f32")
-    w(f"$PEER logits -m $MODEL -p \"$PROMPT\" -o peer.f32{t}            # (+ --fa off --kv f32)")
-    w("# tokenization (ids on one line)")
+    w("# per model (## Models), for each MODEL of the table; tokenization (ids on one line):")
     w("$EMBER tokenize -m $MODEL -f $FILE")
     w("$PEER tokenize -m $MODEL -f $FILE")
+    w(f"# teacher-forced: IDS = the first {a.tf_tokens} ids of $PEER tokenize -f $TEXT, comma-separated")
+    w(f"$PEER logits -m $MODEL --tokens \"$IDS\" --all -o peer.f32{t}   # (+ --fa off --kv f32)")
+    w(f"$EMBER eval -m $MODEL --tokens \"$IDS\" --all-logits --logits-out ember.f32 -t {a.threads}")
+    w("# perplexity")
+    w(f"LLAMA_PERPLEXITY={display_path(a.llama_perplexity)}")
+    w(f"$LLAMA_PERPLEXITY -m $MODEL -f $TEXT -c 512 --chunks {a.ppl_chunks} -t {a.threads}"
+      "   # (+ -fa off -ctk f32 -ctv f32)")
+    w(f"$EMBER perplexity -m $MODEL -f $TEXT -c 512 --chunks {a.ppl_chunks} -t {a.threads} --json")
+    w("# greedy continuations (a divergence is analysed as for the reference model, below)")
+    w(f"$PEER greedy -m $MODEL -p \"$PROMPT\" -n {validate_models.CONT_N}{t}   # (+ --fa off --kv f32)")
+    w(f"$EMBER run -m $MODEL -p \"$PROMPT\" -n {validate_models.CONT_N} --temp 0 --json -t {a.threads}")
+    if deep:
+        w("")
+        w(f"# the reference model: MODEL={a.model_display}")
+        w("# --numerics ggml (must be identical); T = the peer's thread count")
+        w(f"$EMBER run -m $MODEL -p \"$PROMPT\" -n {a.n_predict} --temp 0 --json --numerics ggml -t {a.threads}")
+        w(f"$EMBER eval -m $MODEL -p \"$PROMPT\" --numerics ggml -t {a.threads} --logits-out ember.f32")
+        w("# long prompts, at -t 1 and -t 2 on both sides (LONG: the first bytes of a license text)")
+        w(f"$EMBER run -m $MODEL -p \"$LONG\" -n {a.n_predict} --temp 0 --json --numerics ggml -t T -b 2048 -c 2048")
+        w(f"$PEER greedy -m $MODEL -p \"$LONG\" -n {a.n_predict} -t T")
+        w("")
+        w("# greedy continuations")
+        w(f"$EMBER run -m $MODEL -p \"$PROMPT\" -n {a.n_predict} --temp 0 --json")
+        w(f"$PEER greedy -m $MODEL -p \"$PROMPT\" -n {a.n_predict}{t}                       # default peer")
+        if precise:
+            w(f"$PEER greedy -m $MODEL -p \"$PROMPT\" -n {a.n_predict}{t} --fa off --kv f32     # precise peer")
+            w("# llama.cpp's own noise (T): the default peer's sequence (prompt + generated ids), all positions,")
+            w("# greedy's schedule (P = number of prompt tokens in the first call, then one token per call)")
+            w(f"$PEER logits -m $MODEL --tokens \"$PROMPT_IDS,$GEN_IDS\" --prefill $P --all -o all.f32{t}   # (+ --fa off --kv f32)")
+        w("# at a divergence at generated index i: CTX = prompt ids + the i shared generated ids")
+        w(f"$PEER logits -m $MODEL --tokens \"$CTX\" --prefill $P -o peer.f32{t}   # (+ --fa off --kv f32)")
+        w("$EMBER eval -m $MODEL --tokens \"$CTX\" --logits-out ember.f32")
+        w("# last-position logits (f32 LE, n_vocab floats)")
+        w("$EMBER eval -m $MODEL -p \"$PROMPT\" --logits-out ember.f32")
+        w(f"$PEER logits -m $MODEL -p \"$PROMPT\" -o peer.f32{t}            # (+ --fa off --kv f32)")
     w("```")
     w("")
     w("Peer settings: prompt tokenized with `llama_tokenize(add_special=true, parse_special=true)` "
-      "(as llama.cpp's `llama-simple`/`llama-completion` do; this model has "
-      "`add_bos_token=false`, so no BOS is added); greedy = argmax of the raw logits, ties to the "
-      "lowest id, stop at an end-of-generation token (ids 0, 2 and 4 for this model; the EOG token "
-      "is not counted in the tokens); the whole prompt in one batch; n_ctx 2048. "
+      "(as llama.cpp's `llama-simple`/`llama-completion` do; BOS only where the model's GGUF "
+      "asks for it: SmolLM2 has `add_bos_token=false`, Gemma 3 `true`); greedy = argmax of the "
+      "raw logits, ties to the lowest id, stop at an end-of-generation token (ids 0, 2 and 4 for "
+      "SmolLM2; the EOG token is not counted in the tokens); the whole prompt (with `logits "
+      "--tokens --all`: all the ids) in one batch; n_ctx 2048. "
       "**default peer** = library defaults: flash attention `auto` (resolves to *enabled* on "
       "CPU; ggml's CPU flash-attention kernel works on F16 Q/K/V) and an F16 KV cache. "
       "**precise peer** = `--fa off --kv f32` (F32 KV cache, attention through F32 matmul + "
@@ -776,25 +822,6 @@ def write_report(a, greedy, logits, toks, noise, started, elapsed, failed, longs
           "precise peer against the default peer — the quantity T is a percentile of.")
         w("")
 
-    # tokenization
-    if toks:
-        w("## Tokenization")
-        w("")
-        w("| text | bytes | tokens peer | tokens ember | identical | first mismatch |")
-        w("|---|---|---|---|---|---|")
-        for r in toks:
-            if r["error"]:
-                w(f"| `{r['label']}` | {r['bytes']:,} | {r.get('n_peer', '?')} | - | **ERROR** | "
-                  f"{r['error'].splitlines()[0].replace('|', '/')} |")
-                continue
-            mm = "-" if r["ok"] else (f"{r['div']} (peer `{r['peer_ctx']}` vs ember `{r['ember_ctx']}`)")
-            w(f"| `{r['label']}` | {r['bytes']:,} | {r['n_peer']} | {r['n_ember']} | "
-              f"{'yes' if r['ok'] else '**NO**'} | {mm} |")
-        w("")
-        w("`stress-text` is a generated file (digits, contractions, whitespace runs, CJK, emoji, "
-          "combining marks, code; see `STRESS_TEXT` in `scripts/validate_compare.py`).")
-        w("")
-
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     with open(a.out, "w", encoding="utf-8") as f:
         f.write("\n".join(L))
@@ -807,14 +834,30 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ember", required=True, help="ember binary")
     ap.add_argument("--peer", required=True, help="peer_tool binary")
-    ap.add_argument("--model", required=True)
+    ap.add_argument("--model", help="the reference model's file (default: its MODELS entry in "
+                                     "--models-dir)")
+    ap.add_argument("--models-dir", default=os.path.expanduser("~/.cache/ember/models"))
+    ap.add_argument("--models", help="comma-separated keys of MODELS and --extra-model to run "
+                                     "(default: all): " + ", ".join(k for k, *_ in MODELS))
+    ap.add_argument("--extra-model", action="append", default=[], metavar="KEY=PATH",
+                    help="another model (repeatable), e.g. a synthetic qwen3-0.6b-shape=FILE; "
+                         "its chat format is guessed from KEY (gemma, llama, qwen, smol)")
+    ap.add_argument("--llama-perplexity", default="llama-perplexity",
+                    help="llama.cpp's llama-perplexity binary")
+    ap.add_argument("--tf-tokens", type=int, default=validate_models.TF_TOKENS,
+                    help="teacher-forced positions per text")
+    ap.add_argument("--ppl-chunks", type=int, default=validate_models.PPL_CHUNKS,
+                    help="perplexity: chunks of 512 tokens per text")
     ap.add_argument("--out", required=True, help="Markdown report to write")
     ap.add_argument("--llama-version", default="llama.cpp (unknown version)")
     ap.add_argument("--repo", default=os.getcwd())
     ap.add_argument("-n", "--n-predict", type=int, default=64)
     ap.add_argument("--peer-threads", type=int, default=0, help="-t for peer_tool (0 = its default)")
-    ap.add_argument("--only", choices=["greedy", "logits", "tokenize"], action="append",
-                    help="run only these checks (repeatable); the report then covers only them")
+    ap.add_argument("--only", choices=MODEL_SECTIONS + REFERENCE_SECTIONS, action="append",
+                    help="run only these checks (repeatable); the report then covers only them. "
+                         "Per model: tokenize, teacher (teacher-forced distributions), ppl, "
+                         "continuations (greedy); the reference model only: greedy (with the "
+                         "--numerics ggml identity gate), logits")
     ap.add_argument("--gate", choices=["tie-aware", "default", "precise", "either"],
                     default="tie-aware",
                     help="tie-aware (default): identical to the default peer or first divergence "
@@ -832,14 +875,40 @@ def main():
     a.threads = a.peer_threads or os.cpu_count() or 1
     a.ember_display = display_path(a.ember)
     a.peer_display = display_path(a.peer)
-    a.model_display = display_path(a.model)
-    only = set(a.only or ["greedy", "logits", "tokenize"])
+    only = set(a.only or MODEL_SECTIONS + REFERENCE_SECTIONS)
+    table = [(k, label, os.path.join(a.models_dir, f), chat) for k, label, f, chat in MODELS]
+    if a.model:
+        table = [(k, l, a.model if k == REFERENCE_MODEL else p, c) for k, l, p, c in table]
+    for spec in a.extra_model:
+        key, sep, path = spec.partition("=")
+        if not sep or not key or not path:
+            ap.error(f"--extra-model expects KEY=PATH, got {spec!r}")
+        table.append((key, key, os.path.expanduser(path), validate_models.guess_chat_format(key)))
+    if a.models:
+        keys = [k.strip() for k in a.models.split(",") if k.strip()]
+        unknown = [k for k in keys if k not in {t[0] for t in table}]
+        if unknown:
+            ap.error(f"--models: unknown {', '.join(unknown)} (known: "
+                     f"{', '.join(t[0] for t in table)})")
+        table = [t for t in table if t[0] in keys]
+    a.model = next((p for k, _, p, _ in table if k == REFERENCE_MODEL), None)
+    a.model_display = display_path(a.model) if a.model else None
 
     started = _dt.datetime.now(_dt.timezone.utc)
     t0 = time.monotonic()
-    greedy, logits, toks, noise, longs, others = [], [], [], None, [], []
+    greedy, logits, noise, longs, others, models = [], [], None, [], [], []
     try:
         with tempfile.TemporaryDirectory(prefix="ember-validate-") as tmp:
+            stress = os.path.join(tmp, "stress.txt")
+            with open(stress, "w", encoding="utf-8") as f:
+                f.write(STRESS_TEXT)
+            tok_files = [(p, p) for p in TOKENIZE_FILES if os.path.exists(p)]
+            tok_files.append(("stress-text", stress))
+            for key, label, path, chat in table:
+                models.append(validate_models.run_model(a, key, label, path, chat, only, tok_files))
+            ref = next((m for m in models if m["key"] == REFERENCE_MODEL), None)
+            if ref is None or ref["status"] != "ok":
+                only -= set(REFERENCE_SECTIONS)  # not selected, missing or not loadable
             if "greedy" in only:
                 for name, prompt in GREEDY_PROMPTS:
                     log(f"greedy: {name}")
@@ -905,47 +974,35 @@ def main():
                         log("  -> " + (f"ERROR: {r['error']}" if r["error"] else
                                        f"{r['n_prompt']} prompt tokens; greedy {fmt_div(r['div'])}; "
                                        f"logits {'bit-identical' if r['logits_identical'] else 'DIFFER'}"))
-            if "tokenize" in only:
-                stress = os.path.join(tmp, "stress.txt")
-                with open(stress, "w", encoding="utf-8") as f:
-                    f.write(STRESS_TEXT)
-                files = [(p, p) for p in TOKENIZE_FILES if os.path.exists(p)]
-                files.append(("stress-text", stress))
-                for label, path in files:
-                    log(f"tokenize: {label}")
-                    r = check_tokenize(a, label, path)
-                    toks.append(r)
-                    status = "ERROR" if r["error"] else (
-                        f"identical ({r['n_peer']} tokens)" if r["ok"] else f"MISMATCH at {r['div']}")
-                    log(f"  -> {status}" + (f": {r['error']}" if r["error"] else ""))
     except CmdError as e:
         # a failure on the peer side: the harness itself is broken
         log(f"peer failure: {e}")
         return 2
 
     failed = any(r["error"] or not r["ok"] for r in greedy) or \
-        any(r["error"] or not r["ok"] for r in toks) or \
+        any(validate_models.model_failed(m) for m in models) or \
         any(r["error"] for r in logits) or \
         any(r["div_ggml"] is not None for r in greedy if not r["error"]) or \
         any(not r["ggml_identical"] for r in logits if not r["error"]) or \
         any(r["error"] or not r["ok"] for r in longs) or \
         any(r["error"] or not r["ok"] for r in others)
-    write_report(a, greedy, logits, toks, noise, started, time.monotonic() - t0, failed, longs,
+    write_report(a, greedy, logits, models, noise, started, time.monotonic() - t0, failed, longs,
                  others)
     n_g = sum(1 for r in greedy if r["ok"])
     n_id = sum(1 for r in greedy if not r["error"] and r["div"]["default"] is None)
-    n_t = sum(1 for r in toks if r["ok"])
     n_gg = sum(1 for r in greedy if not r["error"] and r["div_ggml"] is None)
     n_gl = sum(1 for r in logits if not r["error"] and r["ggml_identical"])
     n_lo = sum(1 for r in longs if not r["error"] and r["ok"])
     n_ot = sum(1 for r in others if not r["error"] and r["ok"])
-    log(f"--numerics ggml: greedy identical {n_gg}/{len(greedy)}, logits bit-identical "
-        f"{n_gl}/{len(logits)}, long prompts identical {n_lo}/{len(longs)}, other weight types "
-        f"identical {n_ot}/{len(others)}")
-    log(f"greedy identical to the default peer: {n_id}/{len(greedy)}; "
-        f"greedy passing gate {a.gate}: {n_g}/{len(greedy)}; "
-        f"tokenization identical: {n_t}/{len(toks)}; "
-        f"report: {a.out}")
+    if greedy or logits or longs or others:
+        log(f"--numerics ggml: greedy identical {n_gg}/{len(greedy)}, logits bit-identical "
+            f"{n_gl}/{len(logits)}, long prompts identical {n_lo}/{len(longs)}, other weight "
+            f"types identical {n_ot}/{len(others)}")
+        log(f"greedy identical to the default peer: {n_id}/{len(greedy)}; "
+            f"greedy passing gate {a.gate}: {n_g}/{len(greedy)}")
+    for m in models:
+        log(f"[{m['key']}] " + validate_models.model_line(m))
+    log(f"report: {a.out}")
     log("RESULT: " + ("FAIL" if failed else "PASS"))
     return 1 if failed else 0
 
