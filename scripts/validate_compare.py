@@ -907,8 +907,10 @@ def main():
             for key, label, path, chat in table:
                 models.append(validate_models.run_model(a, key, label, path, chat, only, tok_files))
             ref = next((m for m in models if m["key"] == REFERENCE_MODEL), None)
-            if ref is None or ref["status"] != "ok":
-                only -= set(REFERENCE_SECTIONS)  # not selected, missing or not loadable
+            if (ref is None or ref["status"] != "ok") and only & set(REFERENCE_SECTIONS):
+                log(f"{', '.join(sorted(only & set(REFERENCE_SECTIONS)))}: the reference model "
+                    f"{REFERENCE_MODEL} is not selected or does not run: skipped")
+                only -= set(REFERENCE_SECTIONS)
             if "greedy" in only:
                 for name, prompt in GREEDY_PROMPTS:
                     log(f"greedy: {name}")

@@ -500,26 +500,29 @@ def write_models(w, a, models):
       "others) against the default peer. Targets: teacher-forced top-1 agreement ≥ "
       f"{TARGETS['top1']:g}%, mean KL(peer‖ember) ≤ {TARGETS['kl_mean']:g}, perplexity within "
       f"{TARGETS['ppl_rel']:g}% (✗: missed). They are reported, not gated: only a tokenization "
-      "mismatch or a failing ember command fails the run.")
+      "mismatch or a failing ember command fails the run. For scale, *llama.cpp default vs "
+      "precise* is llama.cpp against itself (`--fa off --kv f32`) on the same positions.")
     w("")
     w("| model | arch | ember | tokenization | teacher-forced top-1 | KL mean | KL median | KL p99 "
-      "| KL max | perplexity ember / peer (diff) | greedy identical |")
-    w("|---|---|---|---|---|---|---|---|---|---|---|")
+      "| KL max | llama.cpp default vs precise: top-1 / KL mean | perplexity ember / peer (diff) "
+      "| greedy identical |")
+    w("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for m in models:
         arch = m.get("arch") or "?"
         if m["status"] == "missing":
-            w(f"| {m['label']} | - | file not found: skipped | - | - | - | - | - | - | - | - |")
+            w(f"| {m['label']} | - | file not found: skipped |" + " - |" * 9)
             continue
         if m["status"] != "ok":
             what = ("not supported by ember yet" if m["status"] == "unsupported"
                     else "**ERROR**: " + m["msg"].replace("|", "/"))
-            w(f"| {m['label']} | {arch} | {what} | - | - | - | - | - | - | - | - |")
+            w(f"| {m['label']} | {arch} | {what} |" + " - |" * 9)
             continue
         s = m.get("tf_all")
-        tf = "- | - | - | - | -" if not s else (
+        tf = "- | - | - | - | - | -" if not s else (
             f"{s['top1']:.2f}%{_meets(s['top1'] >= TARGETS['top1'])} | "
             f"{_e(s['kl_mean'])}{_meets(s['kl_mean'] <= TARGETS['kl_mean'])} | "
-            f"{_e(s['kl_median'])} | {_e(s['kl_p99'])} | {_e(s['kl_max'])}")
+            f"{_e(s['kl_median'])} | {_e(s['kl_p99'])} | {_e(s['kl_max'])} | "
+            + (f"{s['self_top1']:.2f}% / {_e(s['self_kl_mean'])}" if "self_top1" in s else "-"))
         w(f"| {m['label']} | {arch} | runs | {_tok_cell(m)} | {tf} | {_ppl_cells(m)} | "
           f"{_cont_cell(m)} |")
     w("")
