@@ -12,6 +12,8 @@
 #      - tokenization of long real texts (ids must be identical),
 #      - teacher-forced next-token distributions at every position of 3 real texts
 #        (top-1 agreement, KL(peer||ember): mean, median, p99, max, the worst positions),
+#      - distance to exact math: KL from the plain-float reference forward
+#        (ember_reference_logits) for ember and llama.cpp, over 128 tokens,
 #      - perplexity, ember perplexity vs llama-perplexity (-c 512, the same chunks),
 #      - greedy 64-token continuations of 10 prompts (where they part ways, both sides'
 #        margins between the two candidate tokens);
@@ -26,12 +28,15 @@
 #    continuation of the reference model fails the gate (below), or if an ember command
 #    fails on a model it loads.
 #
-# Sections (--only, repeatable): tokenize, teacher, ppl, continuations (per model);
+# Sections (--only, repeatable): tokenize, teacher, reference, ppl, continuations (per model);
 # greedy, logits (the reference model). Default: all.
 #
 # Environment:
 #   EMBER_BIN       ember binary (default build/bin/ember, relative to the repo root)
 #   EMBER_MODELS    models dir (default ~/.cache/ember/models)
+#   VALIDATE_SYNTHETIC   1 (default): also the synthetic Qwen3-0.6B and Llama-3.2-1B shapes
+#                   (ember_make_model next to EMBER_BIN; generated once into
+#                   VALIDATE_SYNTHETIC_DIR, default ~/.cache/ember/synthetic); 0: not
 #   VALIDATE_EXTRA_MODELS  more models, space-separated KEY=PATH (e.g. synthetic
 #                   "qwen3-0.6b-shape=/path/a.gguf llama-3.2-1b-shape=/path/b.gguf"); the
 #                   chat format is guessed from KEY (gemma, llama, qwen, smol)
@@ -57,6 +62,23 @@ extra=()
 for spec in ${VALIDATE_EXTRA_MODELS:-}; do
     extra+=(--extra-model "$spec")
 done
+# The families with no small real file here (Qwen3, Llama 3.x): synthetic models
+# in their real shapes, random weights, the real vocabularies (ember_make_model,
+# built with ember), generated once into VALIDATE_SYNTHETIC_DIR.
+SYN_DIR="${VALIDATE_SYNTHETIC_DIR:-$HOME/.cache/ember/synthetic}"
+MAKE_MODEL="$(dirname "$EMBER_BIN")/ember_make_model"
+if [[ "${VALIDATE_SYNTHETIC:-1}" == 1 && -x "$MAKE_MODEL" ]]; then
+    mkdir -p "$SYN_DIR"
+    for s in "qwen3-0.6b ggml-vocab-qwen2.gguf" "llama3.2-1b ggml-vocab-llama-bpe.gguf"; do
+        read -r shape vocab <<<"$s"
+        f="$SYN_DIR/$shape-shape-q4_k_m.gguf"
+        if [[ ! -f "$f" ]]; then
+            "$MAKE_MODEL" --shape "$shape" --type q4_k_m --vocab "$REPO_ROOT/../shared/vocab/$vocab" \
+                -o "$f" >&2
+        fi
+        extra+=(--extra-model "$shape-shape=$f")
+    done
+fi
 
 # build-peer.sh prints KEY=VALUE lines (PEER_TOOL, LLAMA_CPP_VERSION, ...) on stdout
 peer_env="$(bash "$REPO_ROOT/scripts/build-peer.sh")"

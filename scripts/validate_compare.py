@@ -71,7 +71,7 @@ MODELS = [
 REFERENCE_MODEL = "smollm2"
 
 # Per-model sections (validate_models.py) and the reference model's own.
-MODEL_SECTIONS = ["tokenize", "teacher", "ppl", "continuations"]
+MODEL_SECTIONS = ["tokenize", "teacher", "reference", "ppl", "continuations"]
 REFERENCE_SECTIONS = ["greedy", "logits"]
 
 # (name, prompt). Varied on purpose: prose, code, a list, a question, non-English

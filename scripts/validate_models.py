@@ -21,6 +21,14 @@ For each model of the table (validate_compare.py's MODELS, plus --extra-model):
     T_tf, the 99th percentile of the margin shifts between llama.cpp's default
     and precise configurations over the teacher-forced positions).
 
+  * reference (distance to exact math): the first REF_TOKENS tokens of the
+    first text through the plain-float reference forward
+    (bench/reference_logits.cpp: doubles, no activation rounding, no KV cache),
+    also with only the int8 activation rounding both engines do
+    (--int8-acts), and KL(exact || x) for ember and both peer configurations:
+    which engine is nearer exact math, and how much of the distance that
+    rounding alone makes.
+
 Only tokenization mismatches and failing ember commands on a model ember loads
 fail the run; the targets (TARGETS) are reported, next to llama.cpp's own
 default-vs-precise spread.
@@ -100,6 +108,7 @@ CONT_PROMPTS = [
 CONT_N = 64
 
 TARGETS = dict(top1=99.0, kl_mean=1e-3, ppl_rel=0.5)  # %, nats, %
+REF_TOKENS = 128  # the reference forward is O(n^2) in doubles: ~20-120 s per model
 WORST_K = 5  # worst positions listed per model
 TIE_QUANTILE = 0.99
 
@@ -248,6 +257,55 @@ def check_teacher(a, label, path, tmp) -> dict:
     return res
 
 
+def check_reference(a, tmp) -> dict:
+    """KL(exact || x) per position for ember, the peer configurations and the
+    reference with int8 activations, over the first REF_TOKENS of TF_TEXTS[0]."""
+    res = dict(error=None, stats={})
+    ref_bin = os.path.join(os.path.dirname(a.ember), "ember_reference_logits")
+    if not os.path.exists(ref_bin):
+        res["error"] = f"{ref_bin} not built (cmake --build build --target ember_reference_logits)"
+        return res
+    out, _ = run([a.peer, "tokenize", "-m", a.model, "-f", TF_TEXTS[0][1]])
+    ids = parse_ids(out, "peer_tool tokenize")[:REF_TOKENS]
+    id_list = ",".join(map(str, ids))
+    res["n"] = len(ids)
+    files = {"exact": os.path.join(tmp, "ref_exact.f32"),
+             "int8 activations": os.path.join(tmp, "ref_int8.f32"),
+             "ember": os.path.join(tmp, "ref_ember.f32")}
+    try:
+        run([ref_bin, a.model, id_list, files["exact"]], timeout=3600)
+        run([ref_bin, a.model, id_list, files["int8 activations"], "--int8-acts"], timeout=3600)
+        run([a.ember, "eval", "-m", a.model, "--tokens", id_list, "--all-logits", "--logits-out",
+             files["ember"], "-t", str(a.threads), "-c", str(max(len(ids), 8))], timeout=3600)
+        n_vocab = 0
+        for cfg in a.peer_configs:
+            files[f"llama.cpp {cfg}"] = os.path.join(tmp, f"ref_peer_{cfg}.f32")
+            o, _ = run(peer_cmd(a, "logits", cfg, "--tokens", id_list, "--all", "-o",
+                                files[f"llama.cpp {cfg}"]))
+            n_vocab = int(parse_json_obj(o, "peer_tool logits")["n_vocab"])
+        readers = {k: _rows(f, n_vocab) for k, f in files.items()}
+        kls = {k: [] for k in files if k != "exact"}
+        agree = {k: 0 for k in kls}
+        for _ in ids:
+            X = next(readers["exact"])
+            lx, x1 = _log_softmax(X), top_ids(X, 1)[0]
+            for k in kls:
+                V = next(readers[k])
+                kls[k].append(_kl(lx, _log_softmax(V)))
+                agree[k] += top_ids(V, 1)[0] == x1
+        for k, v in kls.items():
+            res["stats"][k] = dict(mean=math.fsum(v) / len(v), median=quantile(v, 0.5),
+                                   p99=quantile(v, 0.99), max=max(v),
+                                   top1=100.0 * agree[k] / len(v))
+    except CmdError as e:
+        res["error"] = str(e)
+    finally:
+        for f in files.values():
+            if os.path.exists(f):
+                os.remove(f)
+    return res
+
+
 def tf_summary(rows) -> dict | None:
     """Top-1 agreement and the KL distribution over a list of position rows."""
     if not rows:
@@ -385,6 +443,12 @@ def run_model(a, key, label, path, chat, sections, tokenize_files) -> dict:
                               | {row["next"] for _, row in m["worst"] if row["next"] is not None})
                 out, _ = run([a.peer, "pieces", "-m", path, "--tokens", ",".join(map(str, toks))])
                 m["pieces"] = dict(zip(toks, json.loads(out.decode("utf-8", "replace"))))
+        if "reference" in sections:
+            log(f"[{key}] distance to exact math ({REF_TOKENS} tokens, reference forward)")
+            r = check_reference(am, tmp)
+            m["reference"] = r
+            log(f"[{key}]   -> " + (f"ERROR {r['error']}" if r["error"] else ", ".join(
+                f"{k} {v['mean']:.2e}" for k, v in r["stats"].items())))
         if "ppl" in sections:
             m["ppl"] = []
             for plabel, ppath in PPL_TEXTS:
@@ -592,6 +656,23 @@ def write_model(w, a, m):
                 te = ", ".join(_tok(m, t, p) for t, p in row.get("top_ember", []))
                 w(f"| {lbl} | {row['pos']} | {_e(row['kl'])} | {nxt} | {tp} | {te} |")
             w("")
+    if m.get("reference"):
+        r = m["reference"]
+        if r["error"]:
+            w(f"Distance to exact math: **ERROR** {r['error'].splitlines()[0]}")
+        else:
+            w(f"Distance to exact math: KL(exact‖x) of the next-token distributions over the "
+              f"first {r['n']} tokens of {TF_TEXTS[0][0]}, *exact* being the plain-float "
+              "reference forward (`ember_reference_logits`: doubles, no activation rounding, no "
+              "KV cache); *int8 activations* is the same with only the int8 rounding of every "
+              "matrix input that both engines do; top-1 = agreement with exact's argmax.")
+            w("")
+            w("| vs exact | KL mean | KL median | KL p99 | KL max | top-1 |")
+            w("|---|---|---|---|---|---|")
+            for k, v in r["stats"].items():
+                w(f"| {k} | {_e(v['mean'])} | {_e(v['median'])} | {_e(v['p99'])} | "
+                  f"{_e(v['max'])} | {v['top1']:.1f}% |")
+        w("")
     if m.get("ppl"):
         hdr = "| perplexity | tokens scored | llama.cpp default | ember | diff |"
         sep = "|---|---|---|---|---|"

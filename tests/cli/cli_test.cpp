@@ -11,6 +11,7 @@
 #include "runtime/gguf/gguf_writer.h"
 #include "support/cli_runner.h"
 #include "support/model_builder.h"
+#include "support/skip.h"
 #include "support/test_paths.h"
 
 namespace {
@@ -138,4 +139,32 @@ TEST_CASE("cli: run, tokenize, eval and info on a tiny model", "[cli]") {
   CHECK(info.exit_code == 0);
   CHECK_THAT(info.out, Catch::Contains("architecture:  llama"));
   CHECK_THAT(info.out, Catch::Contains("Q8_0"));
+}
+
+TEST_CASE("cli: run, bench and perplexity on every architecture", "[cli][arch]") {
+  if (!ember::test::FileExists(ember::test::SharedDir() + "/vocab/ggml-vocab-qwen2.gguf")) {
+    EMBER_SKIP("no test vocabularies");
+  }
+  const std::string text = ember::test::TempPath("cli_arch_text.txt");
+  {
+    std::ofstream f(text);
+    for (int i = 0; i < 40; ++i) f << "The quick brown fox jumps over the lazy dog. ";
+  }
+  for (const char* which : {"llama3", "qwen2", "qwen3", "gemma3"}) {
+    INFO(which);
+    const std::string m = ember::test::BuildArchModel(which);
+    REQUIRE(!m.empty());
+    const Result run = Ember("run -m " + m + " -p hello -n 8 --temp 0 --ignore-eos -t 1");
+    CHECK(run.exit_code == 0);
+    CHECK(run.err.find("generated 8 tokens") != std::string::npos);
+    const Result beams = Ember("run -m " + m + " -p hello -n 4 --beams 2 -t 1");
+    CHECK(beams.exit_code == 0);
+    const Result ppl = Ember("perplexity -m " + m + " -f " + text + " -c 64 --chunks 2 -t 1");
+    INFO("perplexity: " << ppl.out << ppl.err);
+    CHECK(ppl.exit_code == 0);
+    CHECK(ppl.out.find("Final estimate: PPL = ") != std::string::npos);
+    const Result bench = Ember("bench -m " + m + " -p 16 -n 4 -r 1 -t 1 --json");
+    CHECK(bench.exit_code == 0);
+    CHECK(bench.out.find("\"n_gen\": 4") != std::string::npos);
+  }
 }
