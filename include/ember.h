@@ -128,8 +128,10 @@ typedef struct ember_model_info {
   bool tied_output;
   uint64_t n_params;     /* weight elements */
   uint64_t weight_bytes; /* bytes of all tensors in the file */
-  uint64_t loaded_bytes; /* bytes of the weights as loaded (native layouts); decode reads
-                            them all once per token. 0 for a vocab_only model */
+  uint64_t loaded_bytes; /* bytes of the matrices decode reads once per token, as loaded
+                            (native layouts): the LM head and every layer's (an untied
+                            embedding, read a row per token, is not counted). 0 for a
+                            vocab_only model */
   const char* isa;       /* the kernel variant in use, e.g. "avx2" */
   int32_t bos_token;     /* -1 if none */
   int32_t eos_token;     /* -1 if none */

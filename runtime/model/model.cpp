@@ -280,8 +280,14 @@ Status Model::RepackWeights(const LoadProgressFn& progress) {
       views.push_back(v);
     }
   }
+  // An embedding of its own (not tied to the output) is only read a row per
+  // token: its GGUF rows stay where they are mapped (the pages a prompt touches
+  // come in on demand) rather than a repacked copy in memory. A tied one is
+  // repacked with the output when that keeps every weight exact.
+  const bool tied = weights_.token_embd.data == weights_.output.data;
   auto repacked = [&](const WeightView* v) {
-    return CanRepack(v->type) && (v != &weights_.token_embd || RepackIsExact(v->type));
+    return CanRepack(v->type) &&
+           (v != &weights_.token_embd || (tied && RepackIsExact(v->type)));
   };
   // The tensor behind each view's data, and the packed matrix made from it
   // (a tied output and embedding share one tensor).
@@ -347,18 +353,17 @@ Status Model::RepackWeights(const LoadProgressFn& progress) {
 }
 
 uint64_t Model::CountLoadedWeightBytes() const {
+  // The matrices a decode step streams: the output and every layer's, each
+  // once (a tied embedding is the output); an embedding of its own is only
+  // read a row per token.
   uint64_t n = 0;
-  for (const auto& p : packed_) n += p->bytes();
-  std::vector<const uint8_t*> seen;
+  std::vector<const void*> seen;
   auto add = [&](const WeightView& v) {
-    if (v.packed != nullptr || v.data == nullptr) return;
-    for (const uint8_t* d : seen) {
-      if (d == v.data) return;
-    }
-    seen.push_back(v.data);
-    n += v.row_bytes * static_cast<uint64_t>(v.n_rows);
+    const void* key = v.packed != nullptr ? static_cast<const void*>(v.packed) : v.data;
+    if (key == nullptr || std::find(seen.begin(), seen.end(), key) != seen.end()) return;
+    seen.push_back(key);
+    n += v.packed != nullptr ? v.packed->bytes() : v.row_bytes * static_cast<uint64_t>(v.n_rows);
   };
-  add(weights_.token_embd);
   add(weights_.output);
   for (const LayerWeights& L : weights_.layers) {
     for (const WeightView* v : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) add(*v);

@@ -77,7 +77,9 @@ class Model {
   const std::string& path() const { return path_; }
   // Total bytes of the weight tensors in the file.
   uint64_t weight_bytes() const;
-  // Bytes of the weights as loaded (native layouts + tensors used in place).
+  // Bytes of the matrices a decode step reads, as loaded (native layouts and
+  // tensors used in place): the output and every layer's, each once; an
+  // embedding of its own (only a row per token) is not counted.
   uint64_t loaded_weight_bytes() const { return loaded_weight_bytes_; }
   // Identifies the file's contents: a hash of its header (metadata and tensor
   // infos), its size and the first bytes of every tensor. Saved session state
