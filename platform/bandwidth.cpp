@@ -4,38 +4,79 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
+#include <memory>
+#include <new>
 #include <vector>
 
 #include <unistd.h>
 
+#include "platform/read_xor.h"
+
 namespace ember {
 namespace {
 
-// A buffer of n words, every page touched (from n_threads threads, like the
-// weights later), so no page fault lands inside a timed pass.
-std::vector<uint64_t> TouchedBuffer(size_t n, int n_threads) {
-  std::vector<uint64_t> buf(n);
-#pragma omp parallel for num_threads(n_threads) schedule(static)
-  for (size_t i = 0; i < n; ++i) buf[i] = i;
+// Slices start on page boundaries: whole pages per thread, and every vector
+// load of the wide variants falls inside one cache line.
+constexpr size_t kPage = 4096;
+
+struct FreeDeleter {
+  void operator()(void* p) const { std::free(p); }
+};
+
+// A page-aligned buffer of whole pages.
+struct ReadBuffer {
+  std::unique_ptr<unsigned char[], FreeDeleter> data;
+  size_t bytes = 0;
+};
+
+// Slice c of n_slices: [begin, end) in bytes, whole pages, the last one
+// taking the remainder. Thread c of a pass reads slice c, as decode's thread c
+// reads its contiguous share of each weight matrix (ops/matmul.cpp).
+struct Slice {
+  size_t begin, end;
+};
+Slice SliceOf(size_t bytes, int c, int n_slices) {
+  const size_t pages = bytes / kPage, n = static_cast<size_t>(n_slices);
+  const size_t u = static_cast<size_t>(c);
+  return {pages * u / n * kPage, u + 1 == n ? bytes : pages * (u + 1) / n * kPage};
+}
+
+// At least `bytes` (and one page), every page written by the thread that will
+// read its slice with n_threads threads, so no page fault lands inside a
+// timed pass and, on NUMA machines, the pages sit by their reader. The values
+// (each word its own index) keep the xor from being trivially zero.
+ReadBuffer TouchedBuffer(size_t bytes, int n_threads) {
+  ReadBuffer buf;
+  buf.bytes = std::max(kPage, (bytes + kPage - 1) / kPage * kPage);
+  void* p = std::aligned_alloc(kPage, buf.bytes);
+  if (p == nullptr) throw std::bad_alloc();
+  buf.data.reset(static_cast<unsigned char*>(p));
+  uint64_t* words = static_cast<uint64_t*>(p);
+  const size_t total = buf.bytes;
+#pragma omp parallel for num_threads(n_threads) schedule(static, 1)
+  for (int c = 0; c < n_threads; ++c) {
+    const Slice s = SliceOf(total, c, n_threads);
+    for (size_t i = s.begin / 8; i < s.end / 8; ++i) words[i] = i;
+  }
   return buf;
 }
 
-// One timed read of the whole buffer; GB/s (0 if the clock did not move).
-double ReadPass(const std::vector<uint64_t>& buf, int n_threads, uint64_t* sink) {
-  const size_t n = buf.size() & ~size_t{3};
-  const uint64_t* p = buf.data();
+// One timed read of the whole buffer, thread c streaming through slice c;
+// GB/s (0 if the clock did not move). The time includes waking the threads
+// and waiting for the slowest, as a decode matmul's does.
+double ReadPass(const ReadBuffer& buf, ReadXorFn read, int n_threads, uint64_t* sink) {
+  const unsigned char* p = buf.data.get();
+  const size_t bytes = buf.bytes;
   const auto t0 = std::chrono::steady_clock::now();
   uint64_t total = 0;
-  // Four independent xor chains per thread let the loads stream; the
-  // compiler vectorises this loop at -O2/-O3.
-#pragma omp parallel for num_threads(n_threads) schedule(static) reduction(^ : total)
-  for (size_t i = 0; i < n; i += 4) {
-    total ^= p[i] ^ p[i + 1] ^ p[i + 2] ^ p[i + 3];
+#pragma omp parallel for num_threads(n_threads) schedule(static, 1) reduction(^ : total)
+  for (int c = 0; c < n_threads; ++c) {
+    const Slice s = SliceOf(bytes, c, n_threads);
+    total ^= read(p + s.begin, s.end - s.begin);
   }
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   *sink ^= total;
-  return s > 0 ? static_cast<double>(n * sizeof(uint64_t)) / s / 1e9 : 0.0;
+  return secs > 0 ? static_cast<double>(bytes) / secs / 1e9 : 0.0;
 }
 
 void KeepAlive(uint64_t sink) {
@@ -47,23 +88,25 @@ void KeepAlive(uint64_t sink) {
 
 double MeasureReadBandwidth(int n_threads, size_t bytes, int reps) {
   n_threads = std::max(1, n_threads);
-  const std::vector<uint64_t> buf = TouchedBuffer(std::max<size_t>(bytes / 8, 4), n_threads);
+  const ReadXorFn read = HostReadXor();
+  const ReadBuffer buf = TouchedBuffer(bytes, n_threads);
   double best = 0.0;
   uint64_t sink = 0;
-  for (int r = 0; r < reps; ++r) best = std::max(best, ReadPass(buf, n_threads, &sink));
+  for (int r = 0; r < reps; ++r) best = std::max(best, ReadPass(buf, read, n_threads, &sink));
   KeepAlive(sink);
   return best;
 }
 
 std::vector<double> MeasureReadBandwidthProfile(int max_threads, size_t bytes, int reps) {
   max_threads = std::max(1, max_threads);
-  const std::vector<uint64_t> buf = TouchedBuffer(std::max<size_t>(bytes / 8, 4), max_threads);
+  const ReadXorFn read = HostReadXor();
+  const ReadBuffer buf = TouchedBuffer(bytes, max_threads);
   std::vector<double> best(static_cast<size_t>(max_threads), 0.0);
   uint64_t sink = 0;
   for (int r = 0; r < reps; ++r) {
     for (int t = 1; t <= max_threads; ++t) {
       best[static_cast<size_t>(t - 1)] =
-          std::max(best[static_cast<size_t>(t - 1)], ReadPass(buf, t, &sink));
+          std::max(best[static_cast<size_t>(t - 1)], ReadPass(buf, read, t, &sink));
     }
   }
   KeepAlive(sink);

@@ -1,5 +1,13 @@
 // Memory read bandwidth, measured: the ceiling for decode, which reads every
 // weight byte once per token (docs/DESIGN.md §3, §8).
+//
+// A pass reads the whole buffer once the way decode reads its weights: thread
+// c streams through the c-th contiguous slice with the widest loads the CPU
+// has (platform/read_xor.h), and the pass takes as long as its slowest thread.
+// The figure is the best pass: the roof a well-written streaming read reaches
+// on this machine, which decode can approach but not pass (a probe that reads
+// slower than the kernels, as the earlier scalar loop did, puts decode above
+// 100% of it).
 #pragma once
 
 #include <cstddef>

@@ -1,0 +1,39 @@
+// The inner loop of the read-bandwidth probe (platform/bandwidth.cpp): one
+// thread streams once through its own contiguous slice of a large buffer, as
+// a decode thread streams through its share of every weight matrix.
+//
+// Contract: every variant returns the xor of the bytes / 8 whole 64-bit words
+// at p (any alignment; a tail of fewer than 8 bytes is not read): the bits of
+// ReadXor_ref. The result is what keeps the loads from being optimised away,
+// and it lets a test check that a variant really reads every word.
+//
+// How they read: the widest loads the ISA has, eight independent xor
+// accumulators (so no load waits on the one before it and the core keeps as
+// many cache-line misses in flight as it can), and a single forward stream
+// that the hardware prefetchers follow, as decode's GEMV does.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "platform/cpu_features.h"
+
+namespace ember {
+
+using ReadXorFn = uint64_t (*)(const void* p, size_t bytes);
+
+uint64_t ReadXor_ref(const void* p, size_t bytes);     // every architecture
+uint64_t ReadXor_avx2(const void* p, size_t bytes);    // x86-64: 32-byte loads
+uint64_t ReadXor_avx512(const void* p, size_t bytes);  // x86-64: 64-byte loads
+uint64_t ReadXor_neon(const void* p, size_t bytes);    // ARM NEON: 16-byte loads
+
+// The variant for an ISA level (its widest loads: AVX-512 for both AVX-512
+// levels, NEON for all NEON levels); nullptr when this build has none for it
+// (another architecture).
+ReadXorFn ReadXorFor(Isa isa);
+
+// The variant the probe uses: the widest this CPU supports. Not EMBER_ISA:
+// the probe measures the machine's memory, not the kernels a user forced.
+ReadXorFn HostReadXor();
+
+}  // namespace ember
