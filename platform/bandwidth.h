@@ -16,12 +16,14 @@
 namespace ember {
 
 // Reads a buffer of `bytes` (much larger than the caches) with n_threads
-// threads, `reps` times, and returns the best rate in GB/s (1e9 bytes/s).
+// threads, `reps` times and for at least a quarter of a second, and returns
+// the best rate in GB/s (1e9 bytes/s).
 double MeasureReadBandwidth(int n_threads, size_t bytes = size_t{256} << 20, int reps = 5);
 
 // The read bandwidth for 1..max_threads threads over one buffer of `bytes`:
-// out[i] is the best of `reps` passes with i + 1 threads. The passes go round
-// the thread counts, so a burst of other load on the machine costs one pass of
+// out[i] is the best of the passes with i + 1 threads: at least `reps` of
+// each, for at least a quarter of a second in all. The passes go round the
+// thread counts, so a burst of other load on the machine costs one pass of
 // each count rather than every pass of one count.
 std::vector<double> MeasureReadBandwidthProfile(int max_threads, size_t bytes, int reps);
 
