@@ -10,19 +10,27 @@
 #   3. generates, once, synthetic models with real shapes and random weights into
 #      ${EMBER_BENCH_DIR:-~/.cache/ember/bench} (never into the repo):
 #        TinyLlama-1.1B shape Q4_0 and Q8_0, SmolLM2-135M shape Q4_0;
-#      and adds the real SmolLM2-135M-Instruct Q4_1 from the model cache if present;
+#      and adds the real SmolLM2-135M-Instruct Q4_1, Gemma 3 270M Q4_K_M and
+#      Qwen2.5-Coder-0.5B-Instruct Q4_K_M from the model cache if present
+#      (scripts/fetch-models.sh --all);
 #   4. waits (up to BENCH_LOAD_WAIT s) for the 1-minute load average to fall below
 #      BENCH_MAX_LOAD, since the machine may be shared;
 #   5. for each model and thread count runs `ember bench` and `llama-bench`
 #      alternately (ember, peer, ember, peer, ...), each under /usr/bin/time -v
 #      for its peak RSS, with the same -p/-n/-t/-r;
-#   6. writes the tables (ratio = ember / llama.cpp of avg tok/s) and the targets.
+#   6. for the models of BENCH_DEPTH_MODELS, decode at depth BENCH_DEPTH (-d, both tools);
+#      for those of BENCH_KV_MODELS, the KV cache memory at a BENCH_KV_CTX context
+#      (ember run's and llama.cpp's own reports);
+#   7. writes the tables (ratio = ember / llama.cpp of avg tok/s) and the targets.
 #
 # Environment (defaults in brackets):
 #   BENCH_REPS [3]            timed repetitions per test (each tool also does a warm-up run)
 #   BENCH_THREADS ["1 2"]     thread counts
 #   BENCH_PP [512] BENCH_TG [128]   prompt / generated tokens
-#   BENCH_MODELS ["tinyllama-q4_0 tinyllama-q8_0 smollm2-q4_0 smollm2-real-q4_1"]
+#   BENCH_MODELS ["tinyllama-q4_0 tinyllama-q8_0 smollm2-q4_0 smollm2-real-q4_1 gemma3-real
+#                 qwen25-real"]
+#   BENCH_DEPTH [4096] BENCH_DEPTH_TG [64] BENCH_DEPTH_MODELS ["gemma3-real"]
+#   BENCH_KV_CTX [32768] BENCH_KV_MODELS ["gemma3-real"]
 #   BENCH_MAX_LOAD [0.5] BENCH_LOAD_WAIT [300]
 #   BENCH_OUT [docs/PERFORMANCE.md]
 #   BENCH_RSS_RUNS [1]        also measure peak RSS of plain generation (`ember run` vs
@@ -44,7 +52,12 @@ REPS="${BENCH_REPS:-3}"
 THREADS="${BENCH_THREADS:-1 2}"
 PP="${BENCH_PP:-512}"
 TG="${BENCH_TG:-128}"
-MODELS="${BENCH_MODELS:-tinyllama-q4_0 tinyllama-q8_0 smollm2-q4_0 smollm2-real-q4_1}"
+MODELS="${BENCH_MODELS:-tinyllama-q4_0 tinyllama-q8_0 smollm2-q4_0 smollm2-real-q4_1 gemma3-real qwen25-real}"
+DEPTH="${BENCH_DEPTH:-4096}"
+DEPTH_TG="${BENCH_DEPTH_TG:-64}"
+DEPTH_MODELS="${BENCH_DEPTH_MODELS:-gemma3-real}"
+KV_CTX="${BENCH_KV_CTX:-32768}"
+KV_MODELS="${BENCH_KV_MODELS:-gemma3-real}"
 MAX_LOAD="${BENCH_MAX_LOAD:-0.5}"
 LOAD_WAIT="${BENCH_LOAD_WAIT:-300}"
 OUT="${BENCH_OUT:-$REPO_ROOT/docs/PERFORMANCE.md}"
@@ -87,16 +100,24 @@ model_spec() {  # key -> "shape type vocab"
         *) return 1 ;;
     esac
 }
+real_model() {  # key -> "file|description" of a real model in the cache
+    case "$1" in
+        smollm2-real-q4_1) echo "SmolLM2-135M-Instruct.Q4_1.gguf|SmolLM2-135M-Instruct Q4_1 (the real model)" ;;
+        gemma3-real) echo "gemma-3-270m-q4_k_m.gguf|Gemma 3 270M Q4_K_M (the real model, gemma3)" ;;
+        qwen25-real) echo "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf|Qwen2.5-Coder-0.5B-Instruct Q4_K_M (the real model, qwen2)" ;;
+        *) return 1 ;;
+    esac
+}
 ACTIVE=()
 for key in $MODELS; do
-    if [[ "$key" == smollm2-real-q4_1 ]]; then
-        real="$MODELS_DIR/SmolLM2-135M-Instruct.Q4_1.gguf"
+    if rm_spec="$(real_model "$key")"; then
+        real="$MODELS_DIR/${rm_spec%%|*}"
         if [[ -f "$real" ]]; then
             MODEL_PATH[$key]="$real"
-            MODEL_DESC[$key]="SmolLM2-135M-Instruct Q4_1 (the real model)"
+            MODEL_DESC[$key]="${rm_spec#*|}"
             ACTIVE+=("$key")
         else
-            GEN_NOTES+=("real SmolLM2-135M-Instruct Q4_1 not in $MODELS_DIR: skipped (scripts/fetch-models.sh fetches it)")
+            GEN_NOTES+=("${rm_spec#*|}: not in $MODELS_DIR: skipped (scripts/fetch-models.sh --all fetches it)")
             log "skip $key: $real not found"
         fi
         continue
@@ -187,6 +208,23 @@ for key in "${ACTIVE[@]}"; do
         run_tool ember "$dir/ember-t$t" -- "$EMBER" bench -m "$m" -p "$PP" -n "$TG" -t "$t" -r "$REPS" --json
         run_tool llama.cpp "$dir/peer-t$t" -- "$LLAMA_BENCH" -m "$m" -p "$PP" -n "$TG" -t "$t" -r "$REPS" -o jsonl
     done
+    # Decode deep in a context (-d): the KV cache read per token on top of the weights.
+    if [[ " $DEPTH_MODELS " == *" $key "* ]]; then
+        for t in $THREADS; do
+            run_tool ember "$dir/ember-depth-t$t" -- "$EMBER" bench -m "$m" -p 0 -n "$DEPTH_TG" \
+                -d "$DEPTH" -t "$t" -r "$REPS" --json
+            run_tool llama.cpp "$dir/peer-depth-t$t" -- "$LLAMA_BENCH" -m "$m" -p 0 -n "$DEPTH_TG" \
+                -d "$DEPTH" -t "$t" -r "$REPS" -o jsonl
+        done
+    fi
+    # KV cache memory at a long context, as each engine reports it: ember run's log line, and
+    # llama.cpp's KV cache sizes (its library defaults, through peer_tool -v).
+    if [[ " $KV_MODELS " == *" $key "* ]]; then
+        "$EMBER" run -m "$m" -p "Hello" -n 1 -c "$KV_CTX" -t 1 --temp 0 2> "$dir/ember-kv.err" > /dev/null || true
+        "$PEER_TOOL" logits -m "$m" -p "Hello" -o "$dir/peer-kv.f32" -c "$KV_CTX" -t 1 -v \
+            > /dev/null 2> "$dir/peer-kv.err" || true
+        rm -f "$dir/peer-kv.f32"
+    fi
     # Peak RSS of plain generation (a ~PP-token prompt, TG new tokens): `ember bench`'s own
     # RSS includes the 256 MiB buffer of its read-bandwidth measurement.
     if [[ "$RSS_RUNS" == 1 ]]; then
@@ -205,6 +243,9 @@ LOAD_END="$(load1)"
     echo "threads=$THREADS"
     echo "pp=$PP"
     echo "tg=$TG"
+    echo "depth=$DEPTH"
+    echo "depth_tg=$DEPTH_TG"
+    echo "kv_ctx=$KV_CTX"
     echo "models=${ACTIVE[*]}"
     echo "load_before_wait=$LOAD_BEFORE_WAIT"
     echo "load_waited_s=$waited"
@@ -313,6 +354,11 @@ for key in models:
             if er and isa is None:
                 isa = er.get("cpu_info")
             data[(key, test, t)] = {"e": er, "p": pr}
+        if os.path.exists(os.path.join(d, "ember-depth-t%d.jsonl" % t)):
+            dtest = "tg%d@d%d" % (int(meta["depth_tg"]), int(meta["depth"]))
+            er = next(iter(jsonl(os.path.join(d, "ember-depth-t%d.jsonl" % t))), None)
+            pr = next(iter(jsonl(os.path.join(d, "peer-depth-t%d.jsonl" % t))), None)
+            data[(key, dtest, t)] = {"e": er, "p": pr}
         loads = []
         for who in ("ember", "peer"):
             try:
@@ -334,6 +380,20 @@ def steady_kib(path):
     tail = sorted(v[len(v) * 2 // 3:])
     return tail[len(tail) // 2]
 
+
+kvmem = {}  # model -> (ember MiB, llama.cpp MiB in all, llama.cpp non-SWA MiB)
+for key in models:
+    d = os.path.join(results, key)
+    try:
+        em = re.search(r"KV cache \S+, ([0-9.]+) MiB", open(os.path.join(d, "ember-kv.err")).read())
+        perr = open(os.path.join(d, "peer-kv.err")).read()
+    except OSError:
+        continue
+    sizes = [float(x) for x in re.findall(r"llama_kv_cache: size = +([0-9.]+) MiB", perr)]
+    # llama_kv_cache_iswa logs the non-SWA (global layers') cache first
+    nonswa = re.search(r"creating non-SWA KV cache.*?llama_kv_cache: size = +([0-9.]+) MiB", perr, re.S)
+    kvmem[key] = (float(em.group(1)) if em else None, sum(sizes) if sizes else None,
+                  float(nonswa.group(1)) if nonswa else None)
 
 gen = {}  # model -> (ember peak KiB, peer peak KiB, ember n_prompt, ember steady KiB, peer steady KiB)
 for key in models:
@@ -419,7 +479,9 @@ for key in models:
     w("")
     w("| test | threads | ember tok/s | llama.cpp tok/s | ratio | ember GB/s | % of peak bw |")
     w("|---|---:|---:|---:|---:|---:|---:|")
-    for test in ("pp%d" % pp, "tg%d" % tg):
+    dtest = "tg%d@d%d" % (int(meta["depth_tg"]), int(meta["depth"]))
+    tests = ["pp%d" % pp, "tg%d" % tg] + ([dtest] if (key, dtest, threads[0]) in data else [])
+    for test in tests:
         for t in threads:
             x = data[(key, test, t)]
             e, p = x["e"], x["p"]
@@ -432,6 +494,18 @@ for key in models:
                 pc = "%.0f%% (of %.1f)" % (e["pct_peak_bw"], e["peak_read_gbps"])
             w("| %s | %d | %s | %s | %s | %s | %s |" % (test, t, es, ps, "**%.2fx**" % r if r else "—", gb, pc))
     w("")
+    if dtest in tests:
+        w("%s: %d decode steps starting %s tokens deep in the context (`-d %s`, both tools); the"
+          " KV cache each step reads grows with the depth." % (dtest, int(meta["depth_tg"]),
+                                                             meta["depth"], meta["depth"]))
+        w("")
+    if key in kvmem:
+        ek, pk, pn = kvmem[key]
+        w("KV cache at a %s-token context: ember %s (`ember run -c %s`), llama.cpp %s with its library"
+          " defaults (`swa_full`: every layer keeps the whole context; its non-SWA, global layers' part"
+          " alone: %s)." % (meta["kv_ctx"], fmt(ek, "%.1f MiB"), meta["kv_ctx"], fmt(pk, "%.1f MiB"),
+                            fmt(pn, "%.1f MiB")))
+        w("")
     e_any = next((data[(key, "tg%d" % tg, t)]["e"] for t in threads if data[(key, "tg%d" % tg, t)]["e"]), None)
     p_any = next((data[(key, "tg%d" % tg, t)]["p"] for t in threads if data[(key, "tg%d" % tg, t)]["p"]), None)
     kv = kv_bytes(key, max(pp, tg))
@@ -485,7 +559,8 @@ def plural(t):
 
 
 NAMES = {"tinyllama-q4_0": "TinyLlama shape Q4_0", "tinyllama-q8_0": "TinyLlama shape Q8_0",
-         "smollm2-q4_0": "SmolLM2 shape Q4_0", "smollm2-real-q4_1": "real SmolLM2 Q4_1"}
+         "smollm2-q4_0": "SmolLM2 shape Q4_0", "smollm2-real-q4_1": "real SmolLM2 Q4_1",
+         "gemma3-real": "real Gemma 3 270M Q4_K_M", "qwen25-real": "real Qwen2.5-Coder-0.5B Q4_K_M"}
 
 
 def ratio_target(what, key, test, t, need):
@@ -520,6 +595,36 @@ if "tinyllama-q4_0" in models:
                    e["pct_peak_bw"] >= 85, abs(e["pct_peak_bw"] / 85 - 1) < 0.05)
         else:
             target(desc, "failed", None)
+# The models people download (issue 16): decode at the machine's read bandwidth, prefill at
+# twice llama.cpp's, Gemma 3 deep in a long context.
+real = [k for k in ("gemma3-real", "qwen25-real") if k in models]
+for key in real:
+    for t in threads:
+        e = data[(key, "tg%d" % tg, t)]["e"]
+        desc = "decode bandwidth ≥ 90%% of measured read bandwidth, %s, %s" % (plural(t), NAMES[key])
+        if e:
+            target(desc, "%.1f of %.1f GB/s = %.0f%% (%.2fx llama.cpp)" % (
+                e["gbps"], e["peak_read_gbps"], e["pct_peak_bw"], ratio(key, "tg%d" % tg, t) or 0),
+                e["pct_peak_bw"] >= 90, abs(e["pct_peak_bw"] / 90 - 1) < 0.05)
+        else:
+            target(desc, "failed", None)
+for key in real:
+    for t in threads:
+        ratio_target("prefill", key, "pp%d" % pp, t, 2.0)
+if "gemma3-real" in models:
+    dtest = "tg%d@d%d" % (int(meta["depth_tg"]), int(meta["depth"]))
+    if ("gemma3-real", dtest, threads[0]) in data:
+        for t in threads:
+            ratio_target("decode", "gemma3-real", dtest, t, 1.3)
+    if "gemma3-real" in kvmem:
+        ek, pk, pn = kvmem["gemma3-real"]
+        desc = ("KV cache at a %s context ≤ 1.15x the global layers' KV alone (windowed layers in "
+                "window-sized rings), real Gemma 3 270M" % meta["kv_ctx"])
+        if ek and pn:
+            target(desc, "%.1f MiB, global layers %.1f MiB: %.2fx (llama.cpp's defaults: %.1f MiB)" % (
+                ek, pn, ek / pn, pk or 0), ek / pn <= 1.15, abs(ek / pn / 1.15 - 1) < 0.05)
+        else:
+            target(desc, "—", None)
 rss_from_run = meta.get("rss_runs") == "1"
 for key in models:
     e_any = next((data[(key, "tg%d" % tg, t)]["e"] for t in threads if data[(key, "tg%d" % tg, t)]["e"]), None)

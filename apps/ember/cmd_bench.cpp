@@ -1,6 +1,7 @@
 // ember bench: prefill (pp) and decode (tg) speed, as llama-bench measures
 // them, plus the bandwidth decode achieves against the measured memory read
 // bandwidth of this machine.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -148,6 +149,9 @@ int BenchCommand(int argc, char** argv) {
   for (int32_t t : threads) {
     ember_session_params sp = ember_session_default_params();
     sp.n_ctx = static_cast<int32_t>(max_ctx);
+    // Nothing shifts in a bench (the context holds every test); a context of a
+    // few tokens must still leave room after the kept ones.
+    sp.n_keep = std::min<int32_t>(sp.n_keep, sp.n_ctx - 1);
     sp.n_threads = t;
     sp.n_threads_batch = threads_batch;
     ember_session* raw = nullptr;

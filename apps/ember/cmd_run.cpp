@@ -156,8 +156,10 @@ int RunCommand(int argc, char** argv) {
   ember_session* raw_session = nullptr;
   Check(ember_session_create(model.get(), &sp, &raw_session), "session");
   SessionPtr session(raw_session);
-  std::fprintf(stderr, "ember: %s\n",
-               DescribeThreads(session.get(), n_threads, n_threads_batch).c_str());
+  std::fprintf(stderr, "ember: %s; KV cache %s, %.1f MiB\n",
+               DescribeThreads(session.get(), n_threads, n_threads_batch).c_str(),
+               KvTypeLabel(sp.kv_type),
+               static_cast<double>(ember_session_kv_bytes(session.get())) / (1024.0 * 1024.0));
   if (!cache_path.empty()) {
     if (std::FILE* f = std::fopen(cache_path.c_str(), "rb")) {
       std::fclose(f);

@@ -44,7 +44,7 @@
 // is prepended. parse_special=true turns "<|im_start|>" etc. into their
 // special-token ids instead of tokenizing them as plain text.
 //
-// Context: n_ctx = max(2048, n_prompt + N), n_batch = n_ubatch =
+// Context: n_ctx = max(2048 or -c N, n_prompt + N), n_batch = n_ubatch =
 // max(512, n_prompt) so the whole prompt is evaluated in one llama_decode call
 // and one micro-batch. Flash attention: the library default
 // (LLAMA_FLASH_ATTN_TYPE_AUTO, which on a CPU-only build resolves to
@@ -102,7 +102,7 @@ void usage() {
         "usage:\n"
         "  peer_tool greedy   -m MODEL -p PROMPT -n N [-t THREADS] [--fa auto|on|off] [--kv f16|f32] [-v]\n"
         "  peer_tool logits   -m MODEL (-p PROMPT | --tokens ID,ID,...) -o FILE [--prefill N] [--all]\n"
-        "                     [--dump DIR]\n"
+        "                     [--dump DIR] [-c N_CTX]\n"
         "                     [-t THREADS] [--fa auto|on|off] [--kv f16|f32] [-v]\n"
         "  peer_tool tokenize -m MODEL (-p TEXT | -f FILE) [--no-bos] [-v]\n"
         "  peer_tool pieces   -m MODEL --tokens ID,ID,... [-v]\n");
@@ -122,6 +122,7 @@ struct Args {
     bool all_logits = false;   // logits --all
     std::string dump_dir;      // logits --dump DIR
     int n_predict = 64;
+    int n_ctx = 0;             // -c: the context size (0: max(2048, n_prompt + N))
     int n_threads = 0;
     bool no_bos = false;
     llama_flash_attn_type fa = LLAMA_FLASH_ATTN_TYPE_AUTO;
@@ -161,6 +162,7 @@ Args parse_args(int argc, char ** argv) {
         else if (k == "--dump") a.dump_dir = val();
         else if (k == "-n" || k == "--n-predict") a.n_predict = parse_int(val(), "-n");
         else if (k == "-t" || k == "--threads") a.n_threads = parse_int(val(), "-t");
+        else if (k == "-c" || k == "--ctx-size") a.n_ctx = parse_int(val(), "-c");
         else if (k == "--no-bos") a.no_bos = true;
         else if (k == "-v" || k == "--verbose") g_verbose = true;
         else if (k == "--fa") {
@@ -375,7 +377,7 @@ Dump g_dump;
 
 void make_context(Session & s, const Args & a, int n_prompt, int n_predict) {
     llama_context_params cp = llama_context_default_params();
-    cp.n_ctx = (uint32_t) std::max(2048, n_prompt + n_predict + 1);
+    cp.n_ctx = (uint32_t) std::max(a.n_ctx > 0 ? a.n_ctx : 2048, n_prompt + n_predict + 1);
     cp.n_batch = (uint32_t) std::max(512, n_prompt);
     cp.n_ubatch = cp.n_batch;
     cp.n_seq_max = 1;
