@@ -1,5 +1,6 @@
 #include "support/reference_forward.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -14,12 +15,14 @@ using Vec = std::vector<double>;
 // A tensor of the file as doubles, row-major [rows, cols] (cols = ne[0]).
 struct Tensor {
   int64_t rows = 0, cols = 0;
+  GgmlType type = GgmlType::kF32;
   std::vector<float> data;
 };
 
 Status Read(const GgufFile& f, const std::string& name, Tensor* t) {
   const GgufTensorInfo* info = f.FindTensor(name);
   if (info == nullptr) return BadFormat("reference: tensor '" + name + "' is missing");
+  t->type = info->type;
   t->cols = static_cast<int64_t>(info->ne[0]);
   t->rows = static_cast<int64_t>(info->n_elements()) / t->cols;
   t->data.resize(info->n_elements());
@@ -46,11 +49,40 @@ Vec Int8Acts(const Vec& x) {
   return y;
 }
 
+// x rounded as ggml's Q8_K activation blocks of 256 (K-quant dot products).
+Vec Q8KActs(const Vec& x) {
+  Vec y(x.size());
+  for (size_t g = 0; g + 256 <= x.size(); g += 256) {
+    float amax = 0, max = 0;
+    for (size_t j = 0; j < 256; ++j) {
+      const float v = static_cast<float>(x[g + j]);
+      if (std::fabs(v) > amax) {
+        amax = std::fabs(v);
+        max = v;
+      }
+    }
+    if (amax == 0) continue;
+    const float iscale = -128.0f / max;
+    for (size_t j = 0; j < 256; ++j) {
+      const float q = std::min(127.0f, std::nearbyint(iscale * static_cast<float>(x[g + j])));
+      y[g + j] = static_cast<double>(q) * static_cast<double>(1.0f / iscale);
+    }
+  }
+  return y;
+}
+
+bool IsKQuant(GgmlType t) {
+  return t == GgmlType::kQ4_K || t == GgmlType::kQ5_K || t == GgmlType::kQ6_K;
+}
+
 bool g_int8_acts = false;  // set for one ReferenceForward call (tests run it on one thread)
+bool g_ggml_acts = false;
 
 // y = W x for W [rows, cols].
 Vec MatVec(const Tensor& w, const Vec& x_in) {
-  const Vec x = g_int8_acts ? Int8Acts(x_in) : x_in;
+  const Vec x = g_ggml_acts   ? (IsKQuant(w.type) ? Q8KActs(x_in) : Int8Acts(x_in))
+                : g_int8_acts ? Int8Acts(x_in)
+                              : x_in;
   Vec y(static_cast<size_t>(w.rows));
   for (int64_t r = 0; r < w.rows; ++r) {
     const float* row = &w.data[static_cast<size_t>(r * w.cols)];
@@ -86,7 +118,17 @@ void Rope(Vec& x, size_t off, int64_t pos, const RopeConfig& rc,
   }
 }
 
+bool g_f16_gelu = false;  // ReferenceOptions::f16_gelu, set for one call
+
 double Act(FfnKind kind, double g) {
+  if (kind == FfnKind::kGeGlu && g_f16_gelu) {
+    if (g <= -10.0) return 0.0;
+    if (g >= 10.0) return g;
+    const float h = Fp16ToFp32(Fp32ToFp16(static_cast<float>(g)));
+    const float k = 0.7978845608028654f;  // sqrt(2 / pi), as ggml's GELU_COEF
+    const float v = 0.5f * h * (1.0f + std::tanh(k * h * (1.0f + 0.044715f * h * h)));
+    return Fp16ToFp32(Fp32ToFp16(v));
+  }
   if (kind == FfnKind::kGeGlu) {
     const double k = std::sqrt(2.0 / 3.14159265358979323846);
     return 0.5 * g * (1.0 + std::tanh(k * (g + 0.044715 * g * g * g)));
@@ -104,6 +146,8 @@ struct Layer {
 Status ReferenceForward(const Model& model, const std::vector<int32_t>& tokens,
                         std::vector<float>* logits, const ReferenceOptions& options) {
   g_int8_acts = options.int8_acts;
+  g_f16_gelu = options.f16_gelu;
+  g_ggml_acts = options.ggml_acts;
   const ModelConfig& c = model.config();
   const GgufFile& f = model.gguf();
   const int64_t n = static_cast<int64_t>(tokens.size());

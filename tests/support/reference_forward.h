@@ -21,6 +21,15 @@ struct ReferenceOptions {
   // 127)), to measure how much of an engine's distance to exact math that
   // rounding makes (bench/reference_logits.cpp --int8-acts).
   bool int8_acts = false;
+  // GELU as ggml computes it on the CPU: the input rounded to f16, the result
+  // looked up in a table of f16 values (inputs beyond +-10 pass or vanish), to
+  // measure what that rounding does to Gemma's logits (--f16-gelu).
+  bool f16_gelu = false;
+  // Round matrix inputs as llama.cpp's CPU dot products do: int8 groups of 32
+  // (as int8_acts) for Q4_0/Q4_1/Q5_*/Q8_0 weights, and Q8_K blocks of 256 (one
+  // float scale, q = round(-128 x / x_maxabs_signed)) for K-quant weights
+  // (--ggml-acts).
+  bool ggml_acts = false;
 };
 
 // logits: [tokens.size(), n_vocab], the next-token logits after each prefix.
