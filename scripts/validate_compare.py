@@ -822,9 +822,15 @@ def write_report(a, greedy, logits, models, noise, started, elapsed, failed, lon
           "precise peer against the default peer — the quantity T is a percentile of.")
         w("")
 
+    # Sections written by hand (from this marker line to the end) are kept.
+    mark = "<!-- kept by scripts/validate.sh: hand-written sections below -->"
+    if os.path.exists(a.out):
+        old = open(a.out, encoding="utf-8").read()
+        if mark in old:
+            L += ["", old[old.index(mark):].rstrip("\n")]
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     with open(a.out, "w", encoding="utf-8") as f:
-        f.write("\n".join(L))
+        f.write("\n".join(L).rstrip("\n") + "\n")
 
 
 # ----------------------------------------------------------------- main
