@@ -15,6 +15,21 @@ namespace {
 
 constexpr int kMr = 4;  // tokens per register tile
 
+// Decode (one token, one tile at a time) streams the weights once: a software
+// prefetch 8 KiB ahead of each 64-byte load keeps more lines in flight than the
+// hardware prefetcher does for a loop whose loads are spaced by arithmetic.
+// Measured from a 256 MiB matrix on one thread (ember_gemv_rate, 3 alternating
+// rounds): Q4 39 -> 42-45 GB/s, Q8 42 -> 43-44; 1, 2 and 16 KiB ahead were no
+// better or worse. Weights are tile-major, so ahead is the same stream.
+constexpr int kPrefetchBytes = 8192;
+
+template <int MR, int NT>
+inline void PrefetchAhead(const uint8_t* p) {
+  if constexpr (MR == 1 && NT == 1) {
+    _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes), _MM_HINT_T0);
+  }
+}
+
 inline __m512i Bcast4(const int8_t* p) {
   int32_t v;
   std::memcpy(&v, p, 4);
@@ -53,6 +68,7 @@ void TilesQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
     }
     for (int s = 0; s < 4; ++s) {
       __m512i lo[NT], hi[NT];
+      PrefetchAhead<MR, NT>(gp[0] + 64 * s);
       for (int j = 0; j < NT; ++j) {
         const __m512i v = _mm512_loadu_si512(gp[j] + 64 * s);
         lo[j] = _mm512_and_si512(v, low4);
@@ -113,6 +129,7 @@ void TilesQ8(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
     }
     for (int s = 0; s < 8; ++s) {
       __m512i wq[NT];
+      PrefetchAhead<MR, NT>(gp[0] + 64 * s);
       for (int j = 0; j < NT; ++j) {
         wq[j] = _mm512_loadu_si512(gp[j] + 64 * s);
         wsum[j] = _mm512_dpbusd_epi32(wsum[j], ones, wq[j]);
