@@ -43,7 +43,7 @@ PackedMatrix MakeMatrix(GgmlType type, int64_t rows, int64_t k, std::mt19937& rn
 // each (the best is the kernel's rate; other tenants only slow a run down).
 double Rate(const PackedMatrix& w, const QuantizedActs& a, double seconds) {
   const Kernels& k = Active();
-  const QGemmFn fn = w.layout == PackedLayout::kQ4x16 ? k.qgemm_q4x16 : k.qgemm_q8x16;
+  const QGemmFn fn = k.qgemm_for(w.layout);
   std::vector<float> y(static_cast<size_t>(w.n_rows));
   fn(w, 0, w.n_tiles, a, y.data(), w.n_rows);  // warm-up
   using Clock = std::chrono::steady_clock;

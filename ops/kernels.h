@@ -15,9 +15,8 @@
 namespace ember {
 
 struct Kernels {
-  Isa isa = Isa::kRef;  // the ISA the table was built for
-  QGemmFn qgemm_q4x16 = nullptr;
-  QGemmFn qgemm_q8x16 = nullptr;
+  Isa isa = Isa::kRef;                     // the ISA the table was built for
+  QGemmFn qgemm[kPackedLayoutCount] = {};  // by PackedLayout: qgemm_for(w.layout)
   QuantizeActsFn quantize_acts = nullptr;  // the activations every QGemm reads
   AttendHeadFn attend_head = nullptr;
   AttendHeadQ8Fn attend_head_q8 = nullptr;
@@ -37,6 +36,14 @@ struct Kernels {
   void (*ggml_scale_f16)(uint16_t* y, float v, int n) = nullptr;
   void (*ggml_mad_f16)(uint16_t* y, const uint16_t* x, float v, int n) = nullptr;
   GgmlAttendTiledBlockFn ggml_attend_tiled_block = nullptr;
+
+  QGemmFn qgemm_for(PackedLayout layout) const { return qgemm[static_cast<int>(layout)]; }
+  // Sets the three layouts' kernels of one ISA.
+  void SetQGemm(QGemmFn q4x16, QGemmFn q5x16, QGemmFn q8x16) {
+    qgemm[static_cast<int>(PackedLayout::kQ4x16)] = q4x16;
+    qgemm[static_cast<int>(PackedLayout::kQ5x16)] = q5x16;
+    qgemm[static_cast<int>(PackedLayout::kQ8x16)] = q8x16;
+  }
 };
 
 // The table for `isa`: the best variant of each family at or below that level
@@ -70,8 +77,11 @@ void AttendHeadQ8_avx2(const float* q, const KvSpanQ8* spans, int n_spans, size_
                        size_t scale_stride, int head_dim, float scale, float* scores, float* out);
 void QuantizeActs_avx2(const float* x, int64_t m, int64_t k, QuantizedActs* acts);
 void QGemmQ4x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
+void QGemmQ5x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ8x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ4x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
+                           int64_t);
+void QGemmQ5x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                            int64_t);
 void QGemmQ8x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                            int64_t);
@@ -85,12 +95,17 @@ void AttendBlock_neon(const float* const* q, const int64_t* n_first, const int64
                       int n_q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
                       float scale, float* scratch, float* const* out);
 void QGemmQ4x16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
+void QGemmQ5x16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ8x16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ4x16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
+                         int64_t);
+void QGemmQ5x16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                          int64_t);
 void QGemmQ8x16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                          int64_t);
 void QGemmQ4x16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
+                          int64_t);
+void QGemmQ5x16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                           int64_t);
 void QGemmQ8x16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                           int64_t);

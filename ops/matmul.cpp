@@ -15,7 +15,7 @@ void MatMulPacked(const WeightView& w, const float* x, int64_t m, float* y, int6
   const Kernels& k = Active();
   k.quantize_acts(x, m, p.n_cols, &scratch->qacts);
   const QuantizedActs& a = scratch->qacts;
-  const QGemmFn fn = p.layout == PackedLayout::kQ4x16 ? k.qgemm_q4x16 : k.qgemm_q8x16;
+  const QGemmFn fn = k.qgemm_for(p.layout);
   const int64_t n_tiles = p.n_tiles;
   const int chunks = static_cast<int>(std::min<int64_t>(n_threads, n_tiles));
   if (chunks <= 1) {
@@ -60,7 +60,7 @@ void MatMulShared(const WeightView* const* ws, float* const* ys, const int64_t* 
     for (int i = 0; i < count; ++i) {
       if (begin[i] >= end[i]) continue;
       const PackedMatrix& p = *ws[i]->packed;
-      const QGemmFn fn = p.layout == PackedLayout::kQ4x16 ? k.qgemm_q4x16 : k.qgemm_q8x16;
+      const QGemmFn fn = k.qgemm_for(p.layout);
       fn(p, begin[i], end[i], a, ys[i], ldys[i]);
     }
   };

@@ -15,15 +15,16 @@
 
 namespace ember {
 
-// Activations [m, k] as int8 groups of 32: x ≈ q * d, with s = d * sum(q) per
-// group (the term that a weight's min or offset multiplies).
+// Activations [m, k] as int8 groups of 32: x ≈ q * d, with the group sums of q
+// (the term that a weight's min or offset multiplies).
 struct QuantizedActs {
   int64_t m = 0, k = 0;
-  std::vector<int8_t> q;  // [m, k], 64-byte aligned rows not required
-  std::vector<float> d;   // [m, k / 32]
-  std::vector<float> s;   // [m, k / 32] d * sum(q), exact: multiplies Q4_0's -8 d_w
-  std::vector<float> sm;  // [m, k / 32] the same from the unrounded d, rounded to fp16:
-                          // multiplies Q4_1's mins, as ggml's Q8_1 blocks carry it
+  std::vector<int8_t> q;      // [m, k], 64-byte aligned rows not required
+  std::vector<float> d;       // [m, k / 32]
+  std::vector<int32_t> qsum;  // [m, k / 32] sum(q): times a layout's offset (Q4_0's -8,
+                              // Q5_0's -16), taken off the integer sum exactly
+  std::vector<float> sm;      // [m, k / 32] (max|x| / 127) * sum(q) rounded to fp16:
+                              // multiplies stored mins, as ggml's Q8_1 blocks carry it
 
   // Sets m and k and sizes the arrays for them (k a multiple of 32).
   void Resize(int64_t rows, int64_t cols) {
@@ -31,20 +32,18 @@ struct QuantizedActs {
     k = cols;
     q.resize(static_cast<size_t>(m * k));
     d.resize(static_cast<size_t>(m * k / 32));
-    s.resize(static_cast<size_t>(m * k / 32));
+    qsum.resize(static_cast<size_t>(m * k / 32));
     sm.resize(static_cast<size_t>(m * k / 32));
   }
 
   const int8_t* q_row(int64_t t) const { return q.data() + t * k; }
   const float* d_row(int64_t t) const { return d.data() + t * (k / 32); }
-  const float* s_row(int64_t t) const { return s.data() + t * (k / 32); }
+  const int32_t* qsum_row(int64_t t) const { return qsum.data() + t * (k / 32); }
   const float* sm_row(int64_t t) const { return sm.data() + t * (k / 32); }
-  // The sums a Q4x16 matrix's min term multiplies.
-  const float* min_sums(int64_t t, bool has_min) const { return has_min ? sm_row(t) : s_row(t); }
 };
 
 // x [m, k] floats -> acts. Per group: q = round-to-nearest-even(x * (127 / max|x|)),
-// d = max|x| / 127 rounded to fp16 (as ggml stores it), s = d * sum(q),
+// d = max|x| / 127 rounded to fp16 (as ggml stores it), qsum = sum(q),
 // sm = fp16((max|x| / 127) * sum(q)). These are exactly ggml's Q8_0 / Q8_1
 // activations, so the integer sums and scales equal llama.cpp's.
 void QuantizeActs_ref(const float* x, int64_t m, int64_t k, QuantizedActs* acts);
@@ -56,6 +55,8 @@ using QGemmFn = void (*)(const PackedMatrix& w, int64_t tile_begin, int64_t tile
                          const QuantizedActs& a, float* y, int64_t ldy);
 
 void QGemmQ4x16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                    const QuantizedActs& a, float* y, int64_t ldy);
+void QGemmQ5x16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                     const QuantizedActs& a, float* y, int64_t ldy);
 void QGemmQ8x16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                     const QuantizedActs& a, float* y, int64_t ldy);

@@ -63,30 +63,60 @@ inline __m256 LoadHalf(const uint8_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
+// Q5x16's high bits of 32 bytes (one half of an unpacked vector) as 16 in
+// each marked byte: bits byte k of `bits` goes to bytes 8k .. 8k+7, where the
+// byte's own bit is tested.
+inline __m256i HighBits(uint32_t bits) {
+  const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,  //
+                                          2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+  const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ULL));
+  const __m256i x = _mm256_and_si256(
+      _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int32_t>(bits)), spread), bit);
+  return _mm256_and_si256(_mm256_cmpeq_epi8(x, bit), _mm256_set1_epi8(16));
+}
+
 // Both halves of a tile per activation broadcast: each 4-byte broadcast feeds
 // two maddubs (rows 0-7 and 8-15) instead of one, which halves the broadcasts
 // (a load plus a shuffle each). The integer sums of MR tokens x 2 halves take
 // 2 * MR registers, so the float accumulators live in a small array in L1;
 // each is touched once per group, long after the store it reads.
-template <int MR, bool kHasMin>
+// Int16 sums: a sub-chunk adds at most 2 maddubs pairs per lane, 2 * 2 * 15 *
+// 127 = 7620 for int4 (4 sub-chunks fit int16) and 15748 for Q5's int5 (2
+// fit), so Q5 widens to int32 every two sub-chunks.
+template <int MR, bool kHasMin, bool kQ5>
 void TileQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
             int64_t ldy) {
+  constexpr PackedLayout kLayout = kQ5 ? PackedLayout::kQ5x16 : PackedLayout::kQ4x16;
+  constexpr size_t kScales = PackedQuantBytes(kLayout);
+  constexpr int kWiden = kQ5 ? 2 : 4;  // sub-chunks per int16 sum
   const __m256i low4 = _mm256_set1_epi8(0x0F);
   alignas(32) float acc[MR][kTileRows] = {};
   const int8_t* aq[MR];
   for (int i = 0; i < MR; ++i) aq[i] = a.q_row(t0 + i);
   const uint8_t* gp = w.tile(tile);
   for (int64_t g = 0; g < w.n_groups; ++g, gp += w.group_bytes) {
-    __m256i sum16[MR][2];
-    for (int i = 0; i < MR; ++i) sum16[i][0] = sum16[i][1] = _mm256_setzero_si256();
+    __m256i sum16[MR][2], isum[MR][2];
+    for (int i = 0; i < MR; ++i) {
+      sum16[i][0] = sum16[i][1] = _mm256_setzero_si256();
+      isum[i][0] = isum[i][1] = _mm256_setzero_si256();
+    }
+    if constexpr (kQ5) PrefetchAhead<MR>(gp + 256);
     for (int s = 0; s < 4; ++s) {  // columns 8s .. 8s + 7
       PrefetchAhead<MR>(gp + 64 * s);
       const __m256i v0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * s));
       const __m256i v1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * s + 32));
-      const __m256i lo0 = _mm256_and_si256(v0, low4);
-      const __m256i hi0 = _mm256_and_si256(_mm256_srli_epi16(v0, 4), low4);
-      const __m256i lo1 = _mm256_and_si256(v1, low4);
-      const __m256i hi1 = _mm256_and_si256(_mm256_srli_epi16(v1, 4), low4);
+      __m256i lo0 = _mm256_and_si256(v0, low4);
+      __m256i hi0 = _mm256_and_si256(_mm256_srli_epi16(v0, 4), low4);
+      __m256i lo1 = _mm256_and_si256(v1, low4);
+      __m256i hi1 = _mm256_and_si256(_mm256_srli_epi16(v1, 4), low4);
+      if constexpr (kQ5) {
+        uint32_t bits[4];  // qh[2s] (rows 0-7, 8-15), qh[2s + 1] (the same)
+        std::memcpy(bits, gp + 256 + 16 * s, 16);
+        lo0 = _mm256_or_si256(lo0, HighBits(bits[0]));
+        lo1 = _mm256_or_si256(lo1, HighBits(bits[1]));
+        hi0 = _mm256_or_si256(hi0, HighBits(bits[2]));
+        hi1 = _mm256_or_si256(hi1, HighBits(bits[3]));
+      }
       for (int i = 0; i < MR; ++i) {
         const int8_t* ac = aq[i] + g * 32 + 8 * s;
         const __m256i blo = Bcast4(ac), bhi = Bcast4(ac + 4);
@@ -98,18 +128,30 @@ void TileQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t
             _mm256_add_epi16(_mm256_maddubs_epi16(lo1, blo), _mm256_maddubs_epi16(hi1, bhi)));
         OpaqueReg(sum16[i][0]);
         OpaqueReg(sum16[i][1]);
+        if ((s + 1) % kWiden == 0) {
+          for (int h = 0; h < 2; ++h) {
+            isum[i][h] =
+                _mm256_add_epi32(isum[i][h], _mm256_madd_epi16(sum16[i][h], _mm256_set1_epi16(1)));
+            sum16[i][h] = _mm256_setzero_si256();
+          }
+        }
       }
     }
     for (int h = 0; h < 2; ++h) {
-      const __m256 dw = LoadHalf(gp + 256 + 16 * h);
-      const __m256 mw =
-          kHasMin ? LoadHalf(gp + 288 + 16 * h) : _mm256_mul_ps(dw, _mm256_set1_ps(-8.0f));
+      const __m256 dw = LoadHalf(gp + kScales + 16 * h);
+      const __m256 mw = kHasMin ? LoadHalf(gp + kScales + 32 + 16 * h) : _mm256_setzero_ps();
       for (int i = 0; i < MR; ++i) {
-        const __m256i isum = _mm256_madd_epi16(sum16[i][h], _mm256_set1_epi16(1));
+        __m256i sum = isum[i][h];
+        if constexpr (!kHasMin) {  // the offset, off the integer sum (qgemm_ref.cpp)
+          sum = _mm256_add_epi32(sum,
+                                 _mm256_set1_epi32(PackedOffset(kLayout) * a.qsum_row(t0 + i)[g]));
+        }
         const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(a.d_row(t0 + i)[g]));
         __m256 acc8 = _mm256_load_ps(acc[i] + 8 * h);
-        acc8 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), scale, acc8);
-        acc8 = _mm256_fmadd_ps(mw, _mm256_set1_ps(a.min_sums(t0 + i, kHasMin)[g]), acc8);
+        acc8 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), scale, acc8);
+        if constexpr (kHasMin) {
+          acc8 = _mm256_fmadd_ps(mw, _mm256_set1_ps(a.sm_row(t0 + i)[g]), acc8);
+        }
         _mm256_store_ps(acc[i] + 8 * h, acc8);
       }
     }
@@ -203,17 +245,16 @@ void Drive(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const Qu
 }
 
 // Kernel<MR>::Run computes one tile's rows for MR tokens.
-template <int MR, bool kHasMin>
+template <bool kHasMin, bool kQ5>
 struct Q4 {
-  static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
-                  int64_t ldy) {
-    TileQ4<MR, kHasMin>(w, tile, a, t0, y, ldy);
-  }
+  template <int MR>
+  struct K {
+    static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0,
+                    float* y, int64_t ldy) {
+      TileQ4<MR, kHasMin, kQ5>(w, tile, a, t0, y, ldy);
+    }
+  };
 };
-template <int MR>
-using Q4Min = Q4<MR, true>;
-template <int MR>
-using Q4NoMin = Q4<MR, false>;
 
 template <int MR>
 struct Q8 {
@@ -270,7 +311,7 @@ void QuantizeActs_avx2(const float* x, int64_t m, int64_t k, QuantizedActs* a) {
       // without the software conversion's branches.
       const float d = RoundToFp16(d_exact);
       a->d[t * groups + g] = d;
-      a->s[t * groups + g] = d * static_cast<float>(total);
+      a->qsum[t * groups + g] = total;
       a->sm[t * groups + g] = RoundToFp16(d_exact * static_cast<float>(total));
     }
   }
@@ -279,9 +320,18 @@ void QuantizeActs_avx2(const float* x, int64_t m, int64_t k, QuantizedActs* a) {
 void QGemmQ4x16_avx2(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                      const QuantizedActs& a, float* y, int64_t ldy) {
   if (w.has_min) {
-    Drive<Q4Min>(w, tile_begin, tile_end, a, y, ldy);
+    Drive<Q4<true, false>::K>(w, tile_begin, tile_end, a, y, ldy);
   } else {
-    Drive<Q4NoMin>(w, tile_begin, tile_end, a, y, ldy);
+    Drive<Q4<false, false>::K>(w, tile_begin, tile_end, a, y, ldy);
+  }
+}
+
+void QGemmQ5x16_avx2(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                     const QuantizedActs& a, float* y, int64_t ldy) {
+  if (w.has_min) {
+    Drive<Q4<true, true>::K>(w, tile_begin, tile_end, a, y, ldy);
+  } else {
+    Drive<Q4<false, true>::K>(w, tile_begin, tile_end, a, y, ldy);
   }
 }
 

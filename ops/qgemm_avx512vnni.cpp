@@ -46,10 +46,11 @@ inline void Store(float* y, __m512 v, int64_t row0, int64_t n_rows) {
   }
 }
 
-// Q4 tiles, NT tiles at once: each 4-byte activation broadcast feeds NT
-// vpdpbusd (one per tile), so a pair of tiles halves the broadcasts per
-// multiply.
-template <int MR, int NT, bool kHasMin>
+// Q4 and Q5 tiles, NT tiles at once: each 4-byte activation broadcast feeds
+// NT vpdpbusd (one per tile), so a pair of tiles halves the broadcasts per
+// multiply. Q5 (kQ5) adds 16 to the bytes its high-bit plane marks: 64 bits
+// per unpacked 64-byte vector, one mask register each.
+template <int MR, int NT, bool kHasMin, bool kQ5>
 void TilesQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
              int64_t ldy) {
   const __m512i low4 = _mm512_set1_epi8(0x0F);
@@ -66,6 +67,7 @@ void TilesQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
     for (int j = 0; j < NT; ++j) {
       for (int i = 0; i < MR; ++i) isum[j][i] = _mm512_setzero_si512();
     }
+    if constexpr (kQ5) PrefetchAhead<MR, NT>(gp[0] + 256);
     for (int s = 0; s < 4; ++s) {
       __m512i lo[NT], hi[NT];
       PrefetchAhead<MR, NT>(gp[0] + 64 * s);
@@ -73,6 +75,13 @@ void TilesQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
         const __m512i v = _mm512_loadu_si512(gp[j] + 64 * s);
         lo[j] = _mm512_and_si512(v, low4);
         hi[j] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
+        if constexpr (kQ5) {
+          uint64_t bits[2];
+          std::memcpy(bits, gp[j] + 256 + 16 * s, 16);  // qh[2s], qh[2s + 1]
+          const __m512i sixteen = _mm512_set1_epi8(16);
+          lo[j] = _mm512_mask_add_epi8(lo[j], _cvtu64_mask64(bits[0]), lo[j], sixteen);
+          hi[j] = _mm512_mask_add_epi8(hi[j], _cvtu64_mask64(bits[1]), hi[j], sixteen);
+        }
       }
       for (int i = 0; i < MR; ++i) {
         const __m512i blo = Bcast4(aq[i] + g * 32 + 8 * s);
@@ -83,17 +92,27 @@ void TilesQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
         }
       }
     }
+    constexpr PackedLayout kLayout = kQ5 ? PackedLayout::kQ5x16 : PackedLayout::kQ4x16;
+    constexpr size_t kScales = PackedQuantBytes(kLayout);
     for (int j = 0; j < NT; ++j) {
       const __m512 dw =
-          _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(gp[j] + 256)));
-      const __m512 mw =
-          kHasMin
-              ? _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(gp[j] + 288)))
-              : _mm512_mul_ps(dw, _mm512_set1_ps(-8.0f));
+          _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(gp[j] + kScales)));
+      __m512 mw = _mm512_setzero_ps();
+      if constexpr (kHasMin) {
+        mw = _mm512_cvtph_ps(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(gp[j] + kScales + 32)));
+      }
       for (int i = 0; i < MR; ++i) {
+        __m512i sum = isum[j][i];
+        if constexpr (!kHasMin) {  // the offset, off the integer sum (qgemm_ref.cpp)
+          sum = _mm512_add_epi32(sum,
+                                 _mm512_set1_epi32(PackedOffset(kLayout) * a.qsum_row(t0 + i)[g]));
+        }
         const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(a.d_row(t0 + i)[g]));
-        acc[j][i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[j][i]), scale, acc[j][i]);
-        acc[j][i] = _mm512_fmadd_ps(mw, _mm512_set1_ps(a.min_sums(t0 + i, kHasMin)[g]), acc[j][i]);
+        acc[j][i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), scale, acc[j][i]);
+        if constexpr (kHasMin) {
+          acc[j][i] = _mm512_fmadd_ps(mw, _mm512_set1_ps(a.sm_row(t0 + i)[g]), acc[j][i]);
+        }
       }
       gp[j] += w.group_bytes;
     }
@@ -187,19 +206,15 @@ void Drive(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const Qu
   }
 }
 
-template <int MR, int NT>
-struct Q4Min {
-  static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
-                  int64_t ldy) {
-    TilesQ4<MR, NT, true>(w, tile, a, t0, y, ldy);
-  }
-};
-template <int MR, int NT>
-struct Q4NoMin {
-  static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
-                  int64_t ldy) {
-    TilesQ4<MR, NT, false>(w, tile, a, t0, y, ldy);
-  }
+template <bool kHasMin, bool kQ5>
+struct Q4Kernel {
+  template <int MR, int NT>
+  struct K {
+    static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0,
+                    float* y, int64_t ldy) {
+      TilesQ4<MR, NT, kHasMin, kQ5>(w, tile, a, t0, y, ldy);
+    }
+  };
 };
 template <int MR, int NT>
 struct Q8 {
@@ -214,9 +229,18 @@ struct Q8 {
 void QGemmQ4x16_avx512vnni(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                            const QuantizedActs& a, float* y, int64_t ldy) {
   if (w.has_min) {
-    Drive<Q4Min>(w, tile_begin, tile_end, a, y, ldy);
+    Drive<Q4Kernel<true, false>::K>(w, tile_begin, tile_end, a, y, ldy);
   } else {
-    Drive<Q4NoMin>(w, tile_begin, tile_end, a, y, ldy);
+    Drive<Q4Kernel<false, false>::K>(w, tile_begin, tile_end, a, y, ldy);
+  }
+}
+
+void QGemmQ5x16_avx512vnni(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                           const QuantizedActs& a, float* y, int64_t ldy) {
+  if (w.has_min) {
+    Drive<Q4Kernel<true, true>::K>(w, tile_begin, tile_end, a, y, ldy);
+  } else {
+    Drive<Q4Kernel<false, true>::K>(w, tile_begin, tile_end, a, y, ldy);
   }
 }
 

@@ -38,19 +38,19 @@ inline int8x16_t Bcast4(const int8_t* p) {
 }
 
 // One quad of 4 rows (q = 0..3 within the tile) for MR tokens.
-template <int MR, bool kInt8, bool kHasMin>
+template <int MR, PackedLayout kL, bool kHasMin>
 void Quad(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, int64_t t0, float* y,
           int64_t ldy) {
   float32x4_t acc[MR];
   for (int i = 0; i < MR; ++i) acc[i] = vdupq_n_f32(0.0f);
   const uint8_t* gp = w.tile(tile);
-  const size_t q_bytes = kInt8 ? 512 : 256;
+  constexpr size_t q_bytes = PackedQuantBytes(kL);
   for (int64_t g = 0; g < w.n_groups; ++g, gp += w.group_bytes) {
     int8x16_t wq[8];
-    LoadQuadWeights<kInt8>(gp, q, wq);
+    LoadQuadWeights<kL>(gp, q, wq);
     const float32x4_t dw = LoadF16x4(gp + q_bytes + 8 * q);
     float32x4_t mw = vdupq_n_f32(0.0f);
-    if (!kInt8) mw = kHasMin ? LoadF16x4(gp + q_bytes + 32 + 8 * q) : vmulq_n_f32(dw, -8.0f);
+    if (kHasMin) mw = LoadF16x4(gp + q_bytes + 32 + 8 * q);
     for (int i = 0; i < MR; ++i) {
       const int8_t* aq = a.q_row(t0 + i) + g * 32;
       int32x4_t isum = vdupq_n_s32(0);
@@ -59,24 +59,27 @@ void Quad(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, in
         // columns 8s'..8s'+3 / 8s'+4..8s'+7, i.e. 4s..4s+3 again.
         isum = vaddq_s32(isum, Dot4x4(wq[s], Bcast4(aq + 4 * s)));
       }
+      // The offset, off the integer sum (qgemm_ref.cpp); 0 for int8.
+      if (PackedOffset(kL) != 0 && !kHasMin)
+        isum = vaddq_s32(isum, vdupq_n_s32(PackedOffset(kL) * a.qsum_row(t0 + i)[g]));
       const float32x4_t scale = vmulq_n_f32(dw, a.d_row(t0 + i)[g]);
       acc[i] = vfmaq_f32(acc[i], vcvtq_f32_s32(isum), scale);
-      if (!kInt8) acc[i] = vfmaq_f32(acc[i], mw, vdupq_n_f32(a.min_sums(t0 + i, kHasMin)[g]));
+      if (kHasMin) acc[i] = vfmaq_f32(acc[i], mw, vdupq_n_f32(a.sm_row(t0 + i)[g]));
     }
   }
   for (int i = 0; i < MR; ++i)
     StoreRows4(y + (t0 + i) * ldy, acc[i], tile * kTileRows + 4 * q, w.n_rows);
 }
 
-template <bool kInt8, bool kHasMin>
+template <PackedLayout kL, bool kHasMin>
 void Drive(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const QuantizedActs& a,
            float* y, int64_t ldy) {
   for (int64_t tile = tile_begin; tile < tile_end; ++tile) {
     for (int q = 0; q < 4; ++q) {
       if (tile * kTileRows + 4 * q >= w.n_rows) break;
       int64_t t = 0;
-      for (; t + kMr <= a.m; t += kMr) Quad<kMr, kInt8, kHasMin>(w, tile, q, a, t, y, ldy);
-      if (t < a.m) Quad<1, kInt8, kHasMin>(w, tile, q, a, t, y, ldy);
+      for (; t + kMr <= a.m; t += kMr) Quad<kMr, kL, kHasMin>(w, tile, q, a, t, y, ldy);
+      if (t < a.m) Quad<1, kL, kHasMin>(w, tile, q, a, t, y, ldy);
     }
   }
 }
@@ -86,15 +89,24 @@ void Drive(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const Qu
 void QGemmQ4x16_neon(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                      const QuantizedActs& a, float* y, int64_t ldy) {
   if (w.has_min) {
-    Drive<false, true>(w, tile_begin, tile_end, a, y, ldy);
+    Drive<PackedLayout::kQ4x16, true>(w, tile_begin, tile_end, a, y, ldy);
   } else {
-    Drive<false, false>(w, tile_begin, tile_end, a, y, ldy);
+    Drive<PackedLayout::kQ4x16, false>(w, tile_begin, tile_end, a, y, ldy);
+  }
+}
+
+void QGemmQ5x16_neon(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                     const QuantizedActs& a, float* y, int64_t ldy) {
+  if (w.has_min) {
+    Drive<PackedLayout::kQ5x16, true>(w, tile_begin, tile_end, a, y, ldy);
+  } else {
+    Drive<PackedLayout::kQ5x16, false>(w, tile_begin, tile_end, a, y, ldy);
   }
 }
 
 void QGemmQ8x16_neon(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                      const QuantizedActs& a, float* y, int64_t ldy) {
-  Drive<true, false>(w, tile_begin, tile_end, a, y, ldy);
+  Drive<PackedLayout::kQ8x16, false>(w, tile_begin, tile_end, a, y, ldy);
 }
 
 }  // namespace ember

@@ -14,20 +14,20 @@ namespace {
 
 constexpr int kMr = 4;
 
-template <int MR, bool kInt8, bool kHasMin>
+template <int MR, PackedLayout kL, bool kHasMin>
 void Quad(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, int64_t t0, float* y,
           int64_t ldy) {
   float32x4_t acc[MR];
   for (int i = 0; i < MR; ++i) acc[i] = vdupq_n_f32(0.0f);
   const uint8_t* gp = w.tile(tile);
-  const size_t q_bytes = kInt8 ? 512 : 256;
+  constexpr size_t q_bytes = PackedQuantBytes(kL);
   for (int64_t g = 0; g < w.n_groups; ++g, gp += w.group_bytes) {
     // wq[s] holds columns 4s .. 4s+3 of the group for the quad's 4 rows.
     int8x16_t wq[8];
-    LoadQuadWeights<kInt8>(gp, q, wq);
+    LoadQuadWeights<kL>(gp, q, wq);
     const float32x4_t dw = LoadF16x4(gp + q_bytes + 8 * q);
     float32x4_t mw = vdupq_n_f32(0.0f);
-    if (!kInt8) mw = kHasMin ? LoadF16x4(gp + q_bytes + 32 + 8 * q) : vmulq_n_f32(dw, -8.0f);
+    if (kHasMin) mw = LoadF16x4(gp + q_bytes + 32 + 8 * q);
     for (int i = 0; i < MR; ++i) {
       const int8_t* aq = a.q_row(t0 + i) + g * 32;
       const int8x16_t a0 = vld1q_s8(aq), a1 = vld1q_s8(aq + 16);
@@ -40,32 +40,35 @@ void Quad(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, in
       isum = vdotq_laneq_s32(isum, wq[5], a1, 1);
       isum = vdotq_laneq_s32(isum, wq[6], a1, 2);
       isum = vdotq_laneq_s32(isum, wq[7], a1, 3);
+      // The offset, off the integer sum (qgemm_ref.cpp); 0 for int8.
+      if (PackedOffset(kL) != 0 && !kHasMin)
+        isum = vaddq_s32(isum, vdupq_n_s32(PackedOffset(kL) * a.qsum_row(t0 + i)[g]));
       const float32x4_t scale = vmulq_n_f32(dw, a.d_row(t0 + i)[g]);
       acc[i] = vfmaq_f32(acc[i], vcvtq_f32_s32(isum), scale);
-      if (!kInt8) acc[i] = vfmaq_f32(acc[i], mw, vdupq_n_f32(a.min_sums(t0 + i, kHasMin)[g]));
+      if (kHasMin) acc[i] = vfmaq_f32(acc[i], mw, vdupq_n_f32(a.sm_row(t0 + i)[g]));
     }
   }
   for (int i = 0; i < MR; ++i)
     StoreRows4(y + (t0 + i) * ldy, acc[i], tile * kTileRows + 4 * q, w.n_rows);
 }
 
-template <bool kInt8, bool kHasMin>
+template <PackedLayout kL, bool kHasMin>
 void Drive(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const QuantizedActs& a,
            float* y, int64_t ldy) {
   for (int64_t tile = tile_begin; tile < tile_end; ++tile) {
     for (int q = 0; q < 4; ++q) {
       if (tile * kTileRows + 4 * q >= w.n_rows) break;
       int64_t t = 0;
-      for (; t + kMr <= a.m; t += kMr) Quad<kMr, kInt8, kHasMin>(w, tile, q, a, t, y, ldy);
+      for (; t + kMr <= a.m; t += kMr) Quad<kMr, kL, kHasMin>(w, tile, q, a, t, y, ldy);
       switch (a.m - t) {
         case 1:
-          Quad<1, kInt8, kHasMin>(w, tile, q, a, t, y, ldy);
+          Quad<1, kL, kHasMin>(w, tile, q, a, t, y, ldy);
           break;
         case 2:
-          Quad<2, kInt8, kHasMin>(w, tile, q, a, t, y, ldy);
+          Quad<2, kL, kHasMin>(w, tile, q, a, t, y, ldy);
           break;
         case 3:
-          Quad<3, kInt8, kHasMin>(w, tile, q, a, t, y, ldy);
+          Quad<3, kL, kHasMin>(w, tile, q, a, t, y, ldy);
           break;
         default:
           break;
@@ -79,15 +82,24 @@ void Drive(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const Qu
 void QGemmQ4x16_neon_dot(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                          const QuantizedActs& a, float* y, int64_t ldy) {
   if (w.has_min) {
-    Drive<false, true>(w, tile_begin, tile_end, a, y, ldy);
+    Drive<PackedLayout::kQ4x16, true>(w, tile_begin, tile_end, a, y, ldy);
   } else {
-    Drive<false, false>(w, tile_begin, tile_end, a, y, ldy);
+    Drive<PackedLayout::kQ4x16, false>(w, tile_begin, tile_end, a, y, ldy);
+  }
+}
+
+void QGemmQ5x16_neon_dot(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                         const QuantizedActs& a, float* y, int64_t ldy) {
+  if (w.has_min) {
+    Drive<PackedLayout::kQ5x16, true>(w, tile_begin, tile_end, a, y, ldy);
+  } else {
+    Drive<PackedLayout::kQ5x16, false>(w, tile_begin, tile_end, a, y, ldy);
   }
 }
 
 void QGemmQ8x16_neon_dot(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                          const QuantizedActs& a, float* y, int64_t ldy) {
-  Drive<true, false>(w, tile_begin, tile_end, a, y, ldy);
+  Drive<PackedLayout::kQ8x16, false>(w, tile_begin, tile_end, a, y, ldy);
 }
 
 }  // namespace ember

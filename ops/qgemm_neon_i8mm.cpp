@@ -37,7 +37,7 @@ inline int8x16_t TokenPair(const int8_t* at, const int8_t* au, int64_t c) {
 // Rows 4q..4q+3 of a tile for NP token pairs starting at t0. `last` is the
 // number of real tokens (2 * NP, or 2 * NP - 1 when the last pair repeats its
 // first token to fill the block; that output is not stored).
-template <int NP, bool kInt8, bool kHasMin>
+template <int NP, PackedLayout kL, bool kHasMin>
 void QuadPairs(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, int64_t t0,
                int last, float* y, int64_t ldy) {
   float32x4_t acc01[NP], acc23[NP];  // row pairs (0,1) and (2,3) of the quad
@@ -45,10 +45,10 @@ void QuadPairs(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& 
   int64_t tok[2 * NP];
   for (int i = 0; i < 2 * NP; ++i) tok[i] = t0 + (i < last ? i : i - 1);
   const uint8_t* gp = w.tile(tile);
-  const size_t q_bytes = kInt8 ? 512 : 256;
+  constexpr size_t q_bytes = PackedQuantBytes(kL);
   for (int64_t g = 0; g < w.n_groups; ++g, gp += w.group_bytes) {
     int8x16_t wq[8];
-    LoadQuadWeights<kInt8>(gp, q, wq);
+    LoadQuadWeights<kL>(gp, q, wq);
     int8x16_t w01[4], w23[4];  // [j]: columns 8j..8j+7 of a row pair
     for (int j = 0; j < 4; ++j) {
       const int32x4_t lo = vreinterpretq_s32_s8(wq[2 * j]);
@@ -59,9 +59,8 @@ void QuadPairs(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& 
     const float32x4_t dw = LoadF16x4(gp + q_bytes + 8 * q);
     const float32x4_t dw01 = vzip1q_f32(dw, dw), dw23 = vzip2q_f32(dw, dw);
     float32x4_t mw01 = vdupq_n_f32(0.0f), mw23 = vdupq_n_f32(0.0f);
-    if (!kInt8) {
-      const float32x4_t mw =
-          kHasMin ? LoadF16x4(gp + q_bytes + 32 + 8 * q) : vmulq_n_f32(dw, -8.0f);
+    if (kHasMin) {
+      const float32x4_t mw = LoadF16x4(gp + q_bytes + 32 + 8 * q);
       mw01 = vzip1q_f32(mw, mw);
       mw23 = vzip2q_f32(mw, mw);
     }
@@ -75,12 +74,19 @@ void QuadPairs(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& 
         s01 = vmmlaq_s32(s01, w01[j], act);
         s23 = vmmlaq_s32(s23, w23[j], act);
       }
+      if (PackedOffset(kL) != 0 && !kHasMin) {  // the offset, off the integer sums (qgemm_ref.cpp)
+        const int32_t ot = PackedOffset(kL) * a.qsum_row(t)[g];
+        const int32_t ou = PackedOffset(kL) * a.qsum_row(u)[g];
+        const int32x4_t off = {ot, ou, ot, ou};
+        s01 = vaddq_s32(s01, off);
+        s23 = vaddq_s32(s23, off);
+      }
       const float dt = a.d_row(t)[g], du = a.d_row(u)[g];
       const float32x4_t da = {dt, du, dt, du};
       acc01[p] = vfmaq_f32(acc01[p], vcvtq_f32_s32(s01), vmulq_f32(dw01, da));
       acc23[p] = vfmaq_f32(acc23[p], vcvtq_f32_s32(s23), vmulq_f32(dw23, da));
-      if (!kInt8) {
-        const float st = a.min_sums(t, kHasMin)[g], su = a.min_sums(u, kHasMin)[g];
+      if (kHasMin) {
+        const float st = a.sm_row(t)[g], su = a.sm_row(u)[g];
         const float32x4_t sa = {st, su, st, su};
         acc01[p] = vfmaq_f32(acc01[p], mw01, sa);
         acc23[p] = vfmaq_f32(acc23[p], mw23, sa);
@@ -96,7 +102,7 @@ void QuadPairs(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& 
   }
 }
 
-template <bool kInt8, bool kHasMin>
+template <PackedLayout kL, bool kHasMin>
 void Drive(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const QuantizedActs& a,
            float* y, int64_t ldy) {
   constexpr int kBlock = 2 * kPairs;
@@ -105,13 +111,13 @@ void Drive(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const Qu
       if (tile * kTileRows + 4 * q >= w.n_rows) break;
       int64_t t = 0;
       for (; t + kBlock <= a.m; t += kBlock) {
-        QuadPairs<kPairs, kInt8, kHasMin>(w, tile, q, a, t, kBlock, y, ldy);
+        QuadPairs<kPairs, kL, kHasMin>(w, tile, q, a, t, kBlock, y, ldy);
       }
       const int left = static_cast<int>(a.m - t);
       if (left > 2) {
-        QuadPairs<2, kInt8, kHasMin>(w, tile, q, a, t, left, y, ldy);
+        QuadPairs<2, kL, kHasMin>(w, tile, q, a, t, left, y, ldy);
       } else if (left > 0) {
-        QuadPairs<1, kInt8, kHasMin>(w, tile, q, a, t, left, y, ldy);
+        QuadPairs<1, kL, kHasMin>(w, tile, q, a, t, left, y, ldy);
       }
     }
   }
@@ -124,9 +130,20 @@ void QGemmQ4x16_neon_i8mm(const PackedMatrix& w, int64_t tile_begin, int64_t til
   if (a.m == 1) {
     QGemmQ4x16_neon_dot(w, tile_begin, tile_end, a, y, ldy);
   } else if (w.has_min) {
-    Drive<false, true>(w, tile_begin, tile_end, a, y, ldy);
+    Drive<PackedLayout::kQ4x16, true>(w, tile_begin, tile_end, a, y, ldy);
   } else {
-    Drive<false, false>(w, tile_begin, tile_end, a, y, ldy);
+    Drive<PackedLayout::kQ4x16, false>(w, tile_begin, tile_end, a, y, ldy);
+  }
+}
+
+void QGemmQ5x16_neon_i8mm(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                          const QuantizedActs& a, float* y, int64_t ldy) {
+  if (a.m == 1) {
+    QGemmQ5x16_neon_dot(w, tile_begin, tile_end, a, y, ldy);
+  } else if (w.has_min) {
+    Drive<PackedLayout::kQ5x16, true>(w, tile_begin, tile_end, a, y, ldy);
+  } else {
+    Drive<PackedLayout::kQ5x16, false>(w, tile_begin, tile_end, a, y, ldy);
   }
 }
 
@@ -135,7 +152,7 @@ void QGemmQ8x16_neon_i8mm(const PackedMatrix& w, int64_t tile_begin, int64_t til
   if (a.m == 1) {
     QGemmQ8x16_neon_dot(w, tile_begin, tile_end, a, y, ldy);
   } else {
-    Drive<true, false>(w, tile_begin, tile_end, a, y, ldy);
+    Drive<PackedLayout::kQ8x16, false>(w, tile_begin, tile_end, a, y, ldy);
   }
 }
 

@@ -1,7 +1,8 @@
 // The specification of the quantized GEMM kernels: plain C++, never optimised.
 // The SIMD variants must produce the same integer group sums and apply the
 // scales in the same order:
-//   acc = fma(float(isum_g), d_w * d_a, acc); acc = fma(m_w, s_a, acc)
+//   acc = fma(float(isum_g), d_w * d_a, acc)  (isum_g with the offset taken off)
+//   acc = fma(m_w, sm_a, acc)                 (layouts with stored mins)
 // group by group, per output element (so the variants agree bit for bit).
 #include <cmath>
 
@@ -31,7 +32,7 @@ void QuantizeActs_ref(const float* x, int64_t m, int64_t k, QuantizedActs* a) {
         sum += q[j];
       }
       a->d[t * (k / 32) + g] = d;
-      a->s[t * (k / 32) + g] = d * static_cast<float>(sum);  // exact: 11 x 12 bits
+      a->qsum[t * (k / 32) + g] = sum;
       a->sm[t * (k / 32) + g] = Fp16ToFp32(Fp32ToFp16(d_exact * static_cast<float>(sum)));
     }
   }
@@ -39,10 +40,23 @@ void QuantizeActs_ref(const float* x, int64_t m, int64_t k, QuantizedActs* a) {
 
 namespace {
 
-template <bool kInt8>
+// The quant of row `lane`, column c of a TileGroup at gp (quant/packed.h).
+int Quant(PackedLayout layout, const uint8_t* gp, int lane, int c) {
+  if (layout == PackedLayout::kQ8x16) {
+    return static_cast<int8_t>(gp[(c / 4) * 64 + lane * 4 + c % 4]);
+  }
+  const uint8_t byte = gp[(c / 8) * 64 + lane * 4 + c % 4];
+  int q = c % 8 < 4 ? (byte & 0x0F) : (byte >> 4);
+  if (layout == PackedLayout::kQ5x16) {
+    const int bit = lane * 4 + c % 4;
+    q |= ((gp[256 + (c / 4) * 8 + bit / 8] >> (bit % 8)) & 1) << 4;
+  }
+  return q;
+}
+
 void QGemm_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const QuantizedActs& a,
                float* y, int64_t ldy) {
-  const size_t q_bytes = kInt8 ? 512 : 256;
+  const size_t q_bytes = PackedQuantBytes(w.layout);
   for (int64_t tile = tile_begin; tile < tile_end; ++tile) {
     for (int64_t t = 0; t < a.m; ++t) {
       const int8_t* aq = a.q_row(t);
@@ -55,28 +69,15 @@ void QGemm_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, cons
           const auto* dp = reinterpret_cast<const uint16_t*>(gp + q_bytes);
           const int8_t* ag = aq + g * 32;
           int32_t isum = 0;
-          if (kInt8) {
-            for (int s = 0; s < 8; ++s) {
-              for (int b = 0; b < 4; ++b) {
-                isum += static_cast<int8_t>(gp[s * 64 + lane * 4 + b]) * ag[4 * s + b];
-              }
-            }
-          } else {
-            for (int s = 0; s < 4; ++s) {
-              for (int b = 0; b < 4; ++b) {
-                const uint8_t byte = gp[s * 64 + lane * 4 + b];
-                isum += (byte & 0x0F) * ag[8 * s + b] + (byte >> 4) * ag[8 * s + 4 + b];
-              }
-            }
-          }
+          for (int c = 0; c < 32; ++c) isum += Quant(w.layout, gp, lane, c) * ag[c];
+          // Without stored mins, the offset (q - 8 or q - 16) comes off the
+          // integer sum exactly: sum((q - o) a) = sum(q a) - o sum(a).
+          if (!w.has_min) isum += PackedOffset(w.layout) * a.qsum_row(t)[g];
           const float dw = Fp16ToFp32(dp[lane]);
           const float da = a.d_row(t)[g];
-          // Two fused multiply-adds, in this order, as the SIMD kernels do.
+          // One or two fused multiply-adds, in this order, as the SIMD kernels.
           acc = std::fma(static_cast<float>(isum), dw * da, acc);
-          if (!kInt8) {
-            const float mw = w.has_min ? Fp16ToFp32(dp[16 + lane]) : dw * -8.0f;
-            acc = std::fma(mw, a.min_sums(t, w.has_min)[g], acc);
-          }
+          if (w.has_min) acc = std::fma(Fp16ToFp32(dp[16 + lane]), a.sm_row(t)[g], acc);
         }
         y[t * ldy + row] = acc;
       }
@@ -88,12 +89,17 @@ void QGemm_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, cons
 
 void QGemmQ4x16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                     const QuantizedActs& a, float* y, int64_t ldy) {
-  QGemm_ref<false>(w, tile_begin, tile_end, a, y, ldy);
+  QGemm_ref(w, tile_begin, tile_end, a, y, ldy);
+}
+
+void QGemmQ5x16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                    const QuantizedActs& a, float* y, int64_t ldy) {
+  QGemm_ref(w, tile_begin, tile_end, a, y, ldy);
 }
 
 void QGemmQ8x16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                     const QuantizedActs& a, float* y, int64_t ldy) {
-  QGemm_ref<true>(w, tile_begin, tile_end, a, y, ldy);
+  QGemm_ref(w, tile_begin, tile_end, a, y, ldy);
 }
 
 }  // namespace ember

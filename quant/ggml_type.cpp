@@ -40,6 +40,8 @@ constexpr GgmlTypeTraits kGgmlTypeTraits[] = {
     {GgmlType::kEmberQ4x16, "EMBER_Q4x16", 32, 18},
     {GgmlType::kEmberQ4x16Min, "EMBER_Q4x16_MIN", 32, 20},
     {GgmlType::kEmberQ8x16, "EMBER_Q8x16", 32, 34},
+    {GgmlType::kEmberQ5x16, "EMBER_Q5x16", 32, 22},
+    {GgmlType::kEmberQ5x16Min, "EMBER_Q5x16_MIN", 32, 24},
 };
 
 }  // namespace

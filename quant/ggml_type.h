@@ -49,6 +49,8 @@ enum class GgmlType : uint32_t {
   kEmberQ4x16 = 0x4500,     // Q4x16, m = -8 d
   kEmberQ4x16Min = 0x4501,  // Q4x16 with per-row mins
   kEmberQ8x16 = 0x4502,     // Q8x16
+  kEmberQ5x16 = 0x4503,     // Q5x16, m = -16 d
+  kEmberQ5x16Min = 0x4504,  // Q5x16 with per-row mins
 };
 
 struct GgmlTypeTraits {

@@ -26,6 +26,7 @@ uint8_t* AllocAligned(size_t bytes) {
 // Where the pieces of a TileGroup sit.
 struct GroupView {
   uint8_t* qs;
+  uint8_t* qh;  // Q5x16's high-bit plane, else nullptr
   uint16_t* d;
   uint16_t* m;  // nullptr without mins
 };
@@ -33,14 +34,16 @@ struct GroupView {
 GroupView View(const PackedMatrix& w, uint8_t* base, int64_t tile, int64_t group) {
   uint8_t* g =
       base + static_cast<size_t>(tile) * w.tile_bytes + static_cast<size_t>(group) * w.group_bytes;
-  const size_t q_bytes = w.layout == PackedLayout::kQ4x16 ? 256 : 512;
-  GroupView v{g, reinterpret_cast<uint16_t*>(g + q_bytes), nullptr};
+  const size_t q_bytes = PackedQuantBytes(w.layout);
+  GroupView v{g, w.layout == PackedLayout::kQ5x16 ? g + 256 : nullptr,
+              reinterpret_cast<uint16_t*>(g + q_bytes), nullptr};
   if (w.has_min) v.m = reinterpret_cast<uint16_t*>(g + q_bytes + 32);
   return v;
 }
 
 // One row's group of 32 weights in a native layout's terms, before the rows
-// are interleaved. Q4: value = q * d + m (m ignored without mins); Q8: q * d.
+// are interleaved. Q4 / Q5: value = q * d + m (m ignored without mins, q in
+// 0..15 / 0..31); Q8: q * d.
 struct Q4Group {
   uint8_t q[kGroupCols];
   uint16_t d, m;
@@ -56,8 +59,15 @@ void Store(const GroupView& v, int64_t lane, const Q4Group& g) {
   for (int s = 0; s < 4; ++s) {
     for (int b = 0; b < 4; ++b) {
       v.qs[s * 64 + lane * 4 + b] =
-          static_cast<uint8_t>(g.q[8 * s + b] | (g.q[8 * s + 4 + b] << 4));
+          static_cast<uint8_t>((g.q[8 * s + b] & 0x0F) | ((g.q[8 * s + 4 + b] & 0x0F) << 4));
     }
+  }
+  if (v.qh == nullptr) return;
+  // Bit 4r + b of qh[vec] (8 bytes each, little-endian): column 4 vec + b.
+  for (int c = 0; c < kGroupCols; ++c) {
+    const int bit = static_cast<int>(lane) * 4 + c % 4;
+    uint8_t& byte = v.qh[(c / 4) * 8 + bit / 8];
+    byte = static_cast<uint8_t>(byte | (((g.q[c] >> 4) & 1) << (bit % 8)));
   }
 }
 
@@ -81,6 +91,7 @@ void UnpackNibbles32(const uint8_t* qs, uint8_t* q) {
   }
 }
 
+// Q4_0, Q4_1, Q4_K -> Q4 groups; Q5_0, Q5_1, Q5_K -> Q5 groups.
 Status RowToQ4(GgmlType type, const uint8_t* row, int64_t n_groups, Q4Group* out) {
   if (type == GgmlType::kQ4_0) {
     for (int64_t g = 0; g < n_groups; ++g) {
@@ -100,24 +111,62 @@ Status RowToQ4(GgmlType type, const uint8_t* row, int64_t n_groups, Q4Group* out
     }
     return Status::Ok();
   }
-  // Q4_K: sub-block j of a super-block is d sc q - dmin m: one group with scale
-  // d sc and min -dmin m. Both products are exact in float; rounding them to
-  // fp16 is the only change (a relative 2^-11 of each).
+  if (type == GgmlType::kQ5_0 || type == GgmlType::kQ5_1) {
+    // Q5_0: (q - 16) d, the no-min form of Q5x16; Q5_1: q d + m. Same quants,
+    // scale and min.
+    const size_t block_bytes = type == GgmlType::kQ5_0 ? sizeof(BlockQ5_0) : sizeof(BlockQ5_1);
+    for (int64_t g = 0; g < n_groups; ++g) {
+      const uint8_t* blk = row + static_cast<size_t>(g) * block_bytes;
+      const uint8_t *qh_bytes, *qs;
+      if (type == GgmlType::kQ5_0) {
+        const auto& b = *reinterpret_cast<const BlockQ5_0*>(blk);
+        out[g].d = b.d;
+        out[g].m = 0;
+        qh_bytes = b.qh;
+        qs = b.qs;
+      } else {
+        const auto& b = *reinterpret_cast<const BlockQ5_1*>(blk);
+        out[g].d = b.d;
+        out[g].m = b.m;
+        qh_bytes = b.qh;
+        qs = b.qs;
+      }
+      uint32_t qh;
+      std::memcpy(&qh, qh_bytes, 4);
+      UnpackNibbles32(qs, out[g].q);  // byte j: weight j (low nibble), j + 16 (high)
+      for (int j = 0; j < 32; ++j) out[g].q[j] |= static_cast<uint8_t>(((qh >> j) & 1) << 4);
+    }
+    return Status::Ok();
+  }
+  // Q4_K / Q5_K: sub-block j of a super-block is d sc q - dmin m: one group
+  // with scale d sc and min -dmin m. Both products are exact in float; rounding
+  // them to fp16 is the only change (a relative 2^-11 of each).
+  const bool k5 = type == GgmlType::kQ5_K;
   for (int64_t g = 0; g < n_groups; ++g) {
-    const auto& b = reinterpret_cast<const BlockQ4_K*>(row)[g / 8];
     const int j = static_cast<int>(g % 8);
+    uint16_t d, dmin;
+    const uint8_t *scales, *qs, *qh = nullptr;
+    if (k5) {
+      const auto& b = reinterpret_cast<const BlockQ5_K*>(row)[g / 8];
+      d = b.d, dmin = b.dmin, scales = b.scales, qs = b.qs, qh = b.qh;
+    } else {
+      const auto& b = reinterpret_cast<const BlockQ4_K*>(row)[g / 8];
+      d = b.d, dmin = b.dmin, scales = b.scales, qs = b.qs;
+    }
     int sc, m;
-    UnpackScaleMinK4(b.scales, j, &sc, &m);
-    const float ds = Fp16ToFp32(b.d) * static_cast<float>(sc);
-    const float dm = Fp16ToFp32(b.dmin) * static_cast<float>(m);
-    if (!(ds <= 65504.0f)) return NotFp16("Q4_K sub-block scale", ds);
-    if (!(dm <= 65504.0f)) return NotFp16("Q4_K sub-block min", dm);
+    UnpackScaleMinK4(scales, j, &sc, &m);
+    const float ds = Fp16ToFp32(d) * static_cast<float>(sc);
+    const float dm = Fp16ToFp32(dmin) * static_cast<float>(m);
+    if (!(ds <= 65504.0f)) return NotFp16(k5 ? "Q5_K sub-block scale" : "Q4_K sub-block scale", ds);
+    if (!(dm <= 65504.0f)) return NotFp16(k5 ? "Q5_K sub-block min" : "Q4_K sub-block min", dm);
     Q4Group& o = out[g];
     o.d = Fp32ToFp16(ds);
     o.m = Fp32ToFp16(-dm);
     for (int l = 0; l < 32; ++l) {
-      const uint8_t byte = b.qs[32 * (j / 2) + l];
+      const uint8_t byte = qs[32 * (j / 2) + l];
       o.q[l] = j % 2 == 0 ? (byte & 0x0F) : (byte >> 4);
+      // Q5_K: bit j of qh[l] is bit 4 of sub-block j's weight l.
+      if (k5) o.q[l] = static_cast<uint8_t>(o.q[l] | (((qh[l] >> j) & 1) << 4));
     }
   }
   return Status::Ok();
@@ -170,24 +219,8 @@ Status RowToQ8(GgmlType type, const uint8_t* row, int64_t n_groups, float* scrat
     }
     return Status::Ok();
   }
-  if (type == GgmlType::kQ5_0) {
-    // (q - 16) d with q - 16 in [-16, 15]: an int8 quant with the same scale.
-    for (int64_t g = 0; g < n_groups; ++g) {
-      const auto& b = reinterpret_cast<const BlockQ5_0*>(row)[g];
-      uint32_t qh;
-      std::memcpy(&qh, b.qh, 4);
-      for (int j = 0; j < 16; ++j) {  // byte j: weight j (low nibble), j + 16 (high)
-        const int q0 = (b.qs[j] & 0x0F) | static_cast<int>(((qh >> j) & 1) << 4);
-        const int q1 = (b.qs[j] >> 4) | static_cast<int>(((qh >> (j + 16)) & 1) << 4);
-        out[g].q[j] = static_cast<int8_t>(q0 - 16);
-        out[g].q[j + 16] = static_cast<int8_t>(q1 - 16);
-      }
-      out[g].d = b.d;
-    }
-    return Status::Ok();
-  }
-  // Q5_1 and Q5_K (offsets an int8 quant cannot hold), Q6_K (two scales per
-  // 32), F16, BF16, F32: requantize the GGUF dequantized values.
+  // Q6_K (two scales per 32), F16, BF16, F32: requantize the GGUF dequantized
+  // values.
   DequantizeRow(type, row, scratch, n_groups * kGroupCols);
   for (int64_t g = 0; g < n_groups; ++g) {
     float amax;
@@ -199,12 +232,22 @@ Status RowToQ8(GgmlType type, const uint8_t* row, int64_t n_groups, float* scrat
   return Status::Ok();
 }
 
+// Sources whose groups carry a min of their own (the others have an offset).
+bool HasMins(GgmlType type) {
+  return type == GgmlType::kQ4_1 || type == GgmlType::kQ4_K || type == GgmlType::kQ5_1 ||
+         type == GgmlType::kQ5_K;
+}
+
 PackedLayout LayoutFor(GgmlType type) {
   switch (type) {
     case GgmlType::kQ4_0:
     case GgmlType::kQ4_1:
     case GgmlType::kQ4_K:
       return PackedLayout::kQ4x16;
+    case GgmlType::kQ5_0:
+    case GgmlType::kQ5_1:
+    case GgmlType::kQ5_K:
+      return PackedLayout::kQ5x16;
     default:
       return PackedLayout::kQ8x16;
   }
@@ -213,7 +256,7 @@ PackedLayout LayoutFor(GgmlType type) {
 }  // namespace
 
 size_t PackedGroupBytes(PackedLayout layout, bool has_min) {
-  return layout == PackedLayout::kQ4x16 ? 256 + 32 + (has_min ? 32 : 0) : 512 + 32;
+  return PackedQuantBytes(layout) + 32 + (has_min ? 32 : 0);
 }
 
 bool CanRepack(GgmlType type) {
@@ -237,7 +280,7 @@ bool CanRepack(GgmlType type) {
 
 bool RepackIsExact(GgmlType type) {
   return type == GgmlType::kQ4_0 || type == GgmlType::kQ4_1 || type == GgmlType::kQ8_0 ||
-         type == GgmlType::kQ5_0;
+         type == GgmlType::kQ5_0 || type == GgmlType::kQ5_1;
 }
 
 Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols,
@@ -254,7 +297,7 @@ Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols,
   }
   PackedMatrix w;
   w.layout = LayoutFor(type);
-  w.has_min = type == GgmlType::kQ4_1 || type == GgmlType::kQ4_K;
+  w.has_min = HasMins(type);
   w.n_rows = n_rows;
   w.n_cols = n_cols;
   w.n_tiles = (n_rows + kTileRows - 1) / kTileRows;
@@ -266,13 +309,14 @@ Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols,
   const size_t row_bytes = GgmlRowBytes(type, static_cast<uint64_t>(n_cols));
 
   const size_t n_groups = static_cast<size_t>(w.n_groups);
-  std::vector<Q4Group> q4(w.layout == PackedLayout::kQ4x16 ? n_groups : 0);
-  std::vector<Q8Group> q8(w.layout == PackedLayout::kQ8x16 ? n_groups : 0);
+  const bool int8 = w.layout == PackedLayout::kQ8x16;
+  std::vector<Q4Group> q4(int8 ? 0 : n_groups);
+  std::vector<Q8Group> q8(int8 ? n_groups : 0);
   std::vector<float> scratch(w.layout == PackedLayout::kQ8x16 ? n_groups * kGroupCols : 0);
   for (int64_t r = 0; r < n_rows; ++r) {
     const uint8_t* row = src + static_cast<size_t>(r) * row_bytes;
     const int64_t tile = r / kTileRows, lane = r % kTileRows;
-    if (w.layout == PackedLayout::kQ4x16) {
+    if (!int8) {
       EMBER_RETURN_IF_ERROR(RowToQ4(type, row, w.n_groups, q4.data()));
       for (int64_t g = 0; g < w.n_groups; ++g) Store(View(w, w.data.get(), tile, g), lane, q4[g]);
     } else {
@@ -284,22 +328,48 @@ Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols,
   return Status::Ok();
 }
 
-GgmlType NativeTypeFor(GgmlType type) {
-  if (LayoutFor(type) == PackedLayout::kQ8x16) return GgmlType::kEmberQ8x16;
-  return type == GgmlType::kQ4_1 || type == GgmlType::kQ4_K ? GgmlType::kEmberQ4x16Min
-                                                            : GgmlType::kEmberQ4x16;
+namespace {
+
+// The native tensor types and what they hold.
+struct NativeType {
+  GgmlType type;
+  PackedLayout layout;
+  bool has_min;
+};
+constexpr NativeType kNativeTypes[] = {
+    {GgmlType::kEmberQ4x16, PackedLayout::kQ4x16, false},
+    {GgmlType::kEmberQ4x16Min, PackedLayout::kQ4x16, true},
+    {GgmlType::kEmberQ5x16, PackedLayout::kQ5x16, false},
+    {GgmlType::kEmberQ5x16Min, PackedLayout::kQ5x16, true},
+    {GgmlType::kEmberQ8x16, PackedLayout::kQ8x16, false},
+};
+
+const NativeType* FindNative(GgmlType type) {
+  for (const NativeType& n : kNativeTypes) {
+    if (n.type == type) return &n;
+  }
+  return nullptr;
 }
 
-bool IsNativeType(GgmlType type) {
-  return type == GgmlType::kEmberQ4x16 || type == GgmlType::kEmberQ4x16Min ||
-         type == GgmlType::kEmberQ8x16;
+}  // namespace
+
+GgmlType NativeTypeFor(GgmlType type) {
+  const PackedLayout layout = LayoutFor(type);
+  const bool has_min = layout != PackedLayout::kQ8x16 && HasMins(type);
+  for (const NativeType& n : kNativeTypes) {
+    if (n.layout == layout && n.has_min == has_min) return n.type;
+  }
+  return GgmlType::kEmberQ8x16;  // not reached: every layout has a type
 }
+
+bool IsNativeType(GgmlType type) { return FindNative(type) != nullptr; }
 
 Status PackedView(GgmlType type, const uint8_t* data, size_t bytes, int64_t n_rows, int64_t n_cols,
                   PackedMatrix* out) {
   const std::string shape = "[" + std::to_string(n_rows) + ", " + std::to_string(n_cols) + "] " +
                             GgmlTypeName(type) + " matrix";
-  if (!IsNativeType(type)) return InvalidArgument(shape + " is not in a native layout");
+  const NativeType* native = FindNative(type);
+  if (native == nullptr) return InvalidArgument(shape + " is not in a native layout");
   if (n_rows <= 0 || n_cols <= 0 || n_rows % kTileRows != 0 || n_cols % kGroupCols != 0) {
     return InvalidArgument("cannot map a " + shape +
                            " (rows must be a multiple of 16, columns of 32)");
@@ -308,8 +378,8 @@ Status PackedView(GgmlType type, const uint8_t* data, size_t bytes, int64_t n_ro
     return InvalidArgument("the data of a " + shape + " is not 32-byte aligned");
   }
   PackedMatrix w;
-  w.layout = type == GgmlType::kEmberQ8x16 ? PackedLayout::kQ8x16 : PackedLayout::kQ4x16;
-  w.has_min = type == GgmlType::kEmberQ4x16Min;
+  w.layout = native->layout;
+  w.has_min = native->has_min;
   w.n_rows = n_rows;
   w.n_cols = n_cols;
   w.n_tiles = n_rows / kTileRows;
@@ -336,8 +406,13 @@ float PackedWeight(const PackedMatrix& w, int64_t row, int64_t col) {
   }
   const int s = static_cast<int>(c / 8), k = static_cast<int>(c % 8);
   const uint8_t byte = v.qs[s * 64 + lane * 4 + (k % 4)];
-  const int q = k < 4 ? (byte & 0x0F) : (byte >> 4);
-  const float m = w.has_min ? Fp16ToFp32(v.m[lane]) : -8.0f * d;
+  int q = k < 4 ? (byte & 0x0F) : (byte >> 4);
+  if (v.qh != nullptr) {
+    const int bit = static_cast<int>(lane) * 4 + static_cast<int>(c % 4);
+    q |= ((v.qh[(c / 4) * 8 + bit / 8] >> (bit % 8)) & 1) << 4;
+  }
+  const float m =
+      w.has_min ? Fp16ToFp32(v.m[lane]) : static_cast<float>(PackedOffset(w.layout)) * d;
   return static_cast<float>(q) * d + m;
 }
 

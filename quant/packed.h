@@ -12,6 +12,15 @@
 //                     in its low nibble and column 8s+4+b in its high nibble.
 //   fp16   d[16]      per-row scales
 //   fp16   m[16]      per-row mins (only when has_min; else m = -8 d, as Q4_0)
+// Q5x16 TileGroup (int5, value = q * d + m, q in [0, 31]): Q4x16's nibbles plus
+// a plane of high bits, so 5-bit sources keep their 5.5 (6 with mins) bits:
+//   uint8  qs[4][64]  as Q4x16: the low 4 bits of each quant
+//   uint64 qh[8]      bit 4r + b of qh[v] is bit 4 of row r, column 4v + b.
+//                     Unpacking sub-chunk s of qs gives two 64-byte vectors,
+//                     columns 8s..8s+3 (low nibbles) and 8s+4..8s+7 (high
+//                     nibbles): vectors v = 2s and 2s + 1, and bit i of qh[v]
+//                     belongs to byte i of vector v, in every ISA's unpacking.
+//   fp16   d[16], m[16] (only when has_min; else m = -16 d, as Q5_0)
 // Q8x16 TileGroup (int8, value = q * d):
 //   int8   qs[8][64]  sub-chunk s covers columns 4s .. 4s+3; bytes 4r .. 4r+3
 //                     are row r's four columns.
@@ -32,12 +41,25 @@ constexpr int kGroupCols = 32;
 
 enum class PackedLayout {
   kQ4x16,  // int4 with scale (+ min)
+  kQ5x16,  // int5 (int4 + a high-bit plane) with scale (+ min)
   kQ8x16,  // int8 with scale
 };
+constexpr int kPackedLayoutCount = 3;
+
+// Bytes of the quants of one TileGroup (the scales follow them).
+constexpr size_t PackedQuantBytes(PackedLayout layout) {
+  return layout == PackedLayout::kQ4x16 ? 256 : layout == PackedLayout::kQ5x16 ? 320 : 512;
+}
+
+// The offset of a layout's unsigned quants without stored mins: value = (q +
+// offset) * d (Q4_0: q - 8, Q5_0: q - 16; Q8x16's quants are signed: 0).
+constexpr int PackedOffset(PackedLayout layout) {
+  return layout == PackedLayout::kQ4x16 ? -8 : layout == PackedLayout::kQ5x16 ? -16 : 0;
+}
 
 struct PackedMatrix {
   PackedLayout layout = PackedLayout::kQ4x16;
-  bool has_min = false;  // Q4x16 only
+  bool has_min = false;  // Q4x16 and Q5x16 only
   int64_t n_rows = 0;
   int64_t n_cols = 0;
   int64_t n_tiles = 0;     // ceil(n_rows / 16)
@@ -55,14 +77,15 @@ size_t PackedGroupBytes(PackedLayout layout, bool has_min);
 
 // Whether GGUF rows of `type` can be repacked into a native layout:
 //   Q4_0, Q4_1, Q4_K -> Q4x16 (Q4_1 and Q4_K with mins);
-//   Q8_0, Q5_0, Q5_1, Q5_K, Q6_K, F16, BF16, F32 -> Q8x16.
+//   Q5_0, Q5_1, Q5_K -> Q5x16 (Q5_1 and Q5_K with mins);
+//   Q8_0, Q6_K, F16, BF16, F32 -> Q8x16.
 bool CanRepack(GgmlType type);
 
 // Whether repacking `type` keeps every weight's GGUF dequantized value bit for
-// bit (Q4_0, Q4_1, Q8_0, Q5_0). The others are near-exact or lossy:
-//   Q4_K: the per-32 scale d * sc and min -dmin * m are rounded to fp16
-//     (|error| <= 2^-11 (15 d sc + dmin m), plus 16 * 2^-25 if subnormal);
-//   Q5_1, Q5_K, Q6_K, F16, BF16, F32: the dequantized group of 32 is
+// bit (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0). The others are near-exact or lossy:
+//   Q4_K, Q5_K: the per-32 scale d * sc and min -dmin * m are rounded to fp16
+//     (|error| <= 2^-11 (q_max d sc + dmin m), plus 16 * 2^-25 if subnormal);
+//   Q6_K, F16, BF16, F32: the dequantized group of 32 is
 //     requantized to int8, |error| <= d / 2 with d = max|w| / 127 rounded up to
 //     fp16 (docs/FORMATS.md has the measured errors).
 bool RepackIsExact(GgmlType type);
@@ -74,7 +97,8 @@ bool RepackIsExact(GgmlType type);
 Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols, PackedMatrix* out);
 
 // The GGUF type that stores the layout `type` repacks to (Q4_0 -> kEmberQ4x16,
-// Q4_1 and Q4_K -> kEmberQ4x16Min, the rest -> kEmberQ8x16); requires CanRepack.
+// Q4_1 and Q4_K -> kEmberQ4x16Min, Q5_0 -> kEmberQ5x16, Q5_1 and Q5_K ->
+// kEmberQ5x16Min, the rest -> kEmberQ8x16); requires CanRepack.
 GgmlType NativeTypeFor(GgmlType type);
 bool IsNativeType(GgmlType type);
 

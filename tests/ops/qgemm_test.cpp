@@ -41,15 +41,18 @@ std::vector<Isa> IsasToTest() {
   return out;
 }
 
-QGemmFn Pick(const Kernels& k, const PackedMatrix& w) {
-  return w.layout == PackedLayout::kQ4x16 ? k.qgemm_q4x16 : k.qgemm_q8x16;
-}
+QGemmFn Pick(const Kernels& k, const PackedMatrix& w) { return k.qgemm_for(w.layout); }
+
+// One GGUF type per native layout and min form: Q4x16 without / with mins,
+// Q5x16 without / with mins (Q5_0, Q5_1), Q8x16.
+constexpr GgmlType kLayoutTypes[] = {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0,
+                                     GgmlType::kQ5_1, GgmlType::kQ8_0};
 
 }  // namespace
 
 TEST_CASE("repack: native layouts keep every weight exactly", "[qgemm]") {
   std::mt19937 rng(5);
-  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ8_0}) {
+  for (GgmlType type : kLayoutTypes) {
     const int64_t n = 37, k = 96;
     auto src = RandomGguf(type, n, k, rng);
     PackedMatrix w;
@@ -73,7 +76,7 @@ TEST_CASE("repack: native layouts keep every weight exactly", "[qgemm]") {
 
 TEST_CASE("qgemm: the reference equals float math on dequantized operands", "[qgemm]") {
   std::mt19937 rng(9);
-  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ8_0}) {
+  for (GgmlType type : kLayoutTypes) {
     const int64_t n = 21, k = 128, m = 3;
     auto src = RandomGguf(type, n, k, rng);
     PackedMatrix w;
@@ -84,8 +87,7 @@ TEST_CASE("qgemm: the reference equals float math on dequantized operands", "[qg
     QuantizedActs a;
     QuantizeActs_ref(x.data(), m, k, &a);
     std::vector<float> y(m * n);
-    (w.layout == PackedLayout::kQ4x16 ? QGemmQ4x16_ref : QGemmQ8x16_ref)(w, 0, w.n_tiles, a,
-                                                                         y.data(), n);
+    Pick(KernelsFor(Isa::kRef), w)(w, 0, w.n_tiles, a, y.data(), n);
     for (int64_t t = 0; t < m; ++t) {
       for (int64_t r = 0; r < n; ++r) {
         double expect = 0, scale = 0, fp16_slack = 0;
@@ -101,7 +103,7 @@ TEST_CASE("qgemm: the reference equals float math on dequantized operands", "[qg
             double wmax = 0;
             for (int c = 0; c < 32; ++c)
               wmax = std::max(wmax, double(std::fabs(PackedWeight(w, r, g * 32 + c))));
-            fp16_slack += wmax * std::fabs(a.s_row(t)[g]) * 1e-3;
+            fp16_slack += wmax * std::fabs(a.qsum_row(t)[g] * a.d_row(t)[g]) * 1e-3;
           }
         }
         INFO(GgmlTypeName(type) << " t " << t << " r " << r);
@@ -118,7 +120,7 @@ TEST_CASE("qgemm: every ISA variant matches _ref over ragged shapes", "[qgemm][i
   const Kernels ref = KernelsFor(Isa::kRef);
   for (Isa isa : isas) {
     const Kernels kern = KernelsFor(isa);
-    for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ8_0}) {
+    for (GgmlType type : kLayoutTypes) {
       for (int64_t n : {1, 5, 16, 17, 40}) {
         for (int64_t k : {32, 64, 160}) {
           auto src = RandomGguf(type, n, k, rng);
@@ -185,7 +187,7 @@ TEST_CASE("qgemm: every ISA variant quantizes activations exactly as _ref", "[qg
       CHECK(got.k == k);
       CHECK(got.q == want.q);
       CHECK(got.d == want.d);
-      CHECK(got.s == want.s);
+      CHECK(got.qsum == want.qsum);
       CHECK(got.sm == want.sm);
     }
   }
@@ -198,7 +200,7 @@ TEST_CASE("qgemm: a matrix larger than the cache block gives the same result", "
   if (isas.empty()) EMBER_SKIP("no SIMD variants for this CPU");
   std::mt19937 rng(19);
   const Kernels ref = KernelsFor(Isa::kRef);
-  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ8_0}) {
+  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0}) {
     const int64_t n = 70, k = 8192, m = 6;
     auto src = RandomGguf(type, n, k, rng);
     PackedMatrix w;
@@ -216,6 +218,49 @@ TEST_CASE("qgemm: a matrix larger than the cache block gives the same result", "
       for (int64_t i = 0; i < m * n; ++i) {
         INFO(IsaName(isa) << " " << GgmlTypeName(type) << " i=" << i);
         REQUIRE(std::fabs(got[i] - want[i]) <= 1e-4f * (1.0f + std::fabs(want[i])));
+      }
+    }
+  }
+}
+
+TEST_CASE("qgemm: the largest quants times the largest activations do not overflow",
+          "[qgemm][isa]") {
+  // Every weight at its layout's largest quant (int4 15, int5 31, int8 127 and
+  // -127) and every activation at +-127: the integer sums at their extremes,
+  // where a kernel that keeps too many products in int16 saturates (AVX2's
+  // maddubs path widens int5 sums every two sub-chunks for this).
+  const int64_t n = 16, k = 256;
+  std::vector<Isa> isas = IsasToTest();
+  isas.insert(isas.begin(), Isa::kRef);
+  for (GgmlType type : kLayoutTypes) {
+    std::vector<float> wf(static_cast<size_t>(n * k));
+    for (int64_t i = 0; i < n * k; ++i) {
+      // Blocks of -1 led by a +1 (rows alternate the sign): Q4_0 / Q5_0 scale
+      // by the first value, so the others take the largest quant, 15 / 31
+      // (-8 / -16 as offsets); Q8_0 takes -+127. Q4_1 / Q5_1: 0 then 1s.
+      wf[i] = (i % 32 == 0 ? 1.0f : -1.0f) * ((i / k) % 2 == 0 ? 1.0f : -1.0f);
+      if (type == GgmlType::kQ4_1 || type == GgmlType::kQ5_1) wf[i] = (i % 32 == 0) ? 0.0f : 1.0f;
+    }
+    const size_t rb = GgmlRowBytes(type, static_cast<uint64_t>(k));
+    std::vector<uint8_t> src(rb * n);
+    for (int64_t r = 0; r < n; ++r) QuantizeRow(type, &wf[r * k], &src[r * rb], k);
+    PackedMatrix w;
+    REQUIRE(Repack(type, src.data(), n, k, &w).ok());
+    for (float sign : {1.0f, -1.0f}) {
+      std::vector<float> x(static_cast<size_t>(k), sign);
+      QuantizedActs a;
+      QuantizeActs_ref(x.data(), 1, k, &a);
+      for (Isa isa : isas) {
+        std::vector<float> y(static_cast<size_t>(n));
+        Pick(KernelsFor(isa), w)(w, 0, w.n_tiles, a, y.data(), n);
+        for (int64_t r = 0; r < n; ++r) {
+          double expect = 0;
+          for (int64_t c = 0; c < k; ++c) {
+            expect += double(PackedWeight(w, r, c)) * a.q_row(0)[c] * a.d_row(0)[c / 32];
+          }
+          INFO(IsaName(isa) << " " << GgmlTypeName(type) << " sign " << sign << " row " << r);
+          REQUIRE(std::fabs(y[r] - expect) <= 1e-3 * (1.0 + std::fabs(expect)));
+        }
       }
     }
   }

@@ -11,19 +11,19 @@ using namespace ember;
 
 namespace {
 
-// A Q4_1 matrix [rows, cols] of random values, repacked.
-PackedMatrix RandomPacked(int64_t rows, int64_t cols) {
+// A matrix [rows, cols] of random values in `type`, repacked.
+PackedMatrix RandomPacked(int64_t rows, int64_t cols, GgmlType type = GgmlType::kQ4_1) {
   std::mt19937 rng(3);
   std::normal_distribution<float> d(0.0f, 1.0f);
   std::vector<float> x(static_cast<size_t>(rows * cols));
   for (float& v : x) v = d(rng);
-  const size_t row_bytes = GgmlRowBytes(GgmlType::kQ4_1, static_cast<uint64_t>(cols));
+  const size_t row_bytes = GgmlRowBytes(type, static_cast<uint64_t>(cols));
   std::vector<uint8_t> src(row_bytes * static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r) {
-    QuantizeRow(GgmlType::kQ4_1, &x[static_cast<size_t>(r * cols)], &src[r * row_bytes], cols);
+    QuantizeRow(type, &x[static_cast<size_t>(r * cols)], &src[r * row_bytes], cols);
   }
   PackedMatrix p;
-  REQUIRE(Repack(GgmlType::kQ4_1, src.data(), rows, cols, &p).ok());
+  REQUIRE(Repack(type, src.data(), rows, cols, &p).ok());
   return p;
 }
 
@@ -43,6 +43,36 @@ TEST_CASE("packed: PackedView wraps repacked bytes without copying", "[packed]")
   CHECK(v.has_min);
   for (int64_t r = 0; r < 32; ++r) {
     for (int64_t c = 0; c < 64; ++c) REQUIRE(PackedWeight(v, r, c) == PackedWeight(p, r, c));
+  }
+}
+
+TEST_CASE("packed: 5-bit sources keep their size as native types", "[packed]") {
+  // Q5_0 and Q5_1 map to Q5x16 at their own 22 / 24 bytes per 32 weights.
+  const struct {
+    GgmlType source, native;
+    bool has_min;
+  } cases[] = {{GgmlType::kQ5_0, GgmlType::kEmberQ5x16, false},
+               {GgmlType::kQ5_1, GgmlType::kEmberQ5x16Min, true},
+               {GgmlType::kQ5_K, GgmlType::kEmberQ5x16Min, true}};
+  for (const auto& c : cases) {
+    INFO(GgmlTypeName(c.source));
+    CHECK(NativeTypeFor(c.source) == c.native);
+    const int64_t cols = c.source == GgmlType::kQ5_K ? 256 : 64;
+    const PackedMatrix p = RandomPacked(32, cols, c.source);
+    CHECK(p.layout == PackedLayout::kQ5x16);
+    CHECK(GgmlRowBytes(c.native, static_cast<uint64_t>(cols)) * 32 == p.bytes());
+    if (c.source != GgmlType::kQ5_K) {
+      CHECK(GgmlRowBytes(c.source, static_cast<uint64_t>(cols)) * 32 == p.bytes());
+    }
+    PackedMatrix v;
+    REQUIRE(PackedView(c.native, p.data.get(), p.bytes(), 32, cols, &v).ok());
+    CHECK(v.has_min == c.has_min);
+    CHECK(v.layout == PackedLayout::kQ5x16);
+    for (int64_t r = 0; r < 32; ++r) {
+      for (int64_t col = 0; col < cols; ++col) {
+        REQUIRE(PackedWeight(v, r, col) == PackedWeight(p, r, col));
+      }
+    }
   }
 }
 

@@ -103,6 +103,10 @@ TEST_CASE("quantize: native layouts load by mapping and give the same logits", "
       {GgmlType::kQ4_0,
        true,
        {{"blk.0.ffn_down.weight", GgmlType::kQ6_K}, {"blk.1.attn_v.weight", GgmlType::kF16}}},
+      // The 5-bit layouts: Q5_0 (no mins), Q5_1 and Q5_K (mins).
+      {GgmlType::kQ5_0,
+       false,
+       {{"blk.0.ffn_down.weight", GgmlType::kQ5_1}, {"blk.1.attn_v.weight", GgmlType::kQ5_K}}},
   };
   int i = 0;
   for (const Case& c : cases) {
