@@ -67,5 +67,11 @@ function(ember_set_isa_flags)
       set_property(SOURCE ${src} APPEND PROPERTY COMPILE_OPTIONS
         "-ffp-contract=off;-fno-tree-vectorize")
     endif()
+    # The file quantizers (quant/quantize*.cpp) compute scales in llama.cpp's
+    # float order, so that a file is the same bytes on every machine and
+    # equal to llama-quantize's x86-64 output: no contraction into fma.
+    if(name MATCHES "^quantize")
+      set_property(SOURCE ${src} APPEND PROPERTY COMPILE_OPTIONS "-ffp-contract=off")
+    endif()
   endforeach()
 endfunction()

@@ -556,14 +556,38 @@ ember_status ember_generate_text(ember_session* session, const char* prompt,
 typedef bool (*ember_quantize_progress_fn)(float done, const char* tensor, void* user_data);
 
 /* Writes a copy of the GGUF at in_path to out_path with its weight matrices
- * converted to `type` ("Q8_0", "Q4_0", "Q4_1", "F16" or "F32"); norms and
- * other vectors are copied. The result loads in ember and in llama.cpp.
- * type "native" instead stores each matrix in the layout ember repacks it to
- * at load, so that loading maps it without repacking (same weights, same
- * results); only ember reads that file. The output appears only when
- * complete. progress may be NULL. */
+ * converted to the file type `type`: "Q4_K_M", "Q4_K_S", "Q5_K_M", "Q5_K_S",
+ * "Q6_K", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "F16", "BF16" or "F32", with
+ * llama-quantize's choice of type per tensor (the output matrix Q6_K, more
+ * bits for some attn_v / ffn_down layers in the _M mixes, a 32-block type for
+ * rows that are not whole 256-blocks); norms and other vectors are copied. The
+ * result loads in ember and in llama.cpp. type "native" instead stores each
+ * matrix in the layout ember repacks it to at load, so that loading maps it
+ * without repacking (same weights, same results); only ember reads that file.
+ * The output appears only when complete. progress may be NULL. Uses every
+ * core; ember_quantize_ex sets more. */
 ember_status ember_quantize(const char* in_path, const char* out_path, const char* type,
                             ember_quantize_progress_fn progress, void* user_data);
+
+/* Called for every converted tensor with its type in the output and, when
+ * that is not the file type's default, why ("more bits (attn_v 0 of 24)",
+ * "fallback: 896 columns are not whole Q4_K blocks"); else note is "". */
+typedef void (*ember_quantize_tensor_fn)(const char* tensor, const char* type, const char* note,
+                                         void* user_data);
+
+typedef struct ember_quantize_params {
+  const char* type;                    /* as ember_quantize's; default "Q8_0" */
+  int32_t n_threads;                   /* 0 (default): every core */
+  bool pure;                           /* every matrix the default type, no per-tensor
+                                        * rules (llama-quantize --pure); fallbacks stay */
+  ember_quantize_progress_fn progress; /* may be NULL */
+  ember_quantize_tensor_fn on_tensor;  /* may be NULL */
+  void* user_data;                     /* passed to both */
+} ember_quantize_params;
+
+ember_quantize_params ember_quantize_default_params(void);
+ember_status ember_quantize_ex(const char* in_path, const char* out_path,
+                               const ember_quantize_params* params);
 
 #ifdef __cplusplus
 }

@@ -15,7 +15,8 @@ void QuantizeRowQ8_0(const float* x, BlockQ8_0* y, int64_t n) {
     const float d = amax / 127.0f;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     y[b].d = Fp32ToFp16(d);
-    for (int j = 0; j < kQK; ++j) y[b].qs[j] = static_cast<int8_t>(std::nearbyint(x[j] * id));
+    // Halves away from zero (roundf), as llama-quantize writes Q8_0 files.
+    for (int j = 0; j < kQK; ++j) y[b].qs[j] = static_cast<int8_t>(std::round(x[j] * id));
   }
 }
 

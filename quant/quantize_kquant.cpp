@@ -1,6 +1,8 @@
 // K-quant rows (Q4_K, Q5_K, Q6_K) <-> float, written from the block layouts in
 // quant/blocks.h. Dequantization is the specification the repacking is
-// measured against; the quantizers exist to make test and synthetic models.
+// measured against. The quantizers implement llama.cpp's reference algorithms
+// without an importance matrix (the searches described at each function), in
+// the same float order, so `ember quantize` writes what llama-quantize would.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -28,38 +30,176 @@ void PackScaleMinK4(const int* sc, const int* m, uint8_t* scales) {
   }
 }
 
+// Round half to even, for |v| < 2^22 (llama.cpp's nearest_int; the quants
+// must round as its quantizer does for the files to match llama-quantize's).
+int NearestInt(float v) {
+  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23: no fraction bits left
+  const float shifted = v + kMagic;
+  int32_t bits;
+  std::memcpy(&bits, &shifted, 4);
+  return (bits & 0x007FFFFF) - 0x00400000;
+}
+
+// Below this a sub-block counts as all zeros (ggml's GROUP_MAX_EPS).
+constexpr float kZeroEps = 1e-15f;
+
+// Fits x[n] ≈ scale * L + min (L in [0, nmax], min <= 0) minimizing the
+// weighted squared error, as llama.cpp's K-quant search does: start from the
+// [min(x, 0), max(x)] grid, then try nstep + 1 grids whose step is (max -
+// min) / (nmax + rmin + rdelta * is) and, for the quants each gives, the
+// least-squares scale and min (min clamped to <= 0); keep the best. Returns
+// the scale, sets *neg_min = -min and L. The float operations follow the
+// reference order so that the same input gives the same bytes.
+float FitScaleMin(const float* x, const float* w, int n, int nmax, float rmin, float rdelta,
+                  int nstep, uint8_t* L, float* neg_min) {
+  float lo = x[0], hi = x[0];
+  float sum_w = w[0], sum_x = w[0] * x[0];
+  for (int i = 1; i < n; ++i) {
+    lo = std::min(lo, x[i]);
+    hi = std::max(hi, x[i]);
+    sum_w += w[i];
+    sum_x += w[i] * x[i];
+  }
+  if (lo > 0) lo = 0;
+  if (hi == lo) {
+    for (int i = 0; i < n; ++i) L[i] = 0;
+    *neg_min = -lo;
+    return 0.0f;
+  }
+  float iscale = static_cast<float>(nmax) / (hi - lo);
+  float scale = 1 / iscale;
+  float best = 0;
+  for (int i = 0; i < n; ++i) {
+    L[i] = static_cast<uint8_t>(Clamp(NearestInt(iscale * (x[i] - lo)), 0, nmax));
+    const float diff = scale * L[i] + lo - x[i];
+    best += w[i] * (diff * diff);
+  }
+  uint8_t trial[32];
+  for (int is = 0; is <= nstep; ++is) {
+    iscale = (rmin + rdelta * static_cast<float>(is) + static_cast<float>(nmax)) / (hi - lo);
+    float sum_l = 0, sum_l2 = 0, sum_xl = 0;
+    for (int i = 0; i < n; ++i) {
+      const int l = Clamp(NearestInt(iscale * (x[i] - lo)), 0, nmax);
+      trial[i] = static_cast<uint8_t>(l);
+      sum_l += w[i] * static_cast<float>(l);
+      sum_l2 += w[i] * static_cast<float>(l) * static_cast<float>(l);
+      sum_xl += w[i] * static_cast<float>(l) * x[i];
+    }
+    const float det = sum_w * sum_l2 - sum_l * sum_l;
+    if (!(det > 0)) continue;
+    float s = (sum_w * sum_xl - sum_x * sum_l) / det;
+    float m = (sum_l2 * sum_x - sum_l * sum_xl) / det;
+    if (m > 0) {
+      m = 0;
+      s = sum_xl / sum_l2;
+    }
+    float err = 0;
+    for (int i = 0; i < n; ++i) {
+      const float diff = s * trial[i] + m - x[i];
+      err += w[i] * (diff * diff);
+    }
+    if (err < best) {
+      std::memcpy(L, trial, static_cast<size_t>(n));
+      best = err;
+      scale = s;
+      lo = m;
+    }
+  }
+  *neg_min = -lo;
+  return scale;
+}
+
 // One Q4_K / Q5_K super-block x[256] -> d, dmin, packed scales and quants
-// q[256] in [0, nmax]. Per sub-block of 32 the range [min(x, 0), max(x)] is cut
-// into nmax steps (the min is stored as -dmin * m, so it is never positive);
-// the sub-block scales and mins are rounded to 6 bits against d and dmin.
+// q[256] in [0, nmax] (llama.cpp's reference quantizer without an importance
+// matrix): per sub-block of 32 a FitScaleMin weighted by rms(x) + |x| (grids
+// rmin, rdelta, nstep: -1, 0.1, 20 for Q4_K; -0.5, 0.1, 15 for Q5_K); the
+// sub-block scales and mins rounded to 6 bits of the largest; then every
+// weight requantized against its rounded scale and min.
 void QuantizeSuperBlockK(const float* x, int nmax, uint16_t* d, uint16_t* dmin, uint8_t* scales,
                          int* q) {
+  const float rmin = nmax == 15 ? -1.0f : -0.5f;
+  const int nstep = nmax == 15 ? 20 : 15;
+  uint8_t L[kQK_K];
   float scale[8], mn[8], max_scale = 0.0f, max_min = 0.0f;
   for (int j = 0; j < 8; ++j) {
-    float lo = 0.0f, hi = x[32 * j];
-    for (int l = 0; l < 32; ++l) {
-      lo = std::fmin(lo, x[32 * j + l]);
-      hi = std::fmax(hi, x[32 * j + l]);
-    }
-    scale[j] = (hi - lo) / static_cast<float>(nmax);
-    mn[j] = -lo;
-    max_scale = std::fmax(max_scale, scale[j]);
-    max_min = std::fmax(max_min, mn[j]);
+    const float* xj = x + 32 * j;
+    float sum_x2 = 0;
+    for (int l = 0; l < 32; ++l) sum_x2 += xj[l] * xj[l];
+    const float av_x = std::sqrt(sum_x2 / 32);
+    float w[32];
+    for (int l = 0; l < 32; ++l) w[l] = av_x + std::fabs(xj[l]);
+    scale[j] = FitScaleMin(xj, w, 32, nmax, rmin, 0.1f, nstep, L + 32 * j, &mn[j]);
+    if (scale[j] > max_scale) max_scale = scale[j];
+    if (mn[j] > max_min) max_min = mn[j];
   }
+  const float inv_scale = max_scale > 0 ? 63.0f / max_scale : 0.0f;
+  const float inv_min = max_min > 0 ? 63.0f / max_min : 0.0f;
+  int sc[8], m[8];
+  for (int j = 0; j < 8; ++j) {
+    // As the reference: the int narrowed to a byte, then capped at 63.
+    sc[j] = std::min(63, static_cast<int>(static_cast<uint8_t>(NearestInt(inv_scale * scale[j]))));
+    m[j] = std::min(63, static_cast<int>(static_cast<uint8_t>(NearestInt(inv_min * mn[j]))));
+  }
+  PackScaleMinK4(sc, m, scales);
   *d = Fp32ToFp16(max_scale / 63.0f);
   *dmin = Fp32ToFp16(max_min / 63.0f);
   const float df = Fp16ToFp32(*d), dminf = Fp16ToFp32(*dmin);
-  int sc[8], m[8];
   for (int j = 0; j < 8; ++j) {
-    sc[j] = df > 0.0f ? Clamp(static_cast<int>(std::nearbyint(scale[j] / df)), 0, 63) : 0;
-    m[j] = dminf > 0.0f ? Clamp(static_cast<int>(std::nearbyint(mn[j] / dminf)), 0, 63) : 0;
-    const float ds = df * static_cast<float>(sc[j]), dm = dminf * static_cast<float>(m[j]);
-    for (int l = 0; l < 32; ++l) {
-      const float v = (x[32 * j + l] + dm) / ds;
-      q[32 * j + l] = ds > 0.0f ? Clamp(static_cast<int>(std::nearbyint(v)), 0, nmax) : 0;
+    const float ds = df * static_cast<float>(sc[j]);
+    if (ds != 0.0f) {
+      const float dm = dminf * static_cast<float>(m[j]);
+      for (int l = 0; l < 32; ++l) {
+        L[32 * j + l] = static_cast<uint8_t>(Clamp(NearestInt((x[32 * j + l] + dm) / ds), 0, nmax));
+      }
+    }  // a zero scale keeps the fit's quants (they multiply 0)
+    for (int l = 0; l < 32; ++l) q[32 * j + l] = L[32 * j + l];
+  }
+}
+
+// Q6_K's sub-block fit: x[16] ≈ scale * (L - 32), L in [0, 63], weighted by
+// x^2 (llama.cpp's make_qx_quants, rmse type 1): the largest-magnitude value
+// maps to -32, then 18 nearby grids -(32 + 0.1 is) / max, is = -9..9, each
+// with its least-squares scale; keep the one with the largest sum(w x l)^2 /
+// sum(w l^2) (the smallest error). Returns the scale.
+float FitScaleQ6(const float* x, int8_t* L) {
+  constexpr int kNmax = 32;
+  float amax = 0, vmax = 0;
+  for (int i = 0; i < 16; ++i) {
+    const float ax = std::fabs(x[i]);
+    if (ax > amax) {
+      amax = ax;
+      vmax = x[i];
     }
   }
-  PackScaleMinK4(sc, m, scales);
+  if (amax < kZeroEps) {
+    for (int i = 0; i < 16; ++i) L[i] = 0;
+    return 0.0f;
+  }
+  auto fit = [&](float iscale, float* sumlx, float* suml2, int8_t* out) {
+    *sumlx = *suml2 = 0;
+    for (int i = 0; i < 16; ++i) {
+      const int l = Clamp(NearestInt(iscale * x[i]), -kNmax, kNmax - 1);
+      if (out != nullptr) out[i] = static_cast<int8_t>(l + kNmax);
+      const float w = x[i] * x[i];
+      *sumlx += w * x[i] * static_cast<float>(l);
+      *suml2 += w * static_cast<float>(l) * static_cast<float>(l);
+    }
+  };
+  float sumlx, suml2;
+  fit(-kNmax / vmax, &sumlx, &suml2, L);
+  float scale = suml2 != 0 ? sumlx / suml2 : 0.0f;
+  float best = scale * sumlx;
+  for (int is = -9; is <= 9; ++is) {
+    if (is == 0) continue;
+    const float iscale = -(kNmax + 0.1f * static_cast<float>(is)) / vmax;
+    fit(iscale, &sumlx, &suml2, nullptr);
+    if (suml2 > 0 && sumlx * sumlx > best * suml2) {
+      fit(iscale, &sumlx, &suml2, L);
+      scale = sumlx / suml2;
+      best = scale * sumlx;
+    }
+  }
+  return scale;
 }
 
 // Quants q[256] in [0, 15] -> Q4_K's qs (see BlockQ4_K).
@@ -102,32 +242,36 @@ void QuantizeRowQ5_K(const float* x, BlockQ5_K* y, int64_t n) {
 
 void QuantizeRowQ6_K(const float* x, BlockQ6_K* y, int64_t n) {
   for (int64_t b = 0; b < n / kQK_K; ++b, x += kQK_K) {
-    // Per sub-block of 16: the value of largest magnitude maps to q - 32 = -32.
-    float scale[16], max_scale = 0.0f;
+    // Per sub-block of 16 a FitScaleQ6; the scales to int8 against the one of
+    // largest magnitude (which maps to -128), then every weight requantized.
+    int8_t L[kQK_K];
+    float scale[16], max_scale = 0.0f, max_abs = 0.0f;
     for (int i = 0; i < 16; ++i) {
-      float amax = 0.0f, vmax = 0.0f;
-      for (int l = 0; l < 16; ++l) {
-        if (std::fabs(x[16 * i + l]) > amax) {
-          amax = std::fabs(x[16 * i + l]);
-          vmax = x[16 * i + l];
-        }
+      scale[i] = FitScaleQ6(x + 16 * i, L + 16 * i);
+      if (std::fabs(scale[i]) > max_abs) {
+        max_abs = std::fabs(scale[i]);
+        max_scale = scale[i];
       }
-      scale[i] = vmax / -32.0f;
-      max_scale = std::fmax(max_scale, std::fabs(scale[i]));
     }
-    y[b].d = Fp32ToFp16(max_scale / 127.0f);
+    if (max_abs < kZeroEps) {
+      std::memset(&y[b], 0, sizeof(BlockQ6_K));
+      continue;
+    }
+    const float iscale = -128.0f / max_scale;
+    y[b].d = Fp32ToFp16(1 / iscale);
+    for (int i = 0; i < 16; ++i) {
+      y[b].scales[i] = static_cast<int8_t>(std::min(127, NearestInt(iscale * scale[i])));
+    }
     const float df = Fp16ToFp32(y[b].d);
-    int q[kQK_K];
     for (int i = 0; i < 16; ++i) {
-      const int sc =
-          df > 0.0f ? Clamp(static_cast<int>(std::nearbyint(scale[i] / df)), -127, 127) : 0;
-      y[b].scales[i] = static_cast<int8_t>(sc);
-      const float s = df * static_cast<float>(sc);
+      const float s = df * static_cast<float>(y[b].scales[i]);
+      if (s == 0.0f) continue;  // keeps the fit's quants, as the reference
       for (int l = 0; l < 16; ++l) {
-        const int v = s != 0.0f ? static_cast<int>(std::nearbyint(x[16 * i + l] / s)) : 0;
-        q[16 * i + l] = Clamp(v, -32, 31) + 32;
+        L[16 * i + l] = static_cast<int8_t>(Clamp(NearestInt(x[16 * i + l] / s), -32, 31) + 32);
       }
     }
+    int q[kQK_K];
+    for (int i = 0; i < kQK_K; ++i) q[i] = L[i];
     for (int h = 0; h < 2; ++h) {
       const int* qq = q + 128 * h;
       uint8_t* ql = y[b].ql + 64 * h;

@@ -44,8 +44,9 @@ PEER_TOOL="$PEER_DIR/peer_tool"
 
 # Targets we need from llama.cpp: the library, llama-bench (kernel benchmarks),
 # llama-tokenize and llama-simple (manual spot checks of peer_tool's behaviour),
-# llama-perplexity (docs/KV.md compares perplexities).
-TARGETS=(llama llama-bench llama-tokenize llama-simple llama-perplexity)
+# llama-perplexity (docs/KV.md compares perplexities), llama-quantize
+# (scripts/validate_quantize.sh compares ember quantize's files with its own).
+TARGETS=(llama llama-bench llama-tokenize llama-simple llama-perplexity llama-quantize)
 
 # Configuration; changing it invalidates the stamp.
 CMAKE_FLAGS=(
@@ -123,8 +124,15 @@ build_peer_tool() {
     mv -f "$PEER_TOOL.tmp" "$PEER_TOOL"
 }
 
+all_built() {  # every program target is there (a target added later builds incrementally)
+    local t
+    for t in "${TARGETS[@]}"; do
+        [[ "$t" == llama || -f "$BIN_DIR/$t" ]] || return 1
+    done
+}
+
 if [[ "${PEER_FORCE:-0}" != "1" && -f "$STAMP" && "$(cat "$STAMP")" == "$(config_id)" \
-      && -f "$BIN_DIR/llama-bench" && -f "$VERSION_FILE" ]]; then
+      && all_built && -f "$VERSION_FILE" ]]; then
     build_peer_tool
     print_result
     exit 0

@@ -23,6 +23,13 @@ bool DrawProgress(float done, const char* tensor, void* /*user_data*/) {
   return true;
 }
 
+// Prints the tensors whose type is not the file type's default, and why.
+void ShowTensor(const char* tensor, const char* type, const char* note, void* /*user_data*/) {
+  if (note[0] == '\0') return;
+  std::fprintf(stderr, "%s%-36s -> %-5s %s\n", isatty(STDERR_FILENO) ? "\r" : "", tensor, type,
+               note);
+}
+
 }  // namespace
 
 int QuantizeCommand(int argc, char** argv) {
@@ -30,20 +37,29 @@ int QuantizeCommand(int argc, char** argv) {
       {"--model", "-m", "IN", "the GGUF model to convert"},
       {"--output", "-o", "OUT", "where to write the converted model"},
       {"--type", "", "TYPE",
-       "Q8_0, Q4_0, Q4_1, F16, F32, or native (ember's layouts: loads by mmap, no repack; only "
-       "ember reads it)"},
+       "Q4_K_M, Q4_K_S, Q5_K_M, Q5_K_S, Q6_K, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, F16, BF16, F32 "
+       "(llama-quantize's mixes: its type per tensor), or native (ember's layouts: loads by "
+       "mmap, no repack; only ember reads it)"},
+      {"--threads", "-t", "N", "threads (default: every core)"},
+      {"--pure", "", "",
+       "every matrix the type's default, no per-tensor rules (llama-quantize "
+       "--pure); rows that are not whole blocks still fall back"},
   };
   Args args;
   if (!args.Parse("quantize", "-m IN -o OUT --type TYPE", specs, argc, argv)) return 0;
   if (!args.Has("--model")) throw UsageError{"-m IN is required"};
   if (!args.Has("--output")) throw UsageError{"-o OUT is required"};
   if (!args.Has("--type"))
-    throw UsageError{"--type TYPE is required (Q8_0, Q4_0, Q4_1, F16, F32, native)"};
+    throw UsageError{"--type TYPE is required (Q4_K_M, Q5_K_M, Q6_K, Q8_0, ..., native)"};
   const std::string in = args.Get("--model"), out = args.Get("--output"), type = args.Get("--type");
+  ember_quantize_params p = ember_quantize_default_params();
+  p.type = type.c_str();
+  p.n_threads = static_cast<int32_t>(args.GetInt("--threads", 0, 1, 1024));
+  p.pure = args.Has("--pure");
+  p.progress = isatty(STDERR_FILENO) ? DrawProgress : nullptr;
+  p.on_tensor = ShowTensor;
   const auto t0 = std::chrono::steady_clock::now();
-  Check(ember_quantize(in.c_str(), out.c_str(), type.c_str(),
-                       isatty(STDERR_FILENO) ? DrawProgress : nullptr, nullptr),
-        "quantize");
+  Check(ember_quantize_ex(in.c_str(), out.c_str(), &p), "quantize");
   std::fprintf(stderr, "ember: wrote %s (%s) in %.1f s\n", out.c_str(), type.c_str(),
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   return 0;

@@ -575,24 +575,57 @@ ember_status ember_generate_text(ember_session* session, const char* prompt,
   });
 }
 
-ember_status ember_quantize(const char* in_path, const char* out_path, const char* type,
-                            ember_quantize_progress_fn progress, void* user_data) {
+ember_quantize_params ember_quantize_default_params(void) {
+  ember_quantize_params p;
+  std::memset(&p, 0, sizeof(p));
+  p.type = "Q8_0";
+  return p;
+}
+
+ember_status ember_quantize_ex(const char* in_path, const char* out_path,
+                               const ember_quantize_params* params) {
   return Guard([&]() -> ember_status {
     EMBER_REQUIRE_ARG(in_path != nullptr && out_path != nullptr, "ember_quantize: NULL path");
-    EMBER_REQUIRE_ARG(type != nullptr, "ember_quantize: type is NULL");
-    ember::GgmlType t;
-    if (!ember::ParseQuantizeType(type, &t)) {
-      return Fail(EMBER_ERR_INVALID_ARGUMENT,
-                  std::string("unknown quantization type '") + type +
-                      "' (supported: Q8_0, Q4_0, Q4_1, F16, F32, native)");
+    EMBER_REQUIRE_ARG(params != nullptr, "ember_quantize: params is NULL");
+    EMBER_REQUIRE_ARG(params->type != nullptr, "ember_quantize: type is NULL");
+    EMBER_REQUIRE_ARG(params->n_threads >= 0, "ember_quantize: n_threads is negative");
+    ember::QuantizeOptions o;
+    const ember::Status parsed = ember::ParseQuantizeOptions(params->type, &o);
+    if (!parsed.ok()) return Report(parsed);
+    o.pure = params->pure;
+    o.n_threads = params->n_threads;
+    void* user_data = params->user_data;
+    if (params->on_tensor) {
+      ember_quantize_tensor_fn fn = params->on_tensor;
+      o.on_tensor = [fn, user_data](const std::string& name, ember::GgmlType t,
+                                    const std::string& note) {
+        fn(name.c_str(), ember::GgmlTypeName(t), note.c_str(), user_data);
+      };
     }
-    ember::QuantizeProgressFn fn;
-    if (progress) {
-      fn = [&](float f, const std::string& name) { return progress(f, name.c_str(), user_data); };
+    ember::QuantizeProgressFn progress;
+    if (params->progress) {
+      ember_quantize_progress_fn fn = params->progress;
+      progress = [fn, user_data](float f, const std::string& name) {
+        return fn(f, name.c_str(), user_data);
+      };
     }
     ember::QuantizeReport report;
-    return Report(ember::QuantizeModel(in_path, out_path, t, fn, &report));
+    return Report(ember::QuantizeModel(in_path, out_path, o, progress, &report));
   });
+}
+
+ember_status ember_quantize(const char* in_path, const char* out_path, const char* type,
+                            ember_quantize_progress_fn progress, void* user_data) {
+  ember_quantize_params p = ember_quantize_default_params();
+  p.type = type;
+  p.progress = progress;
+  p.user_data = user_data;
+  if (type == nullptr) {
+    return Guard([&]() -> ember_status {
+      return Fail(EMBER_ERR_INVALID_ARGUMENT, "ember_quantize: type is NULL");
+    });
+  }
+  return ember_quantize_ex(in_path, out_path, &p);
 }
 
 }  // extern "C"

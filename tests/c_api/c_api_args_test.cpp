@@ -393,6 +393,46 @@ TEST_CASE("c_api args: quantization", "[c_api][args]") {
       {"quantize: missing input",
        [&] { return ember_quantize("/nonexistent.gguf", out.c_str(), "Q8_0", nullptr, nullptr); },
        EMBER_ERR_IO, "/nonexistent.gguf"},
+      {"quantize: a llama.cpp mix ember cannot write yet",
+       [&] { return ember_quantize(in.c_str(), out.c_str(), "Q3_K_M", nullptr, nullptr); },
+       EMBER_ERR_UNSUPPORTED, "cannot write Q3_K_M"},
+      {"quantize_ex: NULL params",
+       [&] { return ember_quantize_ex(in.c_str(), out.c_str(), nullptr); },
+       EMBER_ERR_INVALID_ARGUMENT, "params is NULL"},
+      {"quantize_ex: negative threads",
+       [&] {
+         ember_quantize_params p = ember_quantize_default_params();
+         p.n_threads = -1;
+         return ember_quantize_ex(in.c_str(), out.c_str(), &p);
+       },
+       EMBER_ERR_INVALID_ARGUMENT, "n_threads"},
   });
   CHECK_FALSE(ember::test::FileExists(out));  // nothing half-written
+}
+
+TEST_CASE("c_api: quantize_ex reports each tensor's type and why", "[c_api]") {
+  const std::string out = ember::test::TempPath("q_ex.gguf");
+  const std::string in = ember::test::DefaultTinyModel();
+  ember_quantize_params p = ember_quantize_default_params();
+  CHECK(std::string(p.type) == "Q8_0");
+  p.type = "Q4_K_M";
+  p.n_threads = 2;
+  struct Seen {
+    int tensors = 0, noted = 0;
+  } seen;
+  p.user_data = &seen;
+  p.on_tensor = [](const char* tensor, const char* type, const char* note, void* u) {
+    auto* s = static_cast<Seen*>(u);
+    ++s->tensors;
+    if (note[0] != '\0') ++s->noted;
+    CHECK(tensor[0] != '\0');
+    CHECK(type[0] != '\0');
+  };
+  REQUIRE(ember_quantize_ex(in.c_str(), out.c_str(), &p) == EMBER_OK);
+  CHECK(seen.tensors > 0);
+  // The tiny model's 64 columns are not whole 256-blocks: every matrix falls back.
+  CHECK(seen.noted == seen.tensors);
+  ember_model* m = nullptr;
+  REQUIRE(ember_model_load(out.c_str(), nullptr, &m) == EMBER_OK);
+  ember_model_free(m);
 }
