@@ -96,6 +96,64 @@ struct BlockQ6_K {
 };
 static_assert(sizeof(BlockQ6_K) == 210);
 
+// Q2_K: 16 sub-blocks of 16; weight i: x = d * (scales[i / 16] & 15) * q -
+// dmin * (scales[i / 16] >> 4), q in [0, 3]. Two halves of 128 weights; in half
+// h, weight 128h + 32p + l (p = 0..3, l < 32) is bits 2p, 2p+1 of qs[32h + l].
+struct BlockQ2_K {
+  uint8_t scales[kQK_K / 16];  // low nibble: scale, high nibble: min
+  uint8_t qs[kQK_K / 4];
+  uint16_t d;     // fp16 scale of the scales
+  uint16_t dmin;  // fp16 scale of the mins
+};
+static_assert(sizeof(BlockQ2_K) == 84);
+
+// Q3_K: 16 sub-blocks of 16; weight i: x = d * (sc[i / 16] - 32) * (q - 4), q
+// in [0, 7]: its low 2 bits as Q2_K's qs, its bit 2 in hmask: weight i at bit
+// i / 32 of hmask[i % 32]. sc is 6 bits (see UnpackScaleQ3_K).
+struct BlockQ3_K {
+  uint8_t hmask[kQK_K / 8];
+  uint8_t qs[kQK_K / 4];
+  uint8_t scales[12];
+  uint16_t d;
+};
+static_assert(sizeof(BlockQ3_K) == 110);
+
+// IQ4_NL: blocks of 32 on a non-linear grid: x = d * kIq4Grid[q], q in [0, 15];
+// byte j holds weight j (low nibble) and weight j + 16 (high), as Q4_0.
+struct BlockIQ4_NL {
+  uint16_t d;
+  uint8_t qs[16];
+};
+static_assert(sizeof(BlockIQ4_NL) == 18);
+
+// IQ4_XS: super-blocks of 256, 8 sub-blocks of 32 with 6-bit scales: sub-block
+// j is x = d * (ls_j - 32) * kIq4Grid[q], ls_j's low 4 bits in scales_l[j / 2]
+// (low nibble for even j), its top 2 at bits 2j, 2j+1 of scales_h; qs as
+// IQ4_NL's, 16 bytes per sub-block.
+struct BlockIQ4_XS {
+  uint16_t d;
+  uint16_t scales_h;
+  uint8_t scales_l[kQK_K / 64];
+  uint8_t qs[kQK_K / 2];
+};
+static_assert(sizeof(BlockIQ4_XS) == 136);
+
+// The IQ4 grid (the values of the format: llama.cpp's kvalues_iq4nl).
+constexpr int8_t kIq4Grid[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                 1,    13,   25,  38,  53,  69,  89,  113};
+
+inline int UnpackScaleIQ4_XS(const BlockIQ4_XS& b, int j) {
+  return ((b.scales_l[j / 2] >> (4 * (j % 2))) & 0x0F) | (((b.scales_h >> (2 * j)) & 3) << 4);
+}
+
+// The 6-bit scale of sub-block j (0..15) of a Q3_K block, before the -32: the
+// low 4 bits in the low (j < 8) or high (j >= 8) nibble of scales[j % 8], the
+// top 2 bits at bit 2 (j / 4) of scales[8 + j % 4].
+inline int UnpackScaleQ3_K(const uint8_t* scales, int j) {
+  const int lo = j < 8 ? scales[j] & 0x0F : scales[j - 8] >> 4;
+  return lo | (((scales[8 + j % 4] >> (2 * (j / 4))) & 3) << 4);
+}
+
 // The 6-bit scale and min of sub-block j (0..7) of a Q4_K / Q5_K block. The 12
 // bytes hold, for j < 4, sc in scales[j] bits 0-5 and m in scales[j + 4] bits
 // 0-5; for j >= 4, the low 4 bits of sc and m in scales[j + 4] (low, high

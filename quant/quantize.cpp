@@ -178,6 +178,8 @@ bool CanQuantize(GgmlType type) {
     case GgmlType::kQ4_K:
     case GgmlType::kQ5_K:
     case GgmlType::kQ6_K:
+    case GgmlType::kQ2_K:
+    case GgmlType::kQ3_K:
       return true;
     default:
       return false;
@@ -217,6 +219,10 @@ void QuantizeRow(GgmlType type, const float* x, void* dst, int64_t n) {
       return QuantizeRowQ5_K(x, static_cast<BlockQ5_K*>(dst), n);
     case GgmlType::kQ6_K:
       return QuantizeRowQ6_K(x, static_cast<BlockQ6_K*>(dst), n);
+    case GgmlType::kQ2_K:
+      return QuantizeRowQ2_K(x, static_cast<BlockQ2_K*>(dst), n);
+    case GgmlType::kQ3_K:
+      return QuantizeRowQ3_K(x, static_cast<BlockQ3_K*>(dst), n);
     default:
       return;
   }
@@ -235,6 +241,10 @@ bool CanDequantize(GgmlType type) {
     case GgmlType::kQ4_K:
     case GgmlType::kQ5_K:
     case GgmlType::kQ6_K:
+    case GgmlType::kQ2_K:
+    case GgmlType::kQ3_K:
+    case GgmlType::kIQ4_NL:
+    case GgmlType::kIQ4_XS:
       return true;
     default:
       return false;
@@ -297,6 +307,14 @@ void DequantizeRow(GgmlType type, const void* src, float* dst, int64_t n) {
       return DequantizeRowQ5_K(static_cast<const BlockQ5_K*>(src), dst, n);
     case GgmlType::kQ6_K:
       return DequantizeRowQ6_K(static_cast<const BlockQ6_K*>(src), dst, n);
+    case GgmlType::kQ2_K:
+      return DequantizeRowQ2_K(static_cast<const BlockQ2_K*>(src), dst, n);
+    case GgmlType::kQ3_K:
+      return DequantizeRowQ3_K(static_cast<const BlockQ3_K*>(src), dst, n);
+    case GgmlType::kIQ4_NL:
+      return DequantizeRowIQ4_NL(static_cast<const BlockIQ4_NL*>(src), dst, n);
+    case GgmlType::kIQ4_XS:
+      return DequantizeRowIQ4_XS(static_cast<const BlockIQ4_XS*>(src), dst, n);
     default:
       return;
   }

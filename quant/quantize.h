@@ -30,6 +30,8 @@ void QuantizeRowQ5_1(const float* x, BlockQ5_1* y, int64_t n);
 void QuantizeRowQ4_K(const float* x, BlockQ4_K* y, int64_t n);
 void QuantizeRowQ5_K(const float* x, BlockQ5_K* y, int64_t n);
 void QuantizeRowQ6_K(const float* x, BlockQ6_K* y, int64_t n);
+void QuantizeRowQ2_K(const float* x, BlockQ2_K* y, int64_t n);
+void QuantizeRowQ3_K(const float* x, BlockQ3_K* y, int64_t n);
 
 // Block -> float, with ggml's float operations in ggml's order (so the values
 // are the GGUF dequantized values, bit for bit).
@@ -38,6 +40,10 @@ void DequantizeRowQ5_1(const BlockQ5_1* x, float* y, int64_t n);
 void DequantizeRowQ4_K(const BlockQ4_K* x, float* y, int64_t n);
 void DequantizeRowQ5_K(const BlockQ5_K* x, float* y, int64_t n);
 void DequantizeRowQ6_K(const BlockQ6_K* x, float* y, int64_t n);
+void DequantizeRowQ2_K(const BlockQ2_K* x, float* y, int64_t n);
+void DequantizeRowQ3_K(const BlockQ3_K* x, float* y, int64_t n);
+void DequantizeRowIQ4_NL(const BlockIQ4_NL* x, float* y, int64_t n);
+void DequantizeRowIQ4_XS(const BlockIQ4_XS* x, float* y, int64_t n);
 
 // Whether QuantizeRow supports `type` (F32, F16, BF16, Q8_0, Q8_1, Q4_0, Q4_1,
 // Q5_0, Q5_1, Q4_K, Q5_K, Q6_K).

@@ -47,11 +47,14 @@ constexpr float kZeroEps = 1e-15f;
 // weighted squared error, as llama.cpp's K-quant search does: start from the
 // [min(x, 0), max(x)] grid, then try nstep + 1 grids whose step is (max -
 // min) / (nmax + rmin + rdelta * is) and, for the quants each gives, the
-// least-squares scale and min (min clamped to <= 0); keep the best. Returns
+// least-squares scale and min (min clamped to <= 0); keep the one of least
+// weighted squared (or, use_mad, absolute) error. Returns
 // the scale, sets *neg_min = -min and L. The float operations follow the
 // reference order so that the same input gives the same bytes.
 float FitScaleMin(const float* x, const float* w, int n, int nmax, float rmin, float rdelta,
-                  int nstep, uint8_t* L, float* neg_min) {
+                  int nstep, bool use_mad, uint8_t* L, float* neg_min) {
+  // The error of one weight: squared, or absolute (Q2_K's "mad").
+  auto error = [use_mad](float diff) { return use_mad ? std::fabs(diff) : diff * diff; };
   float lo = x[0], hi = x[0];
   float sum_w = w[0], sum_x = w[0] * x[0];
   for (int i = 1; i < n; ++i) {
@@ -72,7 +75,7 @@ float FitScaleMin(const float* x, const float* w, int n, int nmax, float rmin, f
   for (int i = 0; i < n; ++i) {
     L[i] = static_cast<uint8_t>(Clamp(NearestInt(iscale * (x[i] - lo)), 0, nmax));
     const float diff = scale * L[i] + lo - x[i];
-    best += w[i] * (diff * diff);
+    best += w[i] * error(diff);
   }
   uint8_t trial[32];
   for (int is = 0; is <= nstep; ++is) {
@@ -96,7 +99,7 @@ float FitScaleMin(const float* x, const float* w, int n, int nmax, float rmin, f
     float err = 0;
     for (int i = 0; i < n; ++i) {
       const float diff = s * trial[i] + m - x[i];
-      err += w[i] * (diff * diff);
+      err += w[i] * error(diff);
     }
     if (err < best) {
       std::memcpy(L, trial, static_cast<size_t>(n));
@@ -128,7 +131,7 @@ void QuantizeSuperBlockK(const float* x, int nmax, uint16_t* d, uint16_t* dmin, 
     const float av_x = std::sqrt(sum_x2 / 32);
     float w[32];
     for (int l = 0; l < 32; ++l) w[l] = av_x + std::fabs(xj[l]);
-    scale[j] = FitScaleMin(xj, w, 32, nmax, rmin, 0.1f, nstep, L + 32 * j, &mn[j]);
+    scale[j] = FitScaleMin(xj, w, 32, nmax, rmin, 0.1f, nstep, false, L + 32 * j, &mn[j]);
     if (scale[j] > max_scale) max_scale = scale[j];
     if (mn[j] > max_min) max_min = mn[j];
   }
@@ -200,6 +203,73 @@ float FitScaleQ6(const float* x, int8_t* L) {
     }
   }
   return scale;
+}
+
+// Q3_K's sub-block fit: x[16] ≈ scale * (L - 4), L in [0, 7], weighted by x^2
+// (llama.cpp's make_q3_quants with its rmse search): the largest-magnitude
+// value maps to -4, then up to 5 passes of coordinate descent, each weight
+// moved to the quant the current least-squares scale prefers when that
+// lowers the error. Returns the scale.
+float FitScaleQ3(const float* x, int8_t* L) {
+  constexpr int kNmax = 4;
+  float amax = 0, vmax = 0;
+  for (int i = 0; i < 16; ++i) {
+    const float ax = std::fabs(x[i]);
+    if (ax > amax) {
+      amax = ax;
+      vmax = x[i];
+    }
+  }
+  if (amax < kZeroEps) {
+    for (int i = 0; i < 16; ++i) L[i] = 0;
+    return 0.0f;
+  }
+  const float iscale = -kNmax / vmax;
+  float sumlx = 0, suml2 = 0;
+  for (int i = 0; i < 16; ++i) {
+    L[i] = static_cast<int8_t>(Clamp(NearestInt(iscale * x[i]), -kNmax, kNmax - 1));
+    const float w = x[i] * x[i];
+    sumlx += w * x[i] * L[i];
+    suml2 += w * L[i] * L[i];
+  }
+  for (int pass = 0; pass < 5; ++pass) {
+    int changed = 0;
+    for (int i = 0; i < 16; ++i) {
+      const float w = x[i] * x[i];
+      float slx = sumlx - w * x[i] * L[i];
+      if (!(slx > 0)) continue;
+      float sl2 = suml2 - w * L[i] * L[i];
+      const int l = Clamp(NearestInt(x[i] * sl2 / slx), -kNmax, kNmax - 1);
+      if (l == L[i]) continue;
+      slx += w * x[i] * l;
+      sl2 += w * l * l;
+      if (sl2 > 0 && slx * slx * suml2 > sumlx * sumlx * sl2) {
+        L[i] = static_cast<int8_t>(l);
+        sumlx = slx;
+        suml2 = sl2;
+        ++changed;
+      }
+    }
+    if (changed == 0) break;
+  }
+  for (int i = 0; i < 16; ++i) L[i] = static_cast<int8_t>(L[i] + kNmax);
+  return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
+}
+
+// Quants L[256] of 2 bits -> Q2_K / Q3_K's qs: weight 128h + 32p + l at bits
+// 2p, 2p+1 of qs[32h + l].
+void Pack2Bits(const uint8_t* L, uint8_t* qs) {
+  for (int h = 0; h < 2; ++h) {
+    for (int l = 0; l < 32; ++l) {
+      const uint8_t* q = L + 128 * h + l;
+      qs[32 * h + l] = static_cast<uint8_t>(q[0] | (q[32] << 2) | (q[64] << 4) | (q[96] << 6));
+    }
+  }
+}
+
+// The 2-bit part of weight i of a Q2_K / Q3_K block.
+int Crumb(const uint8_t* qs, int i) {
+  return (qs[32 * (i / 128) + i % 32] >> (2 * ((i % 128) / 32))) & 3;
 }
 
 // Quants q[256] in [0, 15] -> Q4_K's qs (see BlockQ4_K).
@@ -281,6 +351,144 @@ void QuantizeRowQ6_K(const float* x, BlockQ6_K* y, int64_t n) {
         ql[l + 32] = static_cast<uint8_t>((qq[l + 32] & 0x0F) | ((qq[l + 96] & 0x0F) << 4));
         qh[l] = static_cast<uint8_t>((qq[l] >> 4) | ((qq[l + 32] >> 4) << 2) |
                                      ((qq[l + 64] >> 4) << 4) | ((qq[l + 96] >> 4) << 6));
+      }
+    }
+  }
+}
+
+void QuantizeRowQ2_K(const float* x, BlockQ2_K* y, int64_t n) {
+  for (int64_t b = 0; b < n / kQK_K; ++b, x += kQK_K) {
+    // Per sub-block of 16 a FitScaleMin (2 bits, weighted by |x|, absolute
+    // error); scales and mins to 4 bits of the largest of each.
+    uint8_t L[kQK_K];
+    float scale[16], mn[16], max_scale = 0.0f, max_min = 0.0f;
+    for (int j = 0; j < 16; ++j) {
+      float w[16];
+      for (int l = 0; l < 16; ++l) w[l] = std::fabs(x[16 * j + l]);
+      scale[j] = FitScaleMin(x + 16 * j, w, 16, 3, -0.5f, 0.1f, 15, true, L + 16 * j, &mn[j]);
+      if (scale[j] > max_scale) max_scale = scale[j];
+      if (mn[j] > max_min) max_min = mn[j];
+    }
+    // The int is narrowed to a byte as the reference does (it is <= 15).
+    for (int j = 0; j < 16; ++j) {
+      y[b].scales[j] =
+          max_scale > 0 ? static_cast<uint8_t>(NearestInt(15.0f / max_scale * scale[j])) : 0;
+    }
+    y[b].d = Fp32ToFp16(max_scale > 0 ? max_scale / 15.0f : 0.0f);
+    if (max_min > 0) {
+      for (int j = 0; j < 16; ++j) {
+        y[b].scales[j] |= static_cast<uint8_t>(NearestInt(15.0f / max_min * mn[j]) << 4);
+      }
+    }
+    y[b].dmin = Fp32ToFp16(max_min > 0 ? max_min / 15.0f : 0.0f);
+    const float df = Fp16ToFp32(y[b].d), dminf = Fp16ToFp32(y[b].dmin);
+    for (int j = 0; j < 16; ++j) {
+      const float d = df * static_cast<float>(y[b].scales[j] & 0x0F);
+      if (d == 0.0f) continue;  // keeps the fit's quants, as the reference
+      const float dm = dminf * static_cast<float>(y[b].scales[j] >> 4);
+      for (int l = 0; l < 16; ++l) {
+        L[16 * j + l] = static_cast<uint8_t>(Clamp(NearestInt((x[16 * j + l] + dm) / d), 0, 3));
+      }
+    }
+    Pack2Bits(L, y[b].qs);
+  }
+}
+
+void QuantizeRowQ3_K(const float* x, BlockQ3_K* y, int64_t n) {
+  for (int64_t b = 0; b < n / kQK_K; ++b, x += kQK_K) {
+    // Per sub-block of 16 a FitScaleQ3; the scales to 6 bits against the one
+    // of largest magnitude (which maps to -32), then every weight requantized.
+    int8_t L[kQK_K];
+    float scale[16], max_scale = 0.0f, amax = 0.0f;
+    for (int j = 0; j < 16; ++j) {
+      scale[j] = FitScaleQ3(x + 16 * j, L + 16 * j);
+      if (std::fabs(scale[j]) > amax) {
+        amax = std::fabs(scale[j]);
+        max_scale = scale[j];
+      }
+    }
+    std::memset(y[b].scales, 0, sizeof(y[b].scales));
+    if (max_scale != 0.0f) {
+      const float iscale = -32.0f / max_scale;
+      for (int j = 0; j < 16; ++j) {
+        // Narrowed to int8 first, as the reference.
+        const int l = Clamp(static_cast<int8_t>(NearestInt(iscale * scale[j])), -32, 31) + 32;
+        if (j < 8) {
+          y[b].scales[j] = static_cast<uint8_t>(l & 0x0F);
+        } else {
+          y[b].scales[j - 8] |= static_cast<uint8_t>((l & 0x0F) << 4);
+        }
+        y[b].scales[8 + j % 4] |= static_cast<uint8_t>((l >> 4) << (2 * (j / 4)));
+      }
+      y[b].d = Fp32ToFp16(1 / iscale);
+    } else {
+      y[b].d = Fp32ToFp16(0.0f);
+    }
+    const float df = Fp16ToFp32(y[b].d);
+    for (int j = 0; j < 16; ++j) {
+      const float d = df * static_cast<float>(UnpackScaleQ3_K(y[b].scales, j) - 32);
+      if (d == 0.0f) continue;
+      for (int l = 0; l < 16; ++l) {
+        L[16 * j + l] = static_cast<int8_t>(Clamp(NearestInt(x[16 * j + l] / d), -4, 3) + 4);
+      }
+    }
+    std::memset(y[b].hmask, 0, sizeof(y[b].hmask));
+    uint8_t low[kQK_K];
+    for (int i = 0; i < kQK_K; ++i) {
+      int q = L[i];
+      if (q > 3) {
+        y[b].hmask[i % 32] |= static_cast<uint8_t>(1 << (i / 32));
+        q -= 4;
+      }
+      low[i] = static_cast<uint8_t>(q);
+    }
+    Pack2Bits(low, y[b].qs);
+  }
+}
+
+void DequantizeRowQ2_K(const BlockQ2_K* x, float* y, int64_t n) {
+  for (int64_t b = 0; b < n / kQK_K; ++b, y += kQK_K) {
+    const float d = Fp16ToFp32(x[b].d), dmin = Fp16ToFp32(x[b].dmin);
+    for (int i = 0; i < kQK_K; ++i) {
+      const uint8_t sc = x[b].scales[i / 16];
+      const float dl = d * static_cast<float>(sc & 0x0F), ml = dmin * static_cast<float>(sc >> 4);
+      y[i] = dl * static_cast<float>(Crumb(x[b].qs, i)) - ml;
+    }
+  }
+}
+
+void DequantizeRowQ3_K(const BlockQ3_K* x, float* y, int64_t n) {
+  for (int64_t b = 0; b < n / kQK_K; ++b, y += kQK_K) {
+    const float d = Fp16ToFp32(x[b].d);
+    for (int i = 0; i < kQK_K; ++i) {
+      const float dl = d * static_cast<float>(UnpackScaleQ3_K(x[b].scales, i / 16) - 32);
+      const int high = (x[b].hmask[i % 32] >> (i / 32)) & 1;
+      y[i] = dl * static_cast<float>(Crumb(x[b].qs, i) - (high ? 0 : 4));
+    }
+  }
+}
+
+// IQ4: the grid value times the block's scale (d * (ls - 32) for IQ4_XS), in
+// llama.cpp's order.
+void DequantizeRowIQ4_NL(const BlockIQ4_NL* x, float* y, int64_t n) {
+  for (int64_t b = 0; b < n / 32; ++b, y += 32) {
+    const float d = Fp16ToFp32(x[b].d);
+    for (int j = 0; j < 16; ++j) {
+      y[j] = d * static_cast<float>(kIq4Grid[x[b].qs[j] & 0x0F]);
+      y[j + 16] = d * static_cast<float>(kIq4Grid[x[b].qs[j] >> 4]);
+    }
+  }
+}
+
+void DequantizeRowIQ4_XS(const BlockIQ4_XS* x, float* y, int64_t n) {
+  for (int64_t b = 0; b < n / kQK_K; ++b) {
+    const float d = Fp16ToFp32(x[b].d);
+    for (int j = 0; j < 8; ++j, y += 32) {
+      const float dl = d * static_cast<float>(UnpackScaleIQ4_XS(x[b], j) - 32);
+      const uint8_t* qs = x[b].qs + 16 * j;
+      for (int l = 0; l < 16; ++l) {
+        y[l] = dl * static_cast<float>(kIq4Grid[qs[l] & 0x0F]);
+        y[l + 16] = dl * static_cast<float>(kIq4Grid[qs[l] >> 4]);
       }
     }
   }

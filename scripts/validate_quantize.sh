@@ -28,7 +28,9 @@ done
 EMBER_BIN="${EMBER_BIN:-build/bin/ember}"
 MODELS_DIR="${EMBER_MODELS:-$HOME/.cache/ember/models}"
 THREADS="${QUANT_THREADS:-2}"
-MIXES="${QUANT_MIXES:-Q4_K_M Q4_K_S Q5_K_M Q5_K_S Q6_K Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 F16}"
+# MIX:pure runs both tools with --pure (every matrix the default type: the only
+# way these small models get Q2_K blocks, their rows being mostly not whole 256s).
+MIXES="${QUANT_MIXES:-Q4_K_M Q4_K_S Q5_K_M Q5_K_S Q3_K_M Q3_K_S Q3_K_L Q2_K Q2_K:pure Q4_K_M:pure Q6_K Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 F16}"
 eval "$(scripts/build-peer.sh)"
 PEER_BIN="$(dirname "$LLAMA_BENCH")"
 LLAMA_QUANTIZE="$PEER_BIN/llama-quantize"
@@ -62,15 +64,19 @@ rows=()
 n_same=0 n_total=0
 for src in "${sources[@]}"; do
     name="$(basename "$src" .gguf)"
-    for mix in $MIXES; do
+    for entry in $MIXES; do
+        mix="${entry%%:*}" pure=()
+        [[ "$entry" == *:pure ]] && pure=(--pure)
         l="$WORK/llama.gguf" e="$WORK/ember.gguf"
         t0=$(date +%s.%N)
-        if ! "$LLAMA_QUANTIZE" --allow-requantize "$src" "$l" "$mix" "$THREADS" >"$WORK/lq.log" 2>&1; then
-            rows+=("| $name | $mix | llama-quantize failed | | | |"); continue
+        if ! "$LLAMA_QUANTIZE" --allow-requantize "${pure[@]}" "$src" "$l" "$mix" "$THREADS" \
+                >"$WORK/lq.log" 2>&1; then
+            rows+=("| $name | $entry | llama-quantize failed | | | |"); continue
         fi
         t1=$(date +%s.%N)
-        if ! "$EMBER_BIN" quantize -m "$src" -o "$e" --type "$mix" -t "$THREADS" >"$WORK/eq.log" 2>&1; then
-            rows+=("| $name | $mix | ember failed: $(tail -1 "$WORK/eq.log") | | | |"); continue
+        if ! "$EMBER_BIN" quantize "${pure[@]}" -m "$src" -o "$e" --type "$mix" -t "$THREADS" \
+                >"$WORK/eq.log" 2>&1; then
+            rows+=("| $name | $entry | ember failed: $(tail -1 "$WORK/eq.log") | | | |"); continue
         fi
         t2=$(date +%s.%N)
         n_total=$((n_total + 1))
@@ -83,8 +89,8 @@ for src in "${sources[@]}"; do
             verdict="differ ($(stat -c %s "$l") / $size bytes)"
             pl=$(ppl "$l"); pe=$(ppl "$e")
         fi
-        rows+=("| $name | $mix | $verdict | $pl | $pe | $(secs "$t0" "$t1") / $(secs "$t1" "$t2") |")
-        echo "[quantize] $name $mix: $verdict" >&2
+        rows+=("| $name | $entry | $verdict | $pl | $pe | $(secs "$t0" "$t1") / $(secs "$t1" "$t2") |")
+        echo "[quantize] $name $entry: $verdict" >&2
         rm -f "$l" "$e"
     done
 done
@@ -97,7 +103,7 @@ done
     echo "and \`ember quantize -m SRC -o OUT --type MIX -t $THREADS\`, the files compared with \`cmp\`."
     echo "Perplexity (llama-perplexity, c=512, GPL-3 text) only where the files differ (\`=\`: the same"
     echo "file, so the same perplexity). Sources: the real models, requantized, and an F16 copy of"
-    echo "SmolLM2 made by \`ember quantize --type F16\`."
+    echo "SmolLM2 made by \`ember quantize --type F16\`. \`MIX:pure\`: both tools with \`--pure\`."
     echo
     echo "**$n_same of $n_total files identical.**"
     echo

@@ -286,8 +286,7 @@ Status Model::RepackWeights(const LoadProgressFn& progress) {
   // repacked with the output when that keeps every weight exact.
   const bool tied = weights_.token_embd.data == weights_.output.data;
   auto repacked = [&](const WeightView* v) {
-    return CanRepack(v->type) &&
-           (v != &weights_.token_embd || (tied && RepackIsExact(v->type)));
+    return CanRepack(v->type) && (v != &weights_.token_embd || (tied && RepackIsExact(v->type)));
   };
   // The tensor behind each view's data, and the packed matrix made from it
   // (a tied output and embedding share one tensor).

@@ -23,7 +23,9 @@ constexpr FileTypeInfo kFileTypes[] = {
     {FileType::kQ5_1, "Q5_1", GgmlType::kQ5_1},     {FileType::kQ8_0, "Q8_0", GgmlType::kQ8_0},
     {FileType::kQ4_K_S, "Q4_K_S", GgmlType::kQ4_K}, {FileType::kQ4_K_M, "Q4_K_M", GgmlType::kQ4_K},
     {FileType::kQ5_K_S, "Q5_K_S", GgmlType::kQ5_K}, {FileType::kQ5_K_M, "Q5_K_M", GgmlType::kQ5_K},
-    {FileType::kQ6_K, "Q6_K", GgmlType::kQ6_K},
+    {FileType::kQ6_K, "Q6_K", GgmlType::kQ6_K},     {FileType::kQ2_K, "Q2_K", GgmlType::kQ2_K},
+    {FileType::kQ3_K_S, "Q3_K_S", GgmlType::kQ3_K}, {FileType::kQ3_K_M, "Q3_K_M", GgmlType::kQ3_K},
+    {FileType::kQ3_K_L, "Q3_K_L", GgmlType::kQ3_K},
 };
 
 // llama-quantize's other file types: named so that asking for one says "not
@@ -94,7 +96,8 @@ bool IsQuantizedType(GgmlType t) {
 
 // Counters that the rules read, advanced as tensors go by in file order.
 struct MixState {
-  int n_attn_v = 0, n_layer = 0, n_expert = 0;
+  int n_attn_v = 0, n_layer = 0, n_expert = 0, n_gqa = 1;
+  bool falcon = false;
   int i_attn_v = 0, i_ffn_down = 0;
   bool tied = true;  // no output.weight: the embedding is also the output
 };
@@ -116,7 +119,14 @@ GgmlType ChooseType(FileType ft, const GgufTensorInfo& t, Role role, bool pure, 
     if (type != DefaultType(ft)) *note = "output";
   } else if (role == Role::kAttnV) {
     const int i = st->i_attn_v++;
-    if ((ft == FileType::kQ4_K_M || ft == FileType::kQ5_K_M) && UseMoreBits(i, st->n_attn_v)) {
+    if (ft == FileType::kQ2_K) {
+      type = st->n_gqa >= 4 ? GgmlType::kQ4_K : GgmlType::kQ3_K;
+    } else if (ft == FileType::kQ3_K_M) {
+      type = i < 2 ? GgmlType::kQ5_K : GgmlType::kQ4_K;
+    } else if (ft == FileType::kQ3_K_L) {
+      type = GgmlType::kQ5_K;
+    } else if ((ft == FileType::kQ4_K_M || ft == FileType::kQ5_K_M) &&
+               UseMoreBits(i, st->n_attn_v)) {
       type = GgmlType::kQ6_K;
     } else if (ft == FileType::kQ4_K_S && i < 4) {
       type = GgmlType::kQ5_K;
@@ -128,7 +138,15 @@ GgmlType ChooseType(FileType ft, const GgufTensorInfo& t, Role role, bool pure, 
     if (st->n_expert == 8) type = GgmlType::kQ8_0;
   } else if (role == Role::kFfnDown) {
     const int i = st->i_ffn_down++, n = st->n_layer;
-    if (ft == FileType::kQ4_K_M && UseMoreBits(i, n)) {
+    if (ft == FileType::kQ2_K) {
+      type = GgmlType::kQ3_K;
+    } else if (ft == FileType::kQ3_K_M) {
+      type = i < n / 16                         ? GgmlType::kQ5_K
+             : !st->falcon || UseMoreBits(i, n) ? GgmlType::kQ4_K
+                                                : GgmlType::kQ3_K;
+    } else if (ft == FileType::kQ3_K_L) {
+      type = st->falcon ? GgmlType::kQ4_K : GgmlType::kQ5_K;
+    } else if (ft == FileType::kQ4_K_M && UseMoreBits(i, n)) {
       type = GgmlType::kQ6_K;
     } else if (ft == FileType::kQ5_K_M && UseMoreBits(i, n)) {
       type = GgmlType::kQ6_K;
@@ -138,9 +156,21 @@ GgmlType ChooseType(FileType ft, const GgufTensorInfo& t, Role role, bool pure, 
     std::snprintf(buf, sizeof(buf), "more bits (ffn_down %d of %d)", i, n);
     if (type != DefaultType(ft)) *note = buf;
   } else if (role == Role::kAttnOutput) {
-    if (st->n_expert == 8 && (ft == FileType::kQ4_K_S || ft == FileType::kQ4_K_M)) {
+    if (st->falcon) {
+      if (ft == FileType::kQ3_K_L) type = GgmlType::kQ4_K;
+    } else if (st->n_expert == 8) {
+      if (ft == FileType::kQ2_K || ft == FileType::kQ3_K_S || ft == FileType::kQ3_K_M ||
+          ft == FileType::kQ4_K_S || ft == FileType::kQ4_K_M) {
+        type = GgmlType::kQ5_K;
+      }
+    } else if (ft == FileType::kQ2_K) {
+      type = GgmlType::kQ3_K;
+    } else if (ft == FileType::kQ3_K_M) {
+      type = GgmlType::kQ4_K;
+    } else if (ft == FileType::kQ3_K_L) {
       type = GgmlType::kQ5_K;
     }
+    if (type != DefaultType(ft)) *note = "more bits (attn_output)";
   }
   // Rows that are not whole blocks: the 32-block type of about the same size.
   if (static_cast<int64_t>(t.ne[0]) % BlockElems(type) != 0) {
@@ -154,6 +184,10 @@ GgmlType ChooseType(FileType ft, const GgufTensorInfo& t, Role role, bool pure, 
         break;
       case GgmlType::kQ6_K:
         type = GgmlType::kQ8_0;
+        break;
+      case GgmlType::kQ2_K:
+      case GgmlType::kQ3_K:
+        type = GgmlType::kQ4_0;
         break;
       default:
         break;
@@ -222,6 +256,10 @@ Status PlanQuantization(const GgufFile& in, FileType ft, bool pure, std::vector<
   if (const GgufValue* a = in.Find("general.architecture")) arch = std::string(a->str);
   st.n_layer = static_cast<int>(in.GetUintOr(arch + ".block_count", 0));
   st.n_expert = static_cast<int>(in.GetUintOr(arch + ".expert_count", 0));
+  st.falcon = arch == "falcon";
+  const uint64_t n_head = in.GetUintOr(arch + ".attention.head_count", 1);
+  const uint64_t n_head_kv = in.GetUintOr(arch + ".attention.head_count_kv", n_head);
+  st.n_gqa = n_head_kv > 0 ? static_cast<int>(n_head / n_head_kv) : 1;
   for (const GgufTensorInfo& t : in.tensors()) {
     const Role r = RoleOf(t.name);
     if (r == Role::kAttnV) ++st.n_attn_v;

@@ -92,7 +92,8 @@ Status ParseQuantizeOptions(const std::string& name, QuantizeOptions* out) {
     return Status::Ok();
   }
   const std::string known =
-      " (ember writes: Q4_K_M, Q4_K_S, Q5_K_M, Q5_K_S, Q6_K, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, F16, "
+      " (ember writes: Q4_K_M, Q4_K_S, Q5_K_M, Q5_K_S, Q3_K_M, Q3_K_S, Q3_K_L, Q2_K, Q6_K, Q8_0, "
+      "Q4_0, Q4_1, Q5_0, Q5_1, F16, "
       "BF16, F32, native)";
   if (later) return Unsupported("ember cannot write " + upper + " files yet" + known);
   return InvalidArgument("unknown quantization type '" + name + "'" + known);

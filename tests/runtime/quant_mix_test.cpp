@@ -118,6 +118,25 @@ TEST_CASE("quantize mix: Q4_K_M gives the output and every third layer's attn_v,
   CHECK(q8.at(Blk(0, "attn_v.weight")) == GgmlType::kQ8_0);
   // Q4_0's output is Q6_K too (the rule is for every quantized mix but Q8_0).
   CHECK(Plan(src, FileType::kQ4_0).at("output.weight") == GgmlType::kQ6_K);
+  // Q3_K_M: attn_v Q5_K for the first two, Q4_K after; ffn_down Q5_K for
+  // i < n/16, Q4_K after; attn_output Q4_K; the rest Q3_K.
+  const auto q3 = Plan(src, FileType::kQ3_K_M);
+  for (int i = 0; i < 16; ++i) {
+    INFO("Q3_K_M layer " << i);
+    CHECK(q3.at(Blk(i, "attn_v.weight")) == (i < 2 ? GgmlType::kQ5_K : GgmlType::kQ4_K));
+    CHECK(q3.at(Blk(i, "ffn_down.weight")) == (i < 1 ? GgmlType::kQ5_K : GgmlType::kQ4_K));
+    CHECK(q3.at(Blk(i, "attn_output.weight")) == GgmlType::kQ4_K);
+    CHECK(q3.at(Blk(i, "ffn_up.weight")) == GgmlType::kQ3_K);
+  }
+  CHECK(Plan(src, FileType::kQ3_K_L).at(Blk(7, "attn_v.weight")) == GgmlType::kQ5_K);
+  CHECK(Plan(src, FileType::kQ3_K_S).at(Blk(7, "attn_v.weight")) == GgmlType::kQ3_K);
+  // Q2_K: attn_v Q3_K (GQA 4 / 2 < 4), ffn_down and attn_output Q3_K.
+  const auto q2 = Plan(src, FileType::kQ2_K);
+  CHECK(q2.at(Blk(3, "attn_v.weight")) == GgmlType::kQ3_K);
+  CHECK(q2.at(Blk(3, "ffn_down.weight")) == GgmlType::kQ3_K);
+  CHECK(q2.at(Blk(3, "attn_output.weight")) == GgmlType::kQ3_K);
+  CHECK(q2.at(Blk(3, "attn_q.weight")) == GgmlType::kQ2_K);
+  CHECK(q2.at("output.weight") == GgmlType::kQ6_K);
   // --pure: no rules.
   const auto pure = Plan(src, FileType::kQ4_K_M, /*pure=*/true);
   CHECK(pure.at("output.weight") == GgmlType::kQ4_K);
@@ -139,6 +158,9 @@ TEST_CASE("quantize mix: rows that are not whole 256-blocks fall back, and say s
   CHECK(plan.at(Blk(2, "ffn_down.weight")) == GgmlType::kQ4_K);  // 512 columns: fine
   CHECK(plan.at("token_embd.weight") == GgmlType::kQ8_0);        // tied output, 320 columns
   CHECK(Plan(src, FileType::kQ5_K_M).at(Blk(2, "attn_q.weight")) == GgmlType::kQ5_1);
+  CHECK(Plan(src, FileType::kQ3_K_S).at(Blk(2, "attn_q.weight")) == GgmlType::kQ4_0);
+  // GQA 5 / 1 >= 4: Q2_K's attn_v is Q4_K (then 320 columns: Q5_0).
+  CHECK(Plan(src, FileType::kQ2_K).at(Blk(2, "attn_v.weight")) == GgmlType::kQ5_0);
 
   // The conversion tells which tensors fell back and why.
   QuantizeOptions o;
@@ -210,9 +232,9 @@ TEST_CASE("quantize mix: Q4_K_M of an F32 model loads, stays close, and threads 
 TEST_CASE("quantize mix: names ember cannot write and tensors it cannot read are errors",
           "[quantize][mix][bad-input]") {
   QuantizeOptions o;
-  Status s = ParseQuantizeOptions("Q3_K_M", &o);
+  Status s = ParseQuantizeOptions("IQ4_XS", &o);
   CHECK(s.code() == Code::kUnsupported);
-  CHECK(s.message().find("cannot write Q3_K_M") != std::string::npos);
+  CHECK(s.message().find("cannot write IQ4_XS") != std::string::npos);
   s = ParseQuantizeOptions("Q9_Z", &o);
   CHECK(s.code() == Code::kInvalidArgument);
   CHECK(s.message().find("unknown quantization type 'Q9_Z'") != std::string::npos);
