@@ -292,21 +292,23 @@ void QuantizeActs_avx2(const float* x, int64_t m, int64_t k, QuantizedActs* a) {
       const float id = amax_s != 0.0f ? 127.0f / amax_s : 0.0f;  // as ggml's x86 quantizer
       const __m256 idv = _mm256_set1_ps(id);
       __m256i qi[4];
-      __m256i sum = _mm256_setzero_si256();
-      for (int i = 0; i < 4; ++i) {
-        qi[i] = _mm256_cvtps_epi32(_mm256_mul_ps(v[i], idv));
-        sum = _mm256_add_epi32(sum, qi[i]);
-      }
+      for (int i = 0; i < 4; ++i) qi[i] = _mm256_cvtps_epi32(_mm256_mul_ps(v[i], idv));
       // int32 -> int8 (|q| <= 127: no saturation); packs work per 128-bit
       // lane, so the dwords come out as 0 4 1 5 2 6 3 7 and are put back.
       const __m256i p16a = _mm256_packs_epi32(qi[0], qi[1]);
       const __m256i p16b = _mm256_packs_epi32(qi[2], qi[3]);
       const __m256i p8 = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(p16a, p16b), order);
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(a->q.data() + t * k + g * 32), p8);
-      __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
-      s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, _MM_SHUFFLE(1, 0, 3, 2)));
-      s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, _MM_SHUFFLE(2, 3, 0, 1)));
-      const int total = _mm_cvtsi128_si32(s4);
+      // The sums of columns 0-15 and 16-31 (qsum16) and of all 32: hadd gives
+      // per 128-bit lane [pairs of the first half, pairs of the second].
+      const __m256i hh =
+          _mm256_hadd_epi32(_mm256_add_epi32(qi[0], qi[1]), _mm256_add_epi32(qi[2], qi[3]));
+      __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(hh), _mm256_extracti128_si256(hh, 1));
+      s4 = _mm_hadd_epi32(s4, s4);  // [sum of 0-15, sum of 16-31, the same]
+      const int sum0 = _mm_cvtsi128_si32(s4), sum1 = _mm_extract_epi32(s4, 1);
+      const int total = sum0 + sum1;
+      a->qsum16[t * 2 * groups + 2 * g] = sum0;
+      a->qsum16[t * 2 * groups + 2 * g + 1] = sum1;
       // F16C's scalar round trip: the bits of Fp16ToFp32(Fp32ToFp16(x)),
       // without the software conversion's branches.
       const float d = RoundToFp16(d_exact);

@@ -25,12 +25,15 @@ void QuantizeActs_ref(const float* x, int64_t m, int64_t k, QuantizedActs* a) {
       const float d_exact = amax / 127.0f;
       const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
       const float d = Fp16ToFp32(Fp32ToFp16(d_exact));
-      int sum = 0;
+      int sum = 0, sum16[2] = {0, 0};
       int8_t* q = a->q.data() + t * k + g * 32;
       for (int j = 0; j < 32; ++j) {
         q[j] = static_cast<int8_t>(std::nearbyint(xg[j] * id));
         sum += q[j];
+        sum16[j / 16] += q[j];
       }
+      a->qsum16[t * (k / 16) + 2 * g] = sum16[0];
+      a->qsum16[t * (k / 16) + 2 * g + 1] = sum16[1];
       a->d[t * (k / 32) + g] = d;
       a->qsum[t * (k / 32) + g] = sum;
       a->sm[t * (k / 32) + g] = Fp16ToFp32(Fp32ToFp16(d_exact * static_cast<float>(sum)));

@@ -189,6 +189,7 @@ TEST_CASE("qgemm: every ISA variant quantizes activations exactly as _ref", "[qg
       CHECK(got.d == want.d);
       CHECK(got.qsum == want.qsum);
       CHECK(got.sm == want.sm);
+      CHECK(got.qsum16 == want.qsum16);
     }
   }
 }
