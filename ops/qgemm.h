@@ -64,5 +64,7 @@ void QGemmQ5x16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                     const QuantizedActs& a, float* y, int64_t ldy);
 void QGemmQ8x16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                     const QuantizedActs& a, float* y, int64_t ldy);
+void QGemmQ6x16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                    const QuantizedActs& a, float* y, int64_t ldy);
 
 }  // namespace ember
