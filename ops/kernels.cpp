@@ -62,7 +62,7 @@ Kernels KernelsFor(Isa isa) {
   }
 #elif defined(__aarch64__) || (defined(__arm__) && defined(__ARM_NEON))
   if (isa == Isa::kNeon) {
-    k.SetQGemm(QGemmQ4x16_neon, QGemmQ5x16_neon, QGemmQ8x16_neon, QGemmQ6x16_ref);
+    k.SetQGemm(QGemmQ4x16_neon, QGemmQ5x16_neon, QGemmQ8x16_neon, QGemmQ6x16_neon);
   }
 #if defined(__aarch64__)
   // These kernels need only base NEON. armhf keeps their _ref
@@ -80,10 +80,10 @@ Kernels KernelsFor(Isa isa) {
     k.fp32_to_fp16_row = Fp32ToFp16Row_neon;
   }
   if (isa == Isa::kNeonDot) {
-    k.SetQGemm(QGemmQ4x16_neon_dot, QGemmQ5x16_neon_dot, QGemmQ8x16_neon_dot, QGemmQ6x16_ref);
+    k.SetQGemm(QGemmQ4x16_neon_dot, QGemmQ5x16_neon_dot, QGemmQ8x16_neon_dot, QGemmQ6x16_neon_dot);
   } else if (isa == Isa::kNeonI8mm) {
     k.SetQGemm(QGemmQ4x16_neon_i8mm, QGemmQ5x16_neon_i8mm, QGemmQ8x16_neon_i8mm,
-               QGemmQ6x16_ref);  // smmla for batches, sdot for one token
+               QGemmQ6x16_neon_i8mm);  // smmla for batches, sdot for one token
   }
 #endif
 #endif

@@ -101,17 +101,22 @@ void AttendBlock_neon(const float* const* q, const int64_t* n_first, const int64
 void QGemmQ4x16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ5x16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ8x16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
+void QGemmQ6x16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ4x16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                          int64_t);
 void QGemmQ5x16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                          int64_t);
 void QGemmQ8x16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                          int64_t);
+void QGemmQ6x16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
+                         int64_t);
 void QGemmQ4x16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                           int64_t);
 void QGemmQ5x16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                           int64_t);
 void QGemmQ8x16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
+                          int64_t);
+void QGemmQ6x16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                           int64_t);
 
 }  // namespace ember
