@@ -20,7 +20,7 @@ using namespace ember;
 
 namespace {
 
-// A random Q4_0 or Q8_0 matrix [rows, k], repacked to the native layout.
+// A random Q4_0, Q8_0 or Q6_K matrix [rows, k], repacked to its native layout.
 PackedMatrix MakeMatrix(GgmlType type, int64_t rows, int64_t k, std::mt19937& rng) {
   std::normal_distribution<float> d(0.0f, 1.0f);
   std::vector<float> row(static_cast<size_t>(k));
@@ -79,7 +79,8 @@ int main(int argc, char** argv) {
   for (float& v : x) v = d(rng);
   QuantizedActs a;
   Active().quantize_acts(x.data(), 1, k, &a);
-  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ8_0}) {
+  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ8_0, GgmlType::kQ6_K}) {
+    if (k % FindGgmlType(static_cast<uint32_t>(type))->block_elems != 0) continue;  // Q6_K: 256
     // ~128 KiB (L2-resident) and ~256 MiB (far past any L3) of weights.
     const size_t per_row = GgmlRowBytes(type, static_cast<uint64_t>(k));
     const int64_t small_rows = std::max<int64_t>(16, (128 << 10) / per_row / 16 * 16);

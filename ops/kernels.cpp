@@ -5,7 +5,7 @@ namespace ember {
 Kernels KernelsFor(Isa isa) {
   Kernels k;
   k.isa = isa;
-  k.SetQGemm(QGemmQ4x16_ref, QGemmQ5x16_ref, QGemmQ8x16_ref);
+  k.SetQGemm(QGemmQ4x16_ref, QGemmQ5x16_ref, QGemmQ8x16_ref, QGemmQ6x16_ref);
   k.quantize_acts = QuantizeActs_ref;
   k.attend_head = AttendHead_ref;
   k.attend_head_q8 = AttendHeadQ8_ref;
@@ -51,9 +51,10 @@ Kernels KernelsFor(Isa isa) {
   if (isa == Isa::kAvx2 || isa == Isa::kAvx512) {
     // Plain AVX-512 (without VNNI) uses the AVX2 kernels: same layout, and
     // without dpbusd the 512-bit maddubs path gains little over it.
-    k.SetQGemm(QGemmQ4x16_avx2, QGemmQ5x16_avx2, QGemmQ8x16_avx2);
+    k.SetQGemm(QGemmQ4x16_avx2, QGemmQ5x16_avx2, QGemmQ8x16_avx2, QGemmQ6x16_avx2);
   } else if (isa == Isa::kAvx512Vnni) {
-    k.SetQGemm(QGemmQ4x16_avx512vnni, QGemmQ5x16_avx512vnni, QGemmQ8x16_avx512vnni);
+    k.SetQGemm(QGemmQ4x16_avx512vnni, QGemmQ5x16_avx512vnni, QGemmQ8x16_avx512vnni,
+               QGemmQ6x16_avx512vnni);
     k.ggml_dot_q4_1 = GgmlVecDotQ4_1Q8_1_avx512vnni;
     k.ggml_dot_q8_0 = GgmlVecDotQ8_0Q8_0_avx512vnni;
     k.ggml_dot_q4_0 = GgmlVecDotQ4_0Q8_0_avx512vnni;
@@ -61,7 +62,7 @@ Kernels KernelsFor(Isa isa) {
   }
 #elif defined(__aarch64__) || (defined(__arm__) && defined(__ARM_NEON))
   if (isa == Isa::kNeon) {
-    k.SetQGemm(QGemmQ4x16_neon, QGemmQ5x16_neon, QGemmQ8x16_neon);
+    k.SetQGemm(QGemmQ4x16_neon, QGemmQ5x16_neon, QGemmQ8x16_neon, QGemmQ6x16_neon);
   }
 #if defined(__aarch64__)
   // These kernels need only base NEON. armhf keeps their _ref
@@ -79,10 +80,10 @@ Kernels KernelsFor(Isa isa) {
     k.fp32_to_fp16_row = Fp32ToFp16Row_neon;
   }
   if (isa == Isa::kNeonDot) {
-    k.SetQGemm(QGemmQ4x16_neon_dot, QGemmQ5x16_neon_dot, QGemmQ8x16_neon_dot);
+    k.SetQGemm(QGemmQ4x16_neon_dot, QGemmQ5x16_neon_dot, QGemmQ8x16_neon_dot, QGemmQ6x16_neon_dot);
   } else if (isa == Isa::kNeonI8mm) {
-    k.SetQGemm(QGemmQ4x16_neon_i8mm, QGemmQ5x16_neon_i8mm,
-               QGemmQ8x16_neon_i8mm);  // smmla for batches, sdot for one token
+    k.SetQGemm(QGemmQ4x16_neon_i8mm, QGemmQ5x16_neon_i8mm, QGemmQ8x16_neon_i8mm,
+               QGemmQ6x16_neon_i8mm);  // smmla for batches, sdot for one token
   }
 #endif
 #endif

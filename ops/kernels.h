@@ -38,11 +38,12 @@ struct Kernels {
   GgmlAttendTiledBlockFn ggml_attend_tiled_block = nullptr;
 
   QGemmFn qgemm_for(PackedLayout layout) const { return qgemm[static_cast<int>(layout)]; }
-  // Sets the three layouts' kernels of one ISA.
-  void SetQGemm(QGemmFn q4x16, QGemmFn q5x16, QGemmFn q8x16) {
+  // Sets the four layouts' kernels of one ISA.
+  void SetQGemm(QGemmFn q4x16, QGemmFn q5x16, QGemmFn q8x16, QGemmFn q6x16) {
     qgemm[static_cast<int>(PackedLayout::kQ4x16)] = q4x16;
     qgemm[static_cast<int>(PackedLayout::kQ5x16)] = q5x16;
     qgemm[static_cast<int>(PackedLayout::kQ8x16)] = q8x16;
+    qgemm[static_cast<int>(PackedLayout::kQ6x16)] = q6x16;
   }
 };
 
@@ -79,11 +80,14 @@ void QuantizeActs_avx2(const float* x, int64_t m, int64_t k, QuantizedActs* acts
 void QGemmQ4x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ5x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ8x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
+void QGemmQ6x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ4x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                            int64_t);
 void QGemmQ5x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                            int64_t);
 void QGemmQ8x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
+                           int64_t);
+void QGemmQ6x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                            int64_t);
 void AttendHead_neon(const float* q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
                      float scale, float* scores, float* out);
@@ -97,17 +101,22 @@ void AttendBlock_neon(const float* const* q, const int64_t* n_first, const int64
 void QGemmQ4x16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ5x16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ8x16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
+void QGemmQ6x16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ4x16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                          int64_t);
 void QGemmQ5x16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                          int64_t);
 void QGemmQ8x16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                          int64_t);
+void QGemmQ6x16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
+                         int64_t);
 void QGemmQ4x16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                           int64_t);
 void QGemmQ5x16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                           int64_t);
 void QGemmQ8x16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
+                          int64_t);
+void QGemmQ6x16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                           int64_t);
 
 }  // namespace ember

@@ -56,7 +56,7 @@ void MatMulShared(const WeightView* const* ws, float* const* ys, const int64_t* 
 
 // Splits the tiles of `count` matrices, laid end to end (matrix i: n_tiles[i]
 // tiles of tile_bytes[i] bytes each), into `parts` ranges of about equal bytes,
-// so that threads finish together when an int8 matrix (a Q6_K or Q8_0 source)
+// so that threads finish together when an int8 matrix (a Q8_0 or F16 source)
 // shares a region with int4 ones: an even split of tiles would give the thread
 // with the int8 tiles up to twice the bytes to read. Part `part` gets tiles
 // [begin[i], end[i]) of each matrix i: those whose first byte lies in its

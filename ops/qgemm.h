@@ -19,12 +19,14 @@ namespace ember {
 // (the term that a weight's min or offset multiplies).
 struct QuantizedActs {
   int64_t m = 0, k = 0;
-  std::vector<int8_t> q;      // [m, k], 64-byte aligned rows not required
-  std::vector<float> d;       // [m, k / 32]
-  std::vector<int32_t> qsum;  // [m, k / 32] sum(q): times a layout's offset (Q4_0's -8,
-                              // Q5_0's -16), taken off the integer sum exactly
-  std::vector<float> sm;      // [m, k / 32] (max|x| / 127) * sum(q) rounded to fp16:
-                              // multiplies stored mins, as ggml's Q8_1 blocks carry it
+  std::vector<int8_t> q;        // [m, k], 64-byte aligned rows not required
+  std::vector<float> d;         // [m, k / 32]
+  std::vector<int32_t> qsum;    // [m, k / 32] sum(q): times a layout's offset (Q4_0's -8,
+                                // Q5_0's -16), taken off the integer sum exactly
+  std::vector<float> sm;        // [m, k / 32] (max|x| / 127) * sum(q) rounded to fp16:
+                                // multiplies stored mins, as ggml's Q8_1 blocks carry it
+  std::vector<int32_t> qsum16;  // [m, k / 16] sum(q) per 16 columns: times Q6_K's offset
+                                // -32 inside each of its int8 scales per 16 weights
 
   // Sets m and k and sizes the arrays for them (k a multiple of 32).
   void Resize(int64_t rows, int64_t cols) {
@@ -34,18 +36,20 @@ struct QuantizedActs {
     d.resize(static_cast<size_t>(m * k / 32));
     qsum.resize(static_cast<size_t>(m * k / 32));
     sm.resize(static_cast<size_t>(m * k / 32));
+    qsum16.resize(static_cast<size_t>(m * k / 16));
   }
 
   const int8_t* q_row(int64_t t) const { return q.data() + t * k; }
   const float* d_row(int64_t t) const { return d.data() + t * (k / 32); }
   const int32_t* qsum_row(int64_t t) const { return qsum.data() + t * (k / 32); }
   const float* sm_row(int64_t t) const { return sm.data() + t * (k / 32); }
+  const int32_t* qsum16_row(int64_t t) const { return qsum16.data() + t * (k / 16); }
 };
 
 // x [m, k] floats -> acts. Per group: q = round-to-nearest-even(x * (127 / max|x|)),
 // d = max|x| / 127 rounded to fp16 (as ggml stores it), qsum = sum(q),
-// sm = fp16((max|x| / 127) * sum(q)). These are exactly ggml's Q8_0 / Q8_1
-// activations, so the integer sums and scales equal llama.cpp's.
+// sm = fp16((max|x| / 127) * sum(q)), qsum16 = sum(q) of each 16 columns. These are
+// exactly ggml's Q8_0 / Q8_1 activations, so the integer sums and scales equal llama.cpp's.
 void QuantizeActs_ref(const float* x, int64_t m, int64_t k, QuantizedActs* acts);
 using QuantizeActsFn = void (*)(const float* x, int64_t m, int64_t k, QuantizedActs* acts);
 
@@ -59,6 +63,8 @@ void QGemmQ4x16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
 void QGemmQ5x16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                     const QuantizedActs& a, float* y, int64_t ldy);
 void QGemmQ8x16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                    const QuantizedActs& a, float* y, int64_t ldy);
+void QGemmQ6x16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                     const QuantizedActs& a, float* y, int64_t ldy);
 
 }  // namespace ember

@@ -51,17 +51,26 @@ void Quad(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, in
     const float32x4_t dw = LoadF16x4(gp + q_bytes + 8 * q);
     float32x4_t mw = vdupq_n_f32(0.0f);
     if (kHasMin) mw = LoadF16x4(gp + q_bytes + 32 + 8 * q);
+    int32x4_t sc[2];
+    if constexpr (kL == PackedLayout::kQ6x16) LoadQuadScalesQ6(gp, q, sc);
     for (int i = 0; i < MR; ++i) {
       const int8_t* aq = a.q_row(t0 + i) + g * 32;
-      int32x4_t isum = vdupq_n_s32(0);
+      // Per half of the group (columns 0-15, 16-31: Q6x16's two scales).
+      int32x4_t half[2] = {vdupq_n_s32(0), vdupq_n_s32(0)};
       for (int s = 0; s < 8; ++s) {
         // int8: sub-chunk s = columns 4s..4s+3; int4: wq[2s'] / wq[2s'+1] are
         // columns 8s'..8s'+3 / 8s'+4..8s'+7, i.e. 4s..4s+3 again.
-        isum = vaddq_s32(isum, Dot4x4(wq[s], Bcast4(aq + 4 * s)));
+        half[s / 4] = vaddq_s32(half[s / 4], Dot4x4(wq[s], Bcast4(aq + 4 * s)));
       }
-      // The offset, off the integer sum (qgemm_ref.cpp); 0 for int8.
-      if (PackedOffset(kL) != 0 && !kHasMin)
-        isum = vaddq_s32(isum, vdupq_n_s32(PackedOffset(kL) * a.qsum_row(t0 + i)[g]));
+      int32x4_t isum;
+      if constexpr (kL == PackedLayout::kQ6x16) {
+        isum = Q6GroupSum(half, sc, a.qsum16_row(t0 + i) + 2 * g);
+      } else {
+        isum = vaddq_s32(half[0], half[1]);
+        // The offset, off the integer sum (qgemm_ref.cpp); 0 for int8.
+        if (PackedOffset(kL) != 0 && !kHasMin)
+          isum = vaddq_s32(isum, vdupq_n_s32(PackedOffset(kL) * a.qsum_row(t0 + i)[g]));
+      }
       const float32x4_t scale = vmulq_n_f32(dw, a.d_row(t0 + i)[g]);
       acc[i] = vfmaq_f32(acc[i], vcvtq_f32_s32(isum), scale);
       if (kHasMin) acc[i] = vfmaq_f32(acc[i], mw, vdupq_n_f32(a.sm_row(t0 + i)[g]));
@@ -107,6 +116,11 @@ void QGemmQ5x16_neon(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end
 void QGemmQ8x16_neon(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                      const QuantizedActs& a, float* y, int64_t ldy) {
   Drive<PackedLayout::kQ8x16, false>(w, tile_begin, tile_end, a, y, ldy);
+}
+
+void QGemmQ6x16_neon(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                     const QuantizedActs& a, float* y, int64_t ldy) {
+  Drive<PackedLayout::kQ6x16, false>(w, tile_begin, tile_end, a, y, ldy);
 }
 
 }  // namespace ember

@@ -18,6 +18,28 @@ inline float32x4_t LoadF16x4(const uint8_t* p) {
   return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(reinterpret_cast<const uint16_t*>(p))));
 }
 
+// Q6x16's int8 scales of quad q (rows 4q..4q+3) of the TileGroup at gp,
+// sign-extended: sc[h] lane r = row 4q + r's scale of half h (columns 16h..).
+inline void LoadQuadScalesQ6(const uint8_t* gp, int q, int32x4_t sc[2]) {
+  int32_t s0, s1;
+  std::memcpy(&s0, gp + kQ6x16ScaleOffset + 4 * q, 4);
+  std::memcpy(&s1, gp + kQ6x16ScaleOffset + 16 + 4 * q, 4);
+  const int16x8_t s16 =
+      vmovl_s8(vreinterpret_s8_s32(vset_lane_s32(s1, vdup_n_s32(s0), 1)));  // rows, half 0 | 1
+  sc[0] = vmovl_s16(vget_low_s16(s16));
+  sc[1] = vmovl_s16(vget_high_s16(s16));
+}
+
+// Q6x16's integer group sums of a quad from its two halves (isum[h]: columns
+// 16h..16h+15): sc0 (isum0 - 32 qsum16_0) + sc1 (isum1 - 32 qsum16_1), as
+// qgemm_ref.cpp.
+inline int32x4_t Q6GroupSum(const int32x4_t isum[2], const int32x4_t sc[2], const int32_t* qsum16) {
+  constexpr int kOff = PackedOffset(PackedLayout::kQ6x16);
+  const int32x4_t s0 = vaddq_s32(isum[0], vdupq_n_s32(kOff * qsum16[0]));
+  const int32x4_t s1 = vaddq_s32(isum[1], vdupq_n_s32(kOff * qsum16[1]));
+  return vmlaq_s32(vmulq_s32(s0, sc[0]), s1, sc[1]);
+}
+
 // Stores 4 row results at y[row0 ...], dropping rows past n_rows.
 inline void StoreRows4(float* y, float32x4_t v, int64_t row0, int64_t n_rows) {
   const int64_t left = n_rows - row0;
@@ -38,9 +60,20 @@ inline uint8x16_t HighBitsQuad(const uint8_t* qh_v, int q) {
   return vandq_u8(vtstq_u8(bytes, vld1q_u8(kBit)), vdupq_n_u8(16));
 }
 
+// Q6x16's top 2 bits of unpacked vector 4c + k from the quad's 16 bytes of
+// crumb vector c: bits 2k, 2k+1 moved to bits 4-5.
+template <int K>
+inline uint8x16_t CrumbsQuad(uint8x16_t cr) {
+  const uint8x16_t mask = vdupq_n_u8(0x30);
+  if (K == 0) return vandq_u8(vshlq_n_u8(cr, 4), mask);
+  if (K == 1) return vandq_u8(vshlq_n_u8(cr, 2), mask);
+  if (K == 2) return vandq_u8(cr, mask);
+  return vandq_u8(vshrq_n_u8(cr, 2), mask);
+}
+
 // The weights of quad q (rows 4q..4q+3) of one TileGroup at gp: wq[s] holds
-// columns 4s..4s+3 of the group for the 4 rows (int4 and int5 unpacked to
-// bytes, 0..15 and 0..31, non-negative as int8).
+// columns 4s..4s+3 of the group for the 4 rows (int4, int5 and int6 unpacked
+// to bytes, 0..15, 0..31 and 0..63, non-negative as int8).
 template <PackedLayout kL>
 inline void LoadQuadWeights(const uint8_t* gp, int q, int8x16_t wq[8]) {
   if (kL == PackedLayout::kQ8x16) {
@@ -53,6 +86,18 @@ inline void LoadQuadWeights(const uint8_t* gp, int q, int8x16_t wq[8]) {
       if (kL == PackedLayout::kQ5x16) {
         lo = vorrq_u8(lo, HighBitsQuad(gp + 256 + 8 * (2 * s), q));
         hi = vorrq_u8(hi, HighBitsQuad(gp + 256 + 8 * (2 * s + 1), q));
+      }
+      if (kL == PackedLayout::kQ6x16) {
+        // Vectors 2s and 2s + 1 are 4c + k and 4c + k + 1 with c = s / 2,
+        // k = 2 (s % 2); the quad's crumbs are bytes 16q..16q+15 of vector c.
+        const uint8x16_t cr = vld1q_u8(gp + 256 + 64 * (s / 2) + 16 * q);
+        if (s % 2 == 0) {
+          lo = vorrq_u8(lo, CrumbsQuad<0>(cr));
+          hi = vorrq_u8(hi, CrumbsQuad<1>(cr));
+        } else {
+          lo = vorrq_u8(lo, CrumbsQuad<2>(cr));
+          hi = vorrq_u8(hi, CrumbsQuad<3>(cr));
+        }
       }
       wq[2 * s] = vreinterpretq_s8_u8(lo);
       wq[2 * s + 1] = vreinterpretq_s8_u8(hi);

@@ -28,21 +28,30 @@ void Quad(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, in
     const float32x4_t dw = LoadF16x4(gp + q_bytes + 8 * q);
     float32x4_t mw = vdupq_n_f32(0.0f);
     if (kHasMin) mw = LoadF16x4(gp + q_bytes + 32 + 8 * q);
+    int32x4_t sc[2];
+    if constexpr (kL == PackedLayout::kQ6x16) LoadQuadScalesQ6(gp, q, sc);
     for (int i = 0; i < MR; ++i) {
       const int8_t* aq = a.q_row(t0 + i) + g * 32;
       const int8x16_t a0 = vld1q_s8(aq), a1 = vld1q_s8(aq + 16);
-      int32x4_t isum = vdupq_n_s32(0);
-      isum = vdotq_laneq_s32(isum, wq[0], a0, 0);
-      isum = vdotq_laneq_s32(isum, wq[1], a0, 1);
-      isum = vdotq_laneq_s32(isum, wq[2], a0, 2);
-      isum = vdotq_laneq_s32(isum, wq[3], a0, 3);
-      isum = vdotq_laneq_s32(isum, wq[4], a1, 0);
-      isum = vdotq_laneq_s32(isum, wq[5], a1, 1);
-      isum = vdotq_laneq_s32(isum, wq[6], a1, 2);
-      isum = vdotq_laneq_s32(isum, wq[7], a1, 3);
-      // The offset, off the integer sum (qgemm_ref.cpp); 0 for int8.
-      if (PackedOffset(kL) != 0 && !kHasMin)
-        isum = vaddq_s32(isum, vdupq_n_s32(PackedOffset(kL) * a.qsum_row(t0 + i)[g]));
+      // Columns 0-15 (a0, wq[0..3]) and 16-31 (a1, wq[4..7]): Q6x16's halves.
+      int32x4_t half[2] = {vdupq_n_s32(0), vdupq_n_s32(0)};
+      half[0] = vdotq_laneq_s32(half[0], wq[0], a0, 0);
+      half[0] = vdotq_laneq_s32(half[0], wq[1], a0, 1);
+      half[0] = vdotq_laneq_s32(half[0], wq[2], a0, 2);
+      half[0] = vdotq_laneq_s32(half[0], wq[3], a0, 3);
+      half[1] = vdotq_laneq_s32(half[1], wq[4], a1, 0);
+      half[1] = vdotq_laneq_s32(half[1], wq[5], a1, 1);
+      half[1] = vdotq_laneq_s32(half[1], wq[6], a1, 2);
+      half[1] = vdotq_laneq_s32(half[1], wq[7], a1, 3);
+      int32x4_t isum;
+      if constexpr (kL == PackedLayout::kQ6x16) {
+        isum = Q6GroupSum(half, sc, a.qsum16_row(t0 + i) + 2 * g);
+      } else {
+        isum = vaddq_s32(half[0], half[1]);
+        // The offset, off the integer sum (qgemm_ref.cpp); 0 for int8.
+        if (PackedOffset(kL) != 0 && !kHasMin)
+          isum = vaddq_s32(isum, vdupq_n_s32(PackedOffset(kL) * a.qsum_row(t0 + i)[g]));
+      }
       const float32x4_t scale = vmulq_n_f32(dw, a.d_row(t0 + i)[g]);
       acc[i] = vfmaq_f32(acc[i], vcvtq_f32_s32(isum), scale);
       if (kHasMin) acc[i] = vfmaq_f32(acc[i], mw, vdupq_n_f32(a.sm_row(t0 + i)[g]));
@@ -100,6 +109,11 @@ void QGemmQ5x16_neon_dot(const PackedMatrix& w, int64_t tile_begin, int64_t tile
 void QGemmQ8x16_neon_dot(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                          const QuantizedActs& a, float* y, int64_t ldy) {
   Drive<PackedLayout::kQ8x16, false>(w, tile_begin, tile_end, a, y, ldy);
+}
+
+void QGemmQ6x16_neon_dot(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                         const QuantizedActs& a, float* y, int64_t ldy) {
+  Drive<PackedLayout::kQ6x16, false>(w, tile_begin, tile_end, a, y, ldy);
 }
 
 }  // namespace ember

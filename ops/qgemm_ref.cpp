@@ -4,6 +4,11 @@
 //   acc = fma(float(isum_g), d_w * d_a, acc)  (isum_g with the offset taken off)
 //   acc = fma(m_w, sm_a, acc)                 (layouts with stored mins)
 // group by group, per output element (so the variants agree bit for bit).
+// Q6x16 has an int8 scale per 16 columns; they are applied in integers:
+//   isum_h = sum over half h of q a - 32 qsum16_h   (h = 0, 1: columns 0-15, 16-31)
+//   isum_g = sc_0 isum_0 + sc_1 isum_1
+// exact in int32 (|isum_g| <= 2 * 128 * 16 * 32 * 127 < 2^24: float(isum_g)
+// is exact too), then the one fma with d_w * d_a as above.
 #include <cmath>
 
 #include "ops/qgemm.h"
@@ -25,12 +30,15 @@ void QuantizeActs_ref(const float* x, int64_t m, int64_t k, QuantizedActs* a) {
       const float d_exact = amax / 127.0f;
       const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
       const float d = Fp16ToFp32(Fp32ToFp16(d_exact));
-      int sum = 0;
+      int sum = 0, sum16[2] = {0, 0};
       int8_t* q = a->q.data() + t * k + g * 32;
       for (int j = 0; j < 32; ++j) {
         q[j] = static_cast<int8_t>(std::nearbyint(xg[j] * id));
         sum += q[j];
+        sum16[j / 16] += q[j];
       }
+      a->qsum16[t * (k / 16) + 2 * g] = sum16[0];
+      a->qsum16[t * (k / 16) + 2 * g + 1] = sum16[1];
       a->d[t * (k / 32) + g] = d;
       a->qsum[t * (k / 32) + g] = sum;
       a->sm[t * (k / 32) + g] = Fp16ToFp32(Fp32ToFp16(d_exact * static_cast<float>(sum)));
@@ -51,7 +59,26 @@ int Quant(PackedLayout layout, const uint8_t* gp, int lane, int c) {
     const int bit = lane * 4 + c % 4;
     q |= ((gp[256 + (c / 4) * 8 + bit / 8] >> (bit % 8)) & 1) << 4;
   }
+  if (layout == PackedLayout::kQ6x16) {  // crumb k = (c / 4) % 4 of crumb vector c / 16
+    q |= ((gp[256 + (c / 16) * 64 + lane * 4 + c % 4] >> (2 * ((c / 4) % 4))) & 3) << 4;
+  }
   return q;
+}
+
+// Q6x16's integer group sum of row `lane` with the activations ag (one group):
+// each half's sum with the offset taken off, times its int8 scale.
+int32_t Q6GroupSum(const uint8_t* gp, int lane, const int8_t* ag, const int32_t* qsum16) {
+  const auto* sc = reinterpret_cast<const int8_t*>(gp + kQ6x16ScaleOffset);
+  int32_t isum = 0;
+  for (int h = 0; h < 2; ++h) {
+    int32_t half = 0;
+    for (int c = 16 * h; c < 16 * h + 16; ++c) {
+      half += Quant(PackedLayout::kQ6x16, gp, lane, c) * ag[c];
+    }
+    half += PackedOffset(PackedLayout::kQ6x16) * qsum16[h];
+    isum += sc[16 * h + lane] * half;
+  }
+  return isum;
 }
 
 void QGemm_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const QuantizedActs& a,
@@ -69,10 +96,14 @@ void QGemm_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, cons
           const auto* dp = reinterpret_cast<const uint16_t*>(gp + q_bytes);
           const int8_t* ag = aq + g * 32;
           int32_t isum = 0;
-          for (int c = 0; c < 32; ++c) isum += Quant(w.layout, gp, lane, c) * ag[c];
-          // Without stored mins, the offset (q - 8 or q - 16) comes off the
-          // integer sum exactly: sum((q - o) a) = sum(q a) - o sum(a).
-          if (!w.has_min) isum += PackedOffset(w.layout) * a.qsum_row(t)[g];
+          if (w.layout == PackedLayout::kQ6x16) {
+            isum = Q6GroupSum(gp, lane, ag, a.qsum16_row(t) + 2 * g);
+          } else {
+            for (int c = 0; c < 32; ++c) isum += Quant(w.layout, gp, lane, c) * ag[c];
+            // Without stored mins, the offset (q - 8 or q - 16) comes off the
+            // integer sum exactly: sum((q - o) a) = sum(q a) - o sum(a).
+            if (!w.has_min) isum += PackedOffset(w.layout) * a.qsum_row(t)[g];
+          }
           const float dw = Fp16ToFp32(dp[lane]);
           const float da = a.d_row(t)[g];
           // One or two fused multiply-adds, in this order, as the SIMD kernels.
@@ -98,6 +129,11 @@ void QGemmQ5x16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
 }
 
 void QGemmQ8x16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                    const QuantizedActs& a, float* y, int64_t ldy) {
+  QGemm_ref(w, tile_begin, tile_end, a, y, ldy);
+}
+
+void QGemmQ6x16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                     const QuantizedActs& a, float* y, int64_t ldy) {
   QGemm_ref(w, tile_begin, tile_end, a, y, ldy);
 }

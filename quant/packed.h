@@ -21,6 +21,18 @@
 //                     nibbles): vectors v = 2s and 2s + 1, and bit i of qh[v]
 //                     belongs to byte i of vector v, in every ISA's unpacking.
 //   fp16   d[16], m[16] (only when has_min; else m = -16 d, as Q5_0)
+// Q6x16 TileGroup (Q6_K kept exact: value = d * sc * (q - 32), q in [0, 63],
+// an int8 scale per 16 columns, as Q6_K's sub-blocks), 448 bytes = 7 bits per
+// weight:
+//   uint8  qs[4][64]  as Q4x16: the low 4 bits of each quant
+//   uint8  qh[2][64]  the top 2 bits as "crumbs": bits 2k, 2k+1 of byte i of
+//                     qh[c] are bits 4, 5 of byte i of unpacked vector 4c + k
+//                     (vectors as in Q5x16: v = columns 4v..4v+3, byte 4r + b
+//                     = row r, column 4v + b). qh[0] covers columns 0-15, qh[1]
+//                     columns 16-31: one crumb vector per half of the group.
+//   int8   sc[2][16]  row r's Q6_K sub-block scale of columns 0-15 (sc[0][r])
+//                     and 16-31 (sc[1][r])
+//   fp16   d[16]      row r's Q6_K super-block d (the same in its 8 groups)
 // Q8x16 TileGroup (int8, value = q * d):
 //   int8   qs[8][64]  sub-chunk s covers columns 4s .. 4s+3; bytes 4r .. 4r+3
 //                     are row r's four columns.
@@ -43,18 +55,42 @@ enum class PackedLayout {
   kQ4x16,  // int4 with scale (+ min)
   kQ5x16,  // int5 (int4 + a high-bit plane) with scale (+ min)
   kQ8x16,  // int8 with scale
+  kQ6x16,  // int6 (int4 + a plane of 2-bit crumbs) with int8 scales per 16 and an fp16 scale
 };
-constexpr int kPackedLayoutCount = 3;
+constexpr int kPackedLayoutCount = 4;
 
-// Bytes of the quants of one TileGroup (the scales follow them).
+// Bytes of one TileGroup before its fp16 scales d[16]: the quants (and, for
+// Q6x16, the int8 sub-block scales sc[2][16]).
 constexpr size_t PackedQuantBytes(PackedLayout layout) {
-  return layout == PackedLayout::kQ4x16 ? 256 : layout == PackedLayout::kQ5x16 ? 320 : 512;
+  switch (layout) {
+    case PackedLayout::kQ4x16:
+      return 256;
+    case PackedLayout::kQ5x16:
+      return 320;
+    case PackedLayout::kQ6x16:
+      return 416;
+    default:
+      return 512;
+  }
 }
 
+// Where Q6x16's int8 sub-block scales start in a TileGroup (after the crumbs).
+constexpr size_t kQ6x16ScaleOffset = 384;
+
 // The offset of a layout's unsigned quants without stored mins: value = (q +
-// offset) * d (Q4_0: q - 8, Q5_0: q - 16; Q8x16's quants are signed: 0).
+// offset) * d (Q4_0: q - 8, Q5_0: q - 16, Q6_K: q - 32; Q8x16's quants are
+// signed: 0).
 constexpr int PackedOffset(PackedLayout layout) {
-  return layout == PackedLayout::kQ4x16 ? -8 : layout == PackedLayout::kQ5x16 ? -16 : 0;
+  switch (layout) {
+    case PackedLayout::kQ4x16:
+      return -8;
+    case PackedLayout::kQ5x16:
+      return -16;
+    case PackedLayout::kQ6x16:
+      return -32;
+    default:
+      return 0;
+  }
 }
 
 struct PackedMatrix {
@@ -78,14 +114,15 @@ size_t PackedGroupBytes(PackedLayout layout, bool has_min);
 // Whether GGUF rows of `type` can be repacked into a native layout:
 //   Q4_0, Q4_1, Q4_K -> Q4x16 (Q4_1 and Q4_K with mins);
 //   Q5_0, Q5_1, Q5_K -> Q5x16 (Q5_1 and Q5_K with mins);
-//   Q8_0, Q6_K, F16, BF16, F32 -> Q8x16.
+//   Q6_K -> Q6x16;
+//   Q8_0, F16, BF16, F32 -> Q8x16.
 bool CanRepack(GgmlType type);
 
 // Whether repacking `type` keeps every weight's GGUF dequantized value bit for
-// bit (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0). The others are near-exact or lossy:
+// bit (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q6_K). The others are near-exact or lossy:
 //   Q4_K, Q5_K: the per-32 scale d * sc and min -dmin * m are rounded to fp16
 //     (|error| <= 2^-11 (q_max d sc + dmin m), plus 16 * 2^-25 if subnormal);
-//   Q6_K, F16, BF16, F32: the dequantized group of 32 is
+//   F16, BF16, F32: the group of 32 is
 //     requantized to int8, |error| <= d / 2 with d = max|w| / 127 rounded up to
 //     fp16 (docs/FORMATS.md has the measured errors).
 bool RepackIsExact(GgmlType type);
@@ -98,7 +135,8 @@ Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols,
 
 // The GGUF type that stores the layout `type` repacks to (Q4_0 -> kEmberQ4x16,
 // Q4_1 and Q4_K -> kEmberQ4x16Min, Q5_0 -> kEmberQ5x16, Q5_1 and Q5_K ->
-// kEmberQ5x16Min, the rest -> kEmberQ8x16); requires CanRepack.
+// kEmberQ5x16Min, Q6_K -> kEmberQ6x16, the rest -> kEmberQ8x16); requires
+// CanRepack.
 GgmlType NativeTypeFor(GgmlType type);
 bool IsNativeType(GgmlType type);
 

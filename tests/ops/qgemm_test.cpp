@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
 #include "ops/kernels.h"
+#include "quant/blocks.h"
 #include "quant/fp16.h"
 #include "quant/packed.h"
 #include "quant/quantize.h"
@@ -44,16 +46,24 @@ std::vector<Isa> IsasToTest() {
 QGemmFn Pick(const Kernels& k, const PackedMatrix& w) { return k.qgemm_for(w.layout); }
 
 // One GGUF type per native layout and min form: Q4x16 without / with mins,
-// Q5x16 without / with mins (Q5_0, Q5_1), Q8x16.
+// Q5x16 without / with mins (Q5_0, Q5_1), Q8x16, Q6x16 (Q6_K).
 constexpr GgmlType kLayoutTypes[] = {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0,
-                                     GgmlType::kQ5_1, GgmlType::kQ8_0};
+                                     GgmlType::kQ5_1, GgmlType::kQ8_0, GgmlType::kQ6_K};
+
+int64_t BlockElems(GgmlType type) { return FindGgmlType(static_cast<uint32_t>(type))->block_elems; }
+
+// `k` for blocks of 32, or the next multiple of 256 for K-quant super-blocks.
+int64_t Cols(GgmlType type, int64_t k) {
+  const int64_t b = BlockElems(type);
+  return (k + b - 1) / b * b;
+}
 
 }  // namespace
 
 TEST_CASE("repack: native layouts keep every weight exactly", "[qgemm]") {
   std::mt19937 rng(5);
   for (GgmlType type : kLayoutTypes) {
-    const int64_t n = 37, k = 96;
+    const int64_t n = 37, k = Cols(type, 96);
     auto src = RandomGguf(type, n, k, rng);
     PackedMatrix w;
     REQUIRE(Repack(type, src.data(), n, k, &w).ok());
@@ -77,7 +87,7 @@ TEST_CASE("repack: native layouts keep every weight exactly", "[qgemm]") {
 TEST_CASE("qgemm: the reference equals float math on dequantized operands", "[qgemm]") {
   std::mt19937 rng(9);
   for (GgmlType type : kLayoutTypes) {
-    const int64_t n = 21, k = 128, m = 3;
+    const int64_t n = 21, k = Cols(type, 128), m = 3;
     auto src = RandomGguf(type, n, k, rng);
     PackedMatrix w;
     REQUIRE(Repack(type, src.data(), n, k, &w).ok());
@@ -122,7 +132,9 @@ TEST_CASE("qgemm: every ISA variant matches _ref over ragged shapes", "[qgemm][i
     const Kernels kern = KernelsFor(isa);
     for (GgmlType type : kLayoutTypes) {
       for (int64_t n : {1, 5, 16, 17, 40}) {
-        for (int64_t k : {32, 64, 160}) {
+        // Q6_K: one and three super-blocks (8 and 24 groups of 32).
+        for (int64_t k : BlockElems(type) == 256 ? std::vector<int64_t>{256, 768}
+                                                 : std::vector<int64_t>{32, 64, 160}) {
           auto src = RandomGguf(type, n, k, rng);
           PackedMatrix w;
           REQUIRE(Repack(type, src.data(), n, k, &w).ok());
@@ -189,6 +201,7 @@ TEST_CASE("qgemm: every ISA variant quantizes activations exactly as _ref", "[qg
       CHECK(got.d == want.d);
       CHECK(got.qsum == want.qsum);
       CHECK(got.sm == want.sm);
+      CHECK(got.qsum16 == want.qsum16);
     }
   }
 }
@@ -200,7 +213,7 @@ TEST_CASE("qgemm: a matrix larger than the cache block gives the same result", "
   if (isas.empty()) EMBER_SKIP("no SIMD variants for this CPU");
   std::mt19937 rng(19);
   const Kernels ref = KernelsFor(Isa::kRef);
-  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0}) {
+  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0, GgmlType::kQ6_K}) {
     const int64_t n = 70, k = 8192, m = 6;
     auto src = RandomGguf(type, n, k, rng);
     PackedMatrix w;
@@ -226,9 +239,10 @@ TEST_CASE("qgemm: a matrix larger than the cache block gives the same result", "
 TEST_CASE("qgemm: the largest quants times the largest activations do not overflow",
           "[qgemm][isa]") {
   // Every weight at its layout's largest quant (int4 15, int5 31, int8 127 and
-  // -127) and every activation at +-127: the integer sums at their extremes,
-  // where a kernel that keeps too many products in int16 saturates (AVX2's
-  // maddubs path widens int5 sums every two sub-chunks for this).
+  // -127, int6 63 with int8 scales 127 and -128) and every activation at +-127:
+  // the integer sums at their extremes, where a kernel that keeps too many
+  // products in int16 saturates (AVX2's maddubs path widens int5 sums every
+  // two sub-chunks for this, int6 sums after every one).
   const int64_t n = 16, k = 256;
   std::vector<Isa> isas = IsasToTest();
   isas.insert(isas.begin(), Isa::kRef);
@@ -244,6 +258,21 @@ TEST_CASE("qgemm: the largest quants times the largest activations do not overfl
     const size_t rb = GgmlRowBytes(type, static_cast<uint64_t>(k));
     std::vector<uint8_t> src(rb * n);
     for (int64_t r = 0; r < n; ++r) QuantizeRow(type, &wf[r * k], &src[r * rb], k);
+    if (type == GgmlType::kQ6_K) {
+      // By hand: quants 63 (even rows; 31 after the offset) or 0 (odd rows:
+      // -32), scales 127 and -128 in turn per 16 columns. AVX2's int16 sums
+      // of one sub-chunk reach 2 * 2 * 63 * 127 = 32004 of 32767.
+      static_assert(sizeof(BlockQ6_K) == 210);
+      REQUIRE(rb == sizeof(BlockQ6_K));
+      for (int64_t r = 0; r < n; ++r) {
+        BlockQ6_K b{};
+        b.d = Fp32ToFp16(1.0f / 1024);
+        std::memset(b.ql, r % 2 == 0 ? 0xFF : 0x00, sizeof(b.ql));
+        std::memset(b.qh, r % 2 == 0 ? 0xFF : 0x00, sizeof(b.qh));
+        for (int j = 0; j < 16; ++j) b.scales[j] = static_cast<int8_t>(j % 2 == 0 ? 127 : -128);
+        std::memcpy(&src[r * rb], &b, sizeof(b));
+      }
+    }
     PackedMatrix w;
     REQUIRE(Repack(type, src.data(), n, k, &w).ok());
     for (float sign : {1.0f, -1.0f}) {

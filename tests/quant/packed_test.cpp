@@ -33,7 +33,9 @@ TEST_CASE("packed: PackedView wraps repacked bytes without copying", "[packed]")
   const PackedMatrix p = RandomPacked(32, 64);
   CHECK(NativeTypeFor(GgmlType::kQ4_1) == GgmlType::kEmberQ4x16Min);
   CHECK(NativeTypeFor(GgmlType::kQ4_0) == GgmlType::kEmberQ4x16);
-  CHECK(NativeTypeFor(GgmlType::kQ6_K) == GgmlType::kEmberQ8x16);
+  CHECK(NativeTypeFor(GgmlType::kQ6_K) == GgmlType::kEmberQ6x16);
+  CHECK(NativeTypeFor(GgmlType::kQ8_0) == GgmlType::kEmberQ8x16);
+  CHECK(NativeTypeFor(GgmlType::kF16) == GgmlType::kEmberQ8x16);
   // The stored size is the GGUF row arithmetic of the native type.
   CHECK(GgmlRowBytes(GgmlType::kEmberQ4x16Min, 64) * 32 == p.bytes());
   PackedMatrix v;
@@ -74,6 +76,32 @@ TEST_CASE("packed: 5-bit sources keep their size as native types", "[packed]") {
       }
     }
   }
+}
+
+TEST_CASE("packed: Q6_K maps to Q6x16 at 7 bits per weight", "[packed]") {
+  // 448 bytes per 16 rows x 32 columns: 28 per 32 weights of a row, as the
+  // native type's GGUF row arithmetic says (Q6_K's own is 26.25).
+  CHECK(NativeTypeFor(GgmlType::kQ6_K) == GgmlType::kEmberQ6x16);
+  CHECK(PackedGroupBytes(PackedLayout::kQ6x16, false) == 448);
+  CHECK(GgmlRowBytes(GgmlType::kEmberQ6x16, 256) == 224);
+  const int64_t rows = 48, cols = 512;
+  const PackedMatrix p = RandomPacked(rows, cols, GgmlType::kQ6_K);
+  CHECK(p.layout == PackedLayout::kQ6x16);
+  CHECK_FALSE(p.has_min);
+  CHECK(p.bytes() == size_t{448} * 3 * 16);
+  CHECK(GgmlRowBytes(GgmlType::kEmberQ6x16, cols) * rows == p.bytes());
+  PackedMatrix v;
+  REQUIRE(PackedView(GgmlType::kEmberQ6x16, p.data.get(), p.bytes(), rows, cols, &v).ok());
+  CHECK(v.layout == PackedLayout::kQ6x16);
+  CHECK_FALSE(v.has_min);
+  CHECK(v.data.get() == p.data.get());
+  CHECK(v.group_bytes == 448);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) REQUIRE(PackedWeight(v, r, c) == PackedWeight(p, r, c));
+  }
+  // The int8 layout of the same shape is bigger: not a Q6x16 tensor's size.
+  CHECK(PackedView(GgmlType::kEmberQ8x16, p.data.get(), p.bytes(), rows, cols, &v).code() ==
+        Code::kInvalidArgument);
 }
 
 TEST_CASE("packed: PackedView refuses what it cannot map", "[packed][bad-input]") {

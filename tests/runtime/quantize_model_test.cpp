@@ -95,18 +95,23 @@ TEST_CASE("quantize: native layouts load by mapping and give the same logits", "
     GgmlType type;
     bool tied;
     std::map<std::string, GgmlType> mix;
+    GgmlType down_native;  // the type blk.0.ffn_down is stored as
   };
   const Case cases[] = {
-      {GgmlType::kQ4_0, true, {}},
-      {GgmlType::kQ4_1, false, {}},
-      {GgmlType::kQ8_0, false, {}},
+      {GgmlType::kQ4_0, true, {}, GgmlType::kEmberQ4x16},
+      {GgmlType::kQ4_1, false, {}, GgmlType::kEmberQ4x16Min},
+      {GgmlType::kQ8_0, false, {}, GgmlType::kEmberQ8x16},
       {GgmlType::kQ4_0,
        true,
-       {{"blk.0.ffn_down.weight", GgmlType::kQ6_K}, {"blk.1.attn_v.weight", GgmlType::kF16}}},
+       {{"blk.0.ffn_down.weight", GgmlType::kQ6_K}, {"blk.1.attn_v.weight", GgmlType::kF16}},
+       GgmlType::kEmberQ6x16},
       // The 5-bit layouts: Q5_0 (no mins), Q5_1 and Q5_K (mins).
       {GgmlType::kQ5_0,
        false,
-       {{"blk.0.ffn_down.weight", GgmlType::kQ5_1}, {"blk.1.attn_v.weight", GgmlType::kQ5_K}}},
+       {{"blk.0.ffn_down.weight", GgmlType::kQ5_1}, {"blk.1.attn_v.weight", GgmlType::kQ5_K}},
+       GgmlType::kEmberQ5x16Min},
+      // Every layer matrix Q6_K (Q6x16, exact), with a Q8_0 one beside them.
+      {GgmlType::kQ6_K, false, {{"blk.1.attn_v.weight", GgmlType::kQ8_0}}, GgmlType::kEmberQ6x16},
   };
   int i = 0;
   for (const Case& c : cases) {
@@ -142,6 +147,7 @@ TEST_CASE("quantize: native layouts load by mapping and give the same logits", "
       CHECK(p + v->packed->bytes() <= b->gguf().file_data() + b->gguf().file_size());
     }
     CHECK(IsNativeType(b->gguf().FindTensor("blk.0.ffn_down.weight")->type));
+    CHECK(b->gguf().FindTensor("blk.0.ffn_down.weight")->type == c.down_native);
     CHECK_FALSE(IsNativeType(b->gguf().FindTensor("token_embd.weight")->type));
     CHECK(LastLogits(src) == LastLogits(dst));  // bit for bit
   }
