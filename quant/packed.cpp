@@ -268,7 +268,33 @@ Status RowToQ8(GgmlType type, const uint8_t* row, int64_t n_groups, float* scrat
     }
     return Status::Ok();
   }
-  // F16, BF16, F32: requantize the values.
+  if (type == GgmlType::kIQ4_NL || type == GgmlType::kIQ4_XS) {
+    // d * grid[q]: the grid values (-127..113) are int8 quants of the same
+    // scale, exact for IQ4_NL; IQ4_XS's sub-block scale d * (ls - 32) is
+    // rounded to fp16 (a relative 2^-11, as Q4_K's scales).
+    for (int64_t g = 0; g < n_groups; ++g) {
+      const uint8_t* qs;
+      if (type == GgmlType::kIQ4_NL) {
+        const auto& b = reinterpret_cast<const BlockIQ4_NL*>(row)[g];
+        out[g].d = b.d;
+        qs = b.qs;
+      } else {
+        const auto& b = reinterpret_cast<const BlockIQ4_XS*>(row)[g / 8];
+        const int j = static_cast<int>(g % 8);
+        const float dl = Fp16ToFp32(b.d) * static_cast<float>(UnpackScaleIQ4_XS(b, j) - 32);
+        if (!(std::fabs(dl) <= 65504.0f)) return NotFp16("IQ4_XS sub-block scale", dl);
+        out[g].d = Fp32ToFp16(dl);
+        qs = b.qs + 16 * j;
+      }
+      for (int l = 0; l < 16; ++l) {
+        out[g].q[l] = kIq4Grid[qs[l] & 0x0F];
+        out[g].q[l + 16] = kIq4Grid[qs[l] >> 4];
+      }
+    }
+    return Status::Ok();
+  }
+  // F16, BF16, F32, and Q2_K / Q3_K (two scales per 32 that one int8 scale
+  // cannot hold; until they have layouts of their own): requantize the values.
   DequantizeRow(type, row, scratch, n_groups * kGroupCols);
   for (int64_t g = 0; g < n_groups; ++g) {
     float amax;
@@ -322,6 +348,10 @@ bool CanRepack(GgmlType type) {
     case GgmlType::kF16:
     case GgmlType::kBF16:
     case GgmlType::kF32:
+    case GgmlType::kQ2_K:
+    case GgmlType::kQ3_K:
+    case GgmlType::kIQ4_NL:
+    case GgmlType::kIQ4_XS:
       return true;
     default:
       return false;
@@ -330,7 +360,8 @@ bool CanRepack(GgmlType type) {
 
 bool RepackIsExact(GgmlType type) {
   return type == GgmlType::kQ4_0 || type == GgmlType::kQ4_1 || type == GgmlType::kQ8_0 ||
-         type == GgmlType::kQ5_0 || type == GgmlType::kQ5_1 || type == GgmlType::kQ6_K;
+         type == GgmlType::kQ5_0 || type == GgmlType::kQ5_1 || type == GgmlType::kQ6_K ||
+         type == GgmlType::kIQ4_NL;
 }
 
 Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols,

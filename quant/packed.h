@@ -115,16 +115,19 @@ size_t PackedGroupBytes(PackedLayout layout, bool has_min);
 //   Q4_0, Q4_1, Q4_K -> Q4x16 (Q4_1 and Q4_K with mins);
 //   Q5_0, Q5_1, Q5_K -> Q5x16 (Q5_1 and Q5_K with mins);
 //   Q6_K -> Q6x16;
-//   Q8_0, F16, BF16, F32 -> Q8x16.
+//   Q8_0, IQ4_NL, IQ4_XS, F16, BF16, F32, and for now Q2_K, Q3_K -> Q8x16.
 bool CanRepack(GgmlType type);
 
 // Whether repacking `type` keeps every weight's GGUF dequantized value bit for
-// bit (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q6_K). The others are near-exact or lossy:
+// bit (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q6_K, IQ4_NL). The others are near-exact
+// or lossy:
 //   Q4_K, Q5_K: the per-32 scale d * sc and min -dmin * m are rounded to fp16
 //     (|error| <= 2^-11 (q_max d sc + dmin m), plus 16 * 2^-25 if subnormal);
-//   F16, BF16, F32: the group of 32 is
-//     requantized to int8, |error| <= d / 2 with d = max|w| / 127 rounded up to
-//     fp16 (docs/FORMATS.md has the measured errors).
+//   IQ4_XS: the per-32 scale d * (ls - 32) is rounded to fp16 (|error| <=
+//     2^-11 * 127 |d (ls - 32)|, plus subnormals as above);
+//   F16, BF16, F32, Q2_K, Q3_K: the group of 32 is requantized to int8,
+//     |error| <= d / 2 with d = max|w| / 127 rounded up to fp16
+//     (docs/FORMATS.md has the measured errors).
 bool RepackIsExact(GgmlType type);
 
 // Repacks a GGUF matrix (n_rows rows of n_cols elements of `type`, contiguous)

@@ -327,7 +327,11 @@ Status Model::RepackWeights(const LoadProgressFn& progress) {
     const PackedMatrix* packed = it == done.end() ? nullptr : it->second;
     if (packed == nullptr) {
       auto p = std::make_unique<PackedMatrix>();
-      EMBER_RETURN_IF_ERROR(Repack(v->type, v->data, v->n_rows, v->n_cols, p.get()));
+      if (Status s = Repack(v->type, v->data, v->n_rows, v->n_cols, p.get()); !s.ok()) {
+        const auto t = tensor_at.find(v->data);
+        return Status(s.code(), "tensor '" + (t != tensor_at.end() ? t->second->name : "?") +
+                                    "': " + s.message());
+      }
       packed = p.get();
       done.emplace(v->data, packed);
       packed_.push_back(std::move(p));

@@ -80,7 +80,7 @@ TEST_CASE("repack: native layouts keep every weight exactly", "[qgemm]") {
   }
   PackedMatrix w;
   std::vector<uint8_t> junk(1000);
-  CHECK(Repack(GgmlType::kQ2_K, junk.data(), 4, 256, &w).code() == Code::kUnsupported);
+  CHECK(Repack(GgmlType::kIQ2_XXS, junk.data(), 4, 256, &w).code() == Code::kUnsupported);
   CHECK(Repack(GgmlType::kQ8_0, junk.data(), 4, 48, &w).code() == Code::kInvalidArgument);
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
@@ -20,10 +21,12 @@ using namespace ember;
 
 namespace {
 
-constexpr GgmlType kAllTypes[] = {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ8_0,
-                                  GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ4_K,
-                                  GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kF16,
-                                  GgmlType::kBF16, GgmlType::kF32};
+// Every type ember both writes and repacks (IQ4_NL / IQ4_XS, which it only
+// reads, have their own case below).
+constexpr GgmlType kAllTypes[] = {
+    GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ8_0, GgmlType::kQ5_0, GgmlType::kQ5_1,
+    GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kF16,  GgmlType::kBF16,
+    GgmlType::kF32,  GgmlType::kQ2_K, GgmlType::kQ3_K};
 
 // Rows of weights like a model's: normal, a per-row scale in [0.005, 0.1],
 // and one weight in 500 an outlier 8 times larger.
@@ -156,16 +159,16 @@ TEST_CASE("repack: every weight equals the GGUF value or stays within its bound"
 TEST_CASE("repack: which types repack, which exactly, and what is refused", "[quant]") {
   for (GgmlType t : kAllTypes) CHECK(CanRepack(t));
   for (GgmlType t : {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ8_0, GgmlType::kQ5_0,
-                     GgmlType::kQ5_1, GgmlType::kQ6_K}) {
+                     GgmlType::kQ5_1, GgmlType::kQ6_K, GgmlType::kIQ4_NL}) {
     CHECK(RepackIsExact(t));
   }
-  for (GgmlType t :
-       {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kF16, GgmlType::kBF16, GgmlType::kF32}) {
+  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kF16, GgmlType::kBF16,
+                     GgmlType::kF32, GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kIQ4_XS}) {
     CHECK_FALSE(RepackIsExact(t));
   }
   PackedMatrix w;
   std::vector<uint8_t> junk(4096);
-  CHECK(Repack(GgmlType::kQ2_K, junk.data(), 2, 256, &w).code() == Code::kUnsupported);
+  CHECK(Repack(GgmlType::kIQ2_XXS, junk.data(), 2, 256, &w).code() == Code::kUnsupported);
   CHECK_FALSE(CanRepack(GgmlType::kQ8_1));
   // K-quant rows are whole super-blocks of 256.
   CHECK(Repack(GgmlType::kQ4_K, junk.data(), 2, 96, &w).code() == Code::kInvalidArgument);
@@ -302,5 +305,45 @@ TEST_CASE("repack: GEMV on repacked K-quant matrices matches float math", "[quan
       MatMul(view, x.data(), m, y.data(), n, 2, &scratch);
       for (int64_t i = 0; i < m * n; ++i) REQUIRE(std::fabs(y[i] - expect[i]) <= tol[i]);
     }
+  }
+}
+
+TEST_CASE("repack: IQ4_NL exactly and IQ4_XS within fp16 rounding of its scales", "[quant]") {
+  // ember reads these types but does not write them: pseudo-random blocks
+  // (finite fp16 scales), every weight against DequantizeRow.
+  for (GgmlType type : {GgmlType::kIQ4_NL, GgmlType::kIQ4_XS}) {
+    const int64_t n = 37, k = 512;
+    const size_t rb = GgmlRowBytes(type, k);
+    const size_t block = type == GgmlType::kIQ4_NL ? sizeof(BlockIQ4_NL) : sizeof(BlockIQ4_XS);
+    std::vector<uint8_t> src(rb * n);
+    uint32_t s = 99;
+    for (uint8_t& b : src) {
+      s = s * 1664525u + 1013904223u;
+      b = static_cast<uint8_t>(s >> 24);
+    }
+    for (size_t o = 0; o < src.size(); o += block) {
+      const uint16_t d = static_cast<uint16_t>(0x1C00 + o % 0x800);  // 2^-8 .. 2^-6
+      std::memcpy(&src[o], &d, 2);
+    }
+    PackedMatrix w;
+    REQUIRE(Repack(type, src.data(), n, k, &w).ok());
+    CHECK(w.layout == PackedLayout::kQ8x16);
+    std::vector<float> row(k);
+    double worst = 0;
+    for (int64_t r = 0; r < n; ++r) {
+      DequantizeRow(type, &src[r * rb], row.data(), k);
+      for (int64_t c = 0; c < k; ++c) {
+        const double err = std::fabs(double(PackedWeight(w, r, c)) - row[c]);
+        INFO(GgmlTypeName(type) << " row " << r << " col " << c);
+        if (type == GgmlType::kIQ4_NL) {
+          REQUIRE(err == 0.0);
+        } else {
+          // |w| = |dl| * |grid| <= |dl| 127: the scale's fp16 rounding.
+          REQUIRE(err <= std::fabs(row[c]) * std::ldexp(1.0, -11) + std::ldexp(1.0, -24) * 127);
+          worst = std::max(worst, err);
+        }
+      }
+    }
+    if (type == GgmlType::kIQ4_XS) CHECK(worst > 0);  // the rounding is real, not skipped
   }
 }

@@ -175,10 +175,20 @@ TEST_CASE("model: bad models give clear errors", "[model][bad-input]") {
     TinyModelSpec spec;
     spec.n_embd = 256;
     spec.n_head = 4;
-    spec.type_override["blk.0.attn_q.weight"] = 10;  // Q2_K
+    spec.type_override["blk.0.attn_q.weight"] = 16;  // IQ2_XXS
     Status s = LoadSpec(spec, &m);
     CHECK(s.code() == Code::kUnsupported);
-    CHECK_THAT(s.message(), Catch::Contains("'blk.0.attn_q.weight' has type Q2_K"));
+    CHECK_THAT(s.message(), Catch::Contains("'blk.0.attn_q.weight' has type IQ2_XXS"));
+  }
+  SECTION("weights that are not finite name their tensor") {
+    // Q8_0 bytes read as Q2_K: some fp16 scales are NaN.
+    TinyModelSpec spec;
+    spec.n_embd = 256;
+    spec.n_head = 4;
+    spec.type_override["blk.0.attn_q.weight"] = 10;  // Q2_K
+    Status s = LoadSpec(spec, &m);
+    CHECK(s.code() == Code::kInvalidArgument);
+    CHECK_THAT(s.message(), Catch::Contains("tensor 'blk.0.attn_q.weight': a weight is"));
   }
   SECTION("unsupported architecture") {
     TinyModelSpec spec;
