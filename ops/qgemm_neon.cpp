@@ -42,6 +42,7 @@ template <int MR, PackedLayout kL, bool kHasMin>
 void Quad(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, int64_t t0, float* y,
           int64_t ldy) {
   float32x4_t acc[MR];
+#pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) acc[i] = vdupq_n_f32(0.0f);
   const uint8_t* gp = w.tile(tile);
   constexpr size_t q_bytes = PackedQuantBytes(kL);
@@ -53,10 +54,12 @@ void Quad(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, in
     if (kHasMin) mw = LoadF16x4(gp + q_bytes + 32 + 8 * q);
     int32x4_t sc[2];
     if constexpr (kL == PackedLayout::kQ6x16) LoadQuadScalesQ6(gp, q, sc);
+#pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
       const int8_t* aq = a.q_row(t0 + i) + g * 32;
       // Per half of the group (columns 0-15, 16-31: Q6x16's two scales).
       int32x4_t half[2] = {vdupq_n_s32(0), vdupq_n_s32(0)};
+#pragma GCC unroll 8
       for (int s = 0; s < 8; ++s) {
         // int8: sub-chunk s = columns 4s..4s+3; int4: wq[2s'] / wq[2s'+1] are
         // columns 8s'..8s'+3 / 8s'+4..8s'+7, i.e. 4s..4s+3 again.
@@ -76,6 +79,7 @@ void Quad(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, in
       if (kHasMin) acc[i] = vfmaq_f32(acc[i], mw, vdupq_n_f32(a.sm_row(t0 + i)[g]));
     }
   }
+#pragma GCC unroll 8
   for (int i = 0; i < MR; ++i)
     StoreRows4(y + (t0 + i) * ldy, acc[i], tile * kTileRows + 4 * q, w.n_rows);
 }

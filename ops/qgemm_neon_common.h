@@ -1,6 +1,14 @@
 // Pieces shared by the NEON quantized-GEMM kernels (qgemm_neon.cpp and
 // qgemm_neon_dot.cpp). Internal linkage: each kernel file compiles them with
 // its own target flags.
+//
+// The loops over sub-chunks, tokens and row pairs in these kernels carry
+// `#pragma GCC unroll`: their trip counts are constants, but GCC at -O2 keeps
+// them as loops, and an array indexed by a loop variable (the unpacked
+// weights wq[8], the per-token sums) then lives on the stack: every group
+// stored its unpacked weights and loaded them back. Unrolled, one group of one
+// quad and one token is a straight block of 46 instructions on Cortex-A76
+// (bench/mca/mca_arm.py), the weights stay in registers.
 #pragma once
 
 #if defined(__aarch64__) || (defined(__arm__) && defined(__ARM_NEON))
@@ -60,6 +68,29 @@ inline uint8x16_t HighBitsQuad(const uint8_t* qh_v, int q) {
   return vandq_u8(vtstq_u8(bytes, vld1q_u8(kBit)), vdupq_n_u8(16));
 }
 
+#if defined(__aarch64__)
+// The same for all 8 vectors of a group at once (AArch64's 4-register table
+// lookup): the quad's two bytes of each qh[v] gathered into one register
+// (bytes 2v, 2v + 1 = qh[v] bytes 2q, 2q + 1); then HighBitsOf spreads vector
+// v's two bytes over 8 lanes each with one more lookup. About half the
+// instructions of 8 HighBitsQuad calls (bench/mca/mca_arm.py).
+inline uint8x16_t GatherHighBits(const uint8_t* qh, int q) {
+  static const uint8_t kGather[16] = {0, 1, 8, 9, 16, 17, 24, 25, 32, 33, 40, 41, 48, 49, 56, 57};
+  const uint8x16x4_t all = vld1q_u8_x4(qh);
+  const uint8x16_t index = vaddq_u8(vld1q_u8(kGather), vdupq_n_u8(static_cast<uint8_t>(2 * q)));
+  return vqtbl4q_u8(all, index);
+}
+
+// As 16 in each byte of vector v whose high bit is set.
+inline uint8x16_t HighBitsOf(uint8x16_t gathered, int v) {
+  static const uint8_t kBit[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+  const uint8x16_t spread = vcombine_u8(vdup_n_u8(static_cast<uint8_t>(2 * v)),
+                                        vdup_n_u8(static_cast<uint8_t>(2 * v + 1)));
+  const uint8x16_t bytes = vqtbl1q_u8(gathered, spread);
+  return vandq_u8(vtstq_u8(bytes, vld1q_u8(kBit)), vdupq_n_u8(16));
+}
+#endif
+
 // Q6x16's top 2 bits of unpacked vector 4c + k from the quad's 16 bytes of
 // crumb vector c: bits 2k, 2k+1 moved to bits 4-5.
 template <int K>
@@ -77,15 +108,26 @@ inline uint8x16_t CrumbsQuad(uint8x16_t cr) {
 template <PackedLayout kL>
 inline void LoadQuadWeights(const uint8_t* gp, int q, int8x16_t wq[8]) {
   if (kL == PackedLayout::kQ8x16) {
+#pragma GCC unroll 8
     for (int s = 0; s < 8; ++s)
       wq[s] = vld1q_s8(reinterpret_cast<const int8_t*>(gp + 64 * s + 16 * q));
   } else {
+#if defined(__aarch64__)
+    uint8x16_t high = vdupq_n_u8(0);  // read only for Q5x16 (the others end sooner)
+    if constexpr (kL == PackedLayout::kQ5x16) high = GatherHighBits(gp + 256, q);
+#endif
+#pragma GCC unroll 8
     for (int s = 0; s < 4; ++s) {
       const uint8x16_t v = vld1q_u8(gp + 64 * s + 16 * q);
       uint8x16_t lo = vandq_u8(v, vdupq_n_u8(0x0F)), hi = vshrq_n_u8(v, 4);
       if (kL == PackedLayout::kQ5x16) {
+#if defined(__aarch64__)
+        lo = vorrq_u8(lo, HighBitsOf(high, 2 * s));
+        hi = vorrq_u8(hi, HighBitsOf(high, 2 * s + 1));
+#else
         lo = vorrq_u8(lo, HighBitsQuad(gp + 256 + 8 * (2 * s), q));
         hi = vorrq_u8(hi, HighBitsQuad(gp + 256 + 8 * (2 * s + 1), q));
+#endif
       }
       if (kL == PackedLayout::kQ6x16) {
         // Vectors 2s and 2s + 1 are 4c + k and 4c + k + 1 with c = s / 2,

@@ -18,6 +18,7 @@ template <int MR, PackedLayout kL, bool kHasMin>
 void Quad(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, int64_t t0, float* y,
           int64_t ldy) {
   float32x4_t acc[MR];
+#pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) acc[i] = vdupq_n_f32(0.0f);
   const uint8_t* gp = w.tile(tile);
   constexpr size_t q_bytes = PackedQuantBytes(kL);
@@ -30,6 +31,7 @@ void Quad(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, in
     if (kHasMin) mw = LoadF16x4(gp + q_bytes + 32 + 8 * q);
     int32x4_t sc[2];
     if constexpr (kL == PackedLayout::kQ6x16) LoadQuadScalesQ6(gp, q, sc);
+#pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
       const int8_t* aq = a.q_row(t0 + i) + g * 32;
       const int8x16_t a0 = vld1q_s8(aq), a1 = vld1q_s8(aq + 16);
@@ -57,6 +59,7 @@ void Quad(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, in
       if (kHasMin) acc[i] = vfmaq_f32(acc[i], mw, vdupq_n_f32(a.sm_row(t0 + i)[g]));
     }
   }
+#pragma GCC unroll 8
   for (int i = 0; i < MR; ++i)
     StoreRows4(y + (t0 + i) * ldy, acc[i], tile * kTileRows + 4 * q, w.n_rows);
 }

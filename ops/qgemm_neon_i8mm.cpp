@@ -43,8 +43,10 @@ template <int NP, PackedLayout kL, bool kHasMin>
 void QuadPairs(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, int64_t t0,
                int last, float* y, int64_t ldy) {
   float32x4_t acc01[NP], acc23[NP];  // row pairs (0,1) and (2,3) of the quad
+#pragma GCC unroll 8
   for (int p = 0; p < NP; ++p) acc01[p] = acc23[p] = vdupq_n_f32(0.0f);
   int64_t tok[2 * NP];
+#pragma GCC unroll 8
   for (int i = 0; i < 2 * NP; ++i) tok[i] = t0 + (i < last ? i : i - 1);
   const uint8_t* gp = w.tile(tile);
   constexpr size_t q_bytes = PackedQuantBytes(kL);
@@ -52,6 +54,7 @@ void QuadPairs(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& 
     int8x16_t wq[8];
     LoadQuadWeights<kL>(gp, q, wq);
     int8x16_t w01[4], w23[4];  // [j]: columns 8j..8j+7 of a row pair
+#pragma GCC unroll 8
     for (int j = 0; j < 4; ++j) {
       const int32x4_t lo = vreinterpretq_s32_s8(wq[2 * j]);
       const int32x4_t hi = vreinterpretq_s32_s8(wq[2 * j + 1]);
@@ -71,11 +74,13 @@ void QuadPairs(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& 
     if constexpr (kL == PackedLayout::kQ6x16) {
       int32x4_t sc[2];
       LoadQuadScalesQ6(gp, q, sc);
+#pragma GCC unroll 8
       for (int h = 0; h < 2; ++h) {
         sc01[h] = vzip1q_s32(sc[h], sc[h]);
         sc23[h] = vzip2q_s32(sc[h], sc[h]);
       }
     }
+#pragma GCC unroll 8
     for (int p = 0; p < NP; ++p) {
       const int64_t t = tok[2 * p], u = tok[2 * p + 1];
       const int8_t* at = a.q_row(t) + g * 32;
@@ -83,6 +88,7 @@ void QuadPairs(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& 
       // Per half of the group: j = 0, 1 are columns 0-15, j = 2, 3 16-31.
       int32x4_t h01[2] = {vdupq_n_s32(0), vdupq_n_s32(0)};
       int32x4_t h23[2] = {vdupq_n_s32(0), vdupq_n_s32(0)};
+#pragma GCC unroll 8
       for (int j = 0; j < 4; ++j) {
         const int8x16_t act = TokenPair(at, au, 8 * j);
         h01[j / 2] = vmmlaq_s32(h01[j / 2], w01[j], act);
@@ -125,6 +131,7 @@ void QuadPairs(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& 
     }
   }
   const int64_t row0 = tile * kTileRows + 4 * q;
+#pragma GCC unroll 8
   for (int p = 0; p < NP; ++p) {
     StoreRows4(y + (t0 + 2 * p) * ldy, vuzp1q_f32(acc01[p], acc23[p]), row0, w.n_rows);
     if (2 * p + 1 < last) {

@@ -1,20 +1,28 @@
-#!/usr/bin/env python3
-"""Kernel cost on ARM on paper: llvm-mca on the decode (GEMV) inner loops of
-ember's NEON kernels and of llama.cpp's NEON dot products, per CPU model.
+#!/ usr / bin / env python3
+""
+    "Kernel cost on ARM on paper: llvm-mca on the decode (GEMV) inner loops of
+    ember 's NEON kernels and of llama.cpp' s NEON dot products,
+    per CPU model.
 
-    bench/mca/mca_arm.py [--llama-src DIR] [--out FILE]
+            bench /
+            mca /
+            mca_arm.py[--llama - src DIR][--out FILE]
 
-Both are compiled with the aarch64 cross g++/gcc for each -mcpu (Cortex-A53
-and A72 without dotprod: ember's ops/qgemm_neon.cpp and llama.cpp's non-dotprod
-paths; Cortex-A76 and Neoverse N1 with dotprod: ops/qgemm_neon_dot.cpp), each
-kernel's steady-state loop is taken from the assembly (bench/mca/loops.py:
-the innermost loop of the function whose multiply instructions match), and
-llvm-mca (Debian llvm-14) gives its cycles per iteration. The weights per
-iteration come from the int8 products in the loop (sdot of 16 bytes: 16;
-smull / smull2 / smlal / smlal2 to 16-bit lanes: 8; scale multiplies are not
-counted), so the result is cycles per 32 weights. A model,
-not a measurement: llvm-mca assumes every load hits L1 and knows nothing of
-the memory system; the memory roof is added separately (docs/PERFORMANCE.md).
+            Both are compiled with the aarch64 cross g++ /
+            gcc for each -
+        mcpu(Cortex - A53 and A72 without dotprod
+             : ember 's ops/qgemm_neon.cpp and llama.cpp' s non - dotprod paths;
+             Cortex - A76 and Neoverse N1 with dotprod
+             : ops / qgemm_neon_dot.cpp),
+    each kernel's steady-state loop is taken from the assembly (bench/mca/loops.py: the innermost
+        loop of the function whose multiply instructions match),
+    and llvm - mca(Debian llvm - 14) gives its cycles per iteration
+                   .The weights per iteration come from the int8 products in the
+    loop(sdot of 16 bytes : 16; smull / smull2 / smlal / smlal2 to 16 - bit lanes : 8;
+         scale multiplies are not counted),
+    so the result is cycles per 32 weights.A model, not a measurement :
+    llvm - mca assumes every load hits L1 and knows nothing of the memory system;
+the memory roof is added separately (docs/PERFORMANCE.md).
 """
 import argparse
 import os
@@ -29,16 +37,19 @@ import loops  # noqa: E402
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CPUS = [("cortex-a53", False), ("cortex-a72", False), ("cortex-a76", True), ("neoverse-n1", True)]
 
-# (label, ember function, GGUF type) for the layouts decode streams.
-EMBER = [("Q4_0 (Q4x16)", "QGemmQ4x16"), ("Q5_0 (Q5x16)", "QGemmQ5x16"),
-         ("Q8_0 (Q8x16)", "QGemmQ8x16")]
+#(label, ember function, which of the one - token loops) : each layout's function
+#holds the no - min and the min variants; the shorter is the no - min one.
+EMBER = [("Q4_0 (Q4x16)", "QGemmQ4x16", "shortest"), ("Q4_K (Q4x16 + mins)", "QGemmQ4x16", "longest"),
+         ("Q5_0 (Q5x16)", "QGemmQ5x16", "shortest"), ("Q6_K (Q6x16)", "QGemmQ6x16", "shortest"),
+         ("Q8_0 (Q8x16)", "QGemmQ8x16", "shortest")]
 LLAMA = [("Q4_0", "ggml_vec_dot_q4_0_q8_0"), ("Q5_0", "ggml_vec_dot_q5_0_q8_0"),
          ("Q8_0", "ggml_vec_dot_q8_0_q8_0"), ("Q4_K", "ggml_vec_dot_q4_K_q8_K"),
          ("Q6_K", "ggml_vec_dot_q6_K_q8_K")]
 
 def int8_macs(ins):
     """int8 x int8 products of one instruction: sdot of 16 bytes, or a
-    widening multiply to 16-bit lanes (.8h); the 16-bit scale multiplies
+    widening multiply to 16-bit lanes (.8h);
+the 16-bit scale multiplies
     (.4s destinations of smull) are not weights."""
     parts = ins.replace(",", " ").split()
     op = parts[0]
@@ -58,13 +69,12 @@ def compile_asm(cmd, out):
     return open(out).read().splitlines()
 
 
-def best_loop(lines, fn_part, macs_wanted=None):
+def best_loop(lines, fn_part, macs_wanted=None, pick="shortest"):
     """The innermost loop of the function with the most int8 products (the
     main loop; tails and setup loops have fewer), or with exactly
-    macs_wanted of them and the fewest instructions (ember's decode loop: one
-    group of 32 columns for one 4-row quad and one token, 128 products; the
-    loops with more are the prefill token blocks, and the no-min variant is
-    the shorter one)."""
+    macs_wanted of them and the fewest (pick="shortest") or most instructions
+    (ember's decode loop: one group of 32 columns for one 4-row quad and one
+    token, 128 products; the loops with more are the prefill token blocks)."""
     fns = loops.functions(lines)
     names = [k for k in fns if fn_part in k]
     if not names:
@@ -76,7 +86,9 @@ def best_loop(lines, fn_part, macs_wanted=None):
             body = loops.instructions(lines[a:b + 1])
             macs = sum(int8_macs(ins) for ins in body)
             if macs_wanted is not None:
-                if macs == macs_wanted and (best is None or len(body) < len(best[1])):
+                shorter = best is None or len(body) < len(best[1])
+                longer = best is None or len(body) > len(best[1])
+                if macs == macs_wanted and (shorter if pick == "shortest" else longer):
                     best = (macs, body)
             elif macs and (best is None or macs > best[0]):
                 best = (macs, body)
@@ -113,8 +125,8 @@ def main():
                                  "-I", os.path.join(ggml, "src", "ggml-cpu"),
                                  os.path.join(ggml, "src", "ggml-cpu", "arch", "arm", "quants.c")],
                                 os.path.join(tmp, "l.s"))
-            for label, fn in EMBER:
-                macs, body = best_loop(ember, fn, macs_wanted=128)
+            for label, fn, pick in EMBER:
+                macs, body = best_loop(ember, fn, macs_wanted=128, pick=pick)
                 c = mca_cycles(body, cpu, tmp)
                 rows.append((cpu, "ember", label, len(body), macs, c, c * 32 / macs))
             for label, fn in LLAMA:
