@@ -10,6 +10,7 @@ packages=(
   g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user-static
   clang-format python3 python3-pip
   time  # /usr/bin/time -v: peak RSS in bench/compare.sh
+  llvm-14  # llvm-mca-14: bench/mca/mca_arm.py (ARM kernel cost on paper)
 )
 
 missing=()
