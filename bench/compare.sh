@@ -10,6 +10,8 @@
 #   3. generates, once, synthetic models with real shapes and random weights into
 #      ${EMBER_BENCH_DIR:-~/.cache/ember/bench} (never into the repo):
 #        TinyLlama-1.1B shape Q4_0 and Q8_0, SmolLM2-135M shape Q4_0;
+#      the TinyLlama shape in F16, and from it with llama-quantize Q4_K_M, Q6_K,
+#      IQ4_XS and Q2_K files (the formats issue's rows, tinyllama-lq-*);
 #      and adds the real SmolLM2-135M-Instruct Q4_1, Gemma 3 270M Q4_K_M and
 #      Qwen2.5-Coder-0.5B-Instruct Q4_K_M from the model cache if present
 #      (scripts/fetch-models.sh --all);
@@ -28,7 +30,8 @@
 #   BENCH_THREADS ["1 2"]     thread counts
 #   BENCH_PP [512] BENCH_TG [128]   prompt / generated tokens
 #   BENCH_MODELS ["tinyllama-q4_0 tinyllama-q8_0 smollm2-q4_0 smollm2-real-q4_1 gemma3-real
-#                 qwen25-real"]
+#                 qwen25-real tinyllama-lq-q4_k_m tinyllama-lq-q6_k tinyllama-lq-iq4_xs
+#                 tinyllama-lq-q2_k"]
 #   BENCH_DEPTH [4096] BENCH_DEPTH_TG [64] BENCH_DEPTH_MODELS ["gemma3-real"]
 #   BENCH_KV_CTX [32768] BENCH_KV_MODELS ["gemma3-real"]
 #   BENCH_MAX_LOAD [0.5] BENCH_LOAD_WAIT [300]
@@ -52,7 +55,7 @@ REPS="${BENCH_REPS:-3}"
 THREADS="${BENCH_THREADS:-1 2}"
 PP="${BENCH_PP:-512}"
 TG="${BENCH_TG:-128}"
-MODELS="${BENCH_MODELS:-tinyllama-q4_0 tinyllama-q8_0 smollm2-q4_0 smollm2-real-q4_1 gemma3-real qwen25-real}"
+MODELS="${BENCH_MODELS:-tinyllama-q4_0 tinyllama-q8_0 smollm2-q4_0 smollm2-real-q4_1 gemma3-real qwen25-real tinyllama-lq-q4_k_m tinyllama-lq-q6_k tinyllama-lq-iq4_xs tinyllama-lq-q2_k}"
 DEPTH="${BENCH_DEPTH:-4096}"
 DEPTH_TG="${BENCH_DEPTH_TG:-64}"
 DEPTH_MODELS="${BENCH_DEPTH_MODELS:-gemma3-real}"
@@ -100,6 +103,15 @@ model_spec() {  # key -> "shape type vocab"
         *) return 1 ;;
     esac
 }
+lq_type() {  # key -> the llama-quantize type of a TinyLlama-shape file made from the F16 one
+    case "$1" in
+        tinyllama-lq-q4_k_m) echo Q4_K_M ;;
+        tinyllama-lq-q6_k) echo Q6_K ;;
+        tinyllama-lq-iq4_xs) echo IQ4_XS ;;
+        tinyllama-lq-q2_k) echo Q2_K ;;
+        *) return 1 ;;
+    esac
+}
 real_model() {  # key -> "file|description" of a real model in the cache
     case "$1" in
         smollm2-real-q4_1) echo "SmolLM2-135M-Instruct.Q4_1.gguf|SmolLM2-135M-Instruct Q4_1 (the real model)" ;;
@@ -120,6 +132,25 @@ for key in $MODELS; do
             GEN_NOTES+=("${rm_spec#*|}: not in $MODELS_DIR: skipped (scripts/fetch-models.sh --all fetches it)")
             log "skip $key: $real not found"
         fi
+        continue
+    fi
+    if lq="$(lq_type "$key")"; then
+        # The formats issue's files: llama-quantize's own output from the F16
+        # synthetic TinyLlama shape (the types ember reads as users get them).
+        f16="$BENCH_DIR/tinyllama-shape-f16.gguf"
+        path="$BENCH_DIR/tinyllama-shape-lq-${lq,,}.gguf"
+        MODEL_PATH[$key]="$path"
+        MODEL_DESC[$key]="TinyLlama-1.1B shape, $lq by llama-quantize from F16, random weights (synthetic)"
+        if [[ ! -f "$path" ]]; then
+            vocab="$SHARED_DIR/vocab/ggml-vocab-llama-spm.gguf"
+            [[ -f "$f16" ]] || "$MAKE_MODEL" --shape tinyllama --type f16 --vocab "$vocab" -o "$f16"
+            log "llama-quantize $f16 -> $path ($lq)"
+            t0=$(date +%s)
+            "$(dirname "$LLAMA_BENCH")/llama-quantize" "$f16" "$path" "$lq" "${BENCH_JOBS:-2}" >&2
+            echo "made by llama-quantize in $(( $(date +%s) - t0 )) s on $(date -u '+%Y-%m-%d %H:%M UTC')" > "$path.gen"
+        fi
+        GEN_NOTES+=("$key ($(basename "$path"), $(( $(stat -c %s "$path") >> 20 )) MiB): $(cat "$path.gen")")
+        ACTIVE+=("$key")
         continue
     fi
     spec="$(model_spec "$key")" || die "unknown model key '$key'"
@@ -560,7 +591,11 @@ def plural(t):
 
 NAMES = {"tinyllama-q4_0": "TinyLlama shape Q4_0", "tinyllama-q8_0": "TinyLlama shape Q8_0",
          "smollm2-q4_0": "SmolLM2 shape Q4_0", "smollm2-real-q4_1": "real SmolLM2 Q4_1",
-         "gemma3-real": "real Gemma 3 270M Q4_K_M", "qwen25-real": "real Qwen2.5-Coder-0.5B Q4_K_M"}
+         "gemma3-real": "real Gemma 3 270M Q4_K_M", "qwen25-real": "real Qwen2.5-Coder-0.5B Q4_K_M",
+         "tinyllama-lq-q4_k_m": "TinyLlama shape Q4_K_M (llama-quantize)",
+         "tinyllama-lq-q6_k": "TinyLlama shape Q6_K (llama-quantize)",
+         "tinyllama-lq-iq4_xs": "TinyLlama shape IQ4_XS (llama-quantize)",
+         "tinyllama-lq-q2_k": "TinyLlama shape Q2_K (llama-quantize)"}
 
 
 def ratio_target(what, key, test, t, need):
@@ -625,6 +660,14 @@ if "gemma3-real" in models:
                 ek, pn, ek / pn, pk or 0), ek / pn <= 1.15, abs(ek / pn / 1.15 - 1) < 0.05)
         else:
             target(desc, "—", None)
+# The formats issue (17): every common type at 1.3x llama.cpp's decode and 2x its prefill.
+lq = [k for k in ("tinyllama-lq-q4_k_m", "tinyllama-lq-q6_k", "tinyllama-lq-iq4_xs",
+                  "tinyllama-lq-q2_k") if k in models]
+for key in lq:
+    for t in threads:
+        ratio_target("decode", key, "tg%d" % tg, t, 1.3)
+    for t in threads:
+        ratio_target("prefill", key, "pp%d" % pp, t, 2.0)
 rss_from_run = meta.get("rss_runs") == "1"
 for key in models:
     e_any = next((data[(key, "tg%d" % tg, t)]["e"] for t in threads if data[(key, "tg%d" % tg, t)]["e"]), None)

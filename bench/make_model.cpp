@@ -5,7 +5,7 @@
 // which is what speed depends on.
 //
 //   ember_make_model --shape tinyllama|smollm2|qwen3-0.6b|llama3.2-1b
-//                    --type q4_0|q8_0|q4_k_m --vocab PATH.gguf -o OUT.gguf [--seed S]
+//                    --type q4_0|q8_0|q4_k_m|f16 --vocab PATH.gguf -o OUT.gguf [--seed S]
 //
 // --vocab is any GGUF whose tokenizer.* keys are copied (a ggml-vocab-*.gguf or a
 // real model); its token count becomes the vocabulary size. The file is written
@@ -28,7 +28,7 @@ int Usage(FILE* f) {
   std::fprintf(
       f,
       "usage: ember_make_model --shape tinyllama|smollm2|qwen3-0.6b|llama3.2-1b "
-      "--type q4_0|q8_0|q4_k_m --vocab PATH.gguf -o OUT.gguf [--seed S]\n\n"
+      "--type q4_0|q8_0|q4_k_m|f16 --vocab PATH.gguf -o OUT.gguf [--seed S]\n\n"
       "  tinyllama    TinyLlama-1.1B shape: n_embd 2048, 22 layers, 32 heads, 4 KV heads,\n"
       "               n_ff 5632, separate output matrix (vocab: ggml-vocab-llama-spm.gguf)\n"
       "  smollm2      SmolLM2-135M shape: n_embd 576, 30 layers, 9 heads, 3 KV heads,\n"
@@ -128,6 +128,8 @@ int main(int argc, char** argv) {
     spec.weight_type = ember::GgmlType::kQ4_0;
   } else if (type == "q8_0") {
     spec.weight_type = ember::GgmlType::kQ8_0;
+  } else if (type == "f16") {
+    spec.weight_type = ember::GgmlType::kF16;  // a source for llama-quantize
   } else if (type == "q4_k_m") {
     spec.weight_type = ember::GgmlType::kQ4_K;
     const int64_t n = spec.n_layer;
@@ -141,7 +143,7 @@ int main(int argc, char** argv) {
     }
     spec.tensor_types["output.weight"] = ember::GgmlType::kQ6_K;
   } else {
-    std::fprintf(stderr, "ember_make_model: unknown --type '%s' (q4_0, q8_0, q4_k_m)\n",
+    std::fprintf(stderr, "ember_make_model: unknown --type '%s' (q4_0, q8_0, q4_k_m, f16)\n",
                  type.c_str());
     return 2;
   }
