@@ -97,34 +97,37 @@ void Drive(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const Qu
   }
 }
 
+// The kernel of layout kL: stored mins are a run-time property of Q4x16 and
+// Q5x16 matrices only.
+template <PackedLayout kL>
+void Run(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const QuantizedActs& a,
+         float* y, int64_t ldy) {
+  if constexpr (kL == PackedLayout::kQ4x16 || kL == PackedLayout::kQ5x16) {
+    if (w.has_min) return Drive<kL, true>(w, tile_begin, tile_end, a, y, ldy);
+  }
+  Drive<kL, false>(w, tile_begin, tile_end, a, y, ldy);
+}
+
 }  // namespace
 
 void QGemmQ4x16_neon(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                      const QuantizedActs& a, float* y, int64_t ldy) {
-  if (w.has_min) {
-    Drive<PackedLayout::kQ4x16, true>(w, tile_begin, tile_end, a, y, ldy);
-  } else {
-    Drive<PackedLayout::kQ4x16, false>(w, tile_begin, tile_end, a, y, ldy);
-  }
+  Run<PackedLayout::kQ4x16>(w, tile_begin, tile_end, a, y, ldy);
 }
 
 void QGemmQ5x16_neon(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                      const QuantizedActs& a, float* y, int64_t ldy) {
-  if (w.has_min) {
-    Drive<PackedLayout::kQ5x16, true>(w, tile_begin, tile_end, a, y, ldy);
-  } else {
-    Drive<PackedLayout::kQ5x16, false>(w, tile_begin, tile_end, a, y, ldy);
-  }
+  Run<PackedLayout::kQ5x16>(w, tile_begin, tile_end, a, y, ldy);
 }
 
 void QGemmQ8x16_neon(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                      const QuantizedActs& a, float* y, int64_t ldy) {
-  Drive<PackedLayout::kQ8x16, false>(w, tile_begin, tile_end, a, y, ldy);
+  Run<PackedLayout::kQ8x16>(w, tile_begin, tile_end, a, y, ldy);
 }
 
 void QGemmQ6x16_neon(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                      const QuantizedActs& a, float* y, int64_t ldy) {
-  Drive<PackedLayout::kQ6x16, false>(w, tile_begin, tile_end, a, y, ldy);
+  Run<PackedLayout::kQ6x16>(w, tile_begin, tile_end, a, y, ldy);
 }
 
 }  // namespace ember

@@ -161,46 +161,41 @@ void Drive(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const Qu
   }
 }
 
+// The kernel of layout kL: stored mins are a run-time property of Q4x16 and
+// Q5x16 matrices only.
+template <PackedLayout kL>
+void Run(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const QuantizedActs& a,
+         float* y, int64_t ldy) {
+  if constexpr (kL == PackedLayout::kQ4x16 || kL == PackedLayout::kQ5x16) {
+    if (w.has_min) return Drive<kL, true>(w, tile_begin, tile_end, a, y, ldy);
+  }
+  Drive<kL, false>(w, tile_begin, tile_end, a, y, ldy);
+}
+
 }  // namespace
 
 void QGemmQ4x16_neon_i8mm(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                           const QuantizedActs& a, float* y, int64_t ldy) {
-  if (a.m == 1) {
-    QGemmQ4x16_neon_dot(w, tile_begin, tile_end, a, y, ldy);
-  } else if (w.has_min) {
-    Drive<PackedLayout::kQ4x16, true>(w, tile_begin, tile_end, a, y, ldy);
-  } else {
-    Drive<PackedLayout::kQ4x16, false>(w, tile_begin, tile_end, a, y, ldy);
-  }
+  if (a.m == 1) return QGemmQ4x16_neon_dot(w, tile_begin, tile_end, a, y, ldy);
+  Run<PackedLayout::kQ4x16>(w, tile_begin, tile_end, a, y, ldy);
 }
 
 void QGemmQ5x16_neon_i8mm(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                           const QuantizedActs& a, float* y, int64_t ldy) {
-  if (a.m == 1) {
-    QGemmQ5x16_neon_dot(w, tile_begin, tile_end, a, y, ldy);
-  } else if (w.has_min) {
-    Drive<PackedLayout::kQ5x16, true>(w, tile_begin, tile_end, a, y, ldy);
-  } else {
-    Drive<PackedLayout::kQ5x16, false>(w, tile_begin, tile_end, a, y, ldy);
-  }
+  if (a.m == 1) return QGemmQ5x16_neon_dot(w, tile_begin, tile_end, a, y, ldy);
+  Run<PackedLayout::kQ5x16>(w, tile_begin, tile_end, a, y, ldy);
 }
 
 void QGemmQ8x16_neon_i8mm(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                           const QuantizedActs& a, float* y, int64_t ldy) {
-  if (a.m == 1) {
-    QGemmQ8x16_neon_dot(w, tile_begin, tile_end, a, y, ldy);
-  } else {
-    Drive<PackedLayout::kQ8x16, false>(w, tile_begin, tile_end, a, y, ldy);
-  }
+  if (a.m == 1) return QGemmQ8x16_neon_dot(w, tile_begin, tile_end, a, y, ldy);
+  Run<PackedLayout::kQ8x16>(w, tile_begin, tile_end, a, y, ldy);
 }
 
 void QGemmQ6x16_neon_i8mm(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                           const QuantizedActs& a, float* y, int64_t ldy) {
-  if (a.m == 1) {
-    QGemmQ6x16_neon_dot(w, tile_begin, tile_end, a, y, ldy);
-  } else {
-    Drive<PackedLayout::kQ6x16, false>(w, tile_begin, tile_end, a, y, ldy);
-  }
+  if (a.m == 1) return QGemmQ6x16_neon_dot(w, tile_begin, tile_end, a, y, ldy);
+  Run<PackedLayout::kQ6x16>(w, tile_begin, tile_end, a, y, ldy);
 }
 
 }  // namespace ember

@@ -86,9 +86,6 @@ void QuantizeRowQ4_1(const float* x, BlockQ4_1* y, int64_t n) {
   }
 }
 
-namespace {
-
-// The value of largest magnitude in x[0, n), sign kept.
 float SignedAbsMax(const float* x, int n) {
   float amax = 0.0f, max = 0.0f;
   for (int j = 0; j < n; ++j) {
@@ -99,6 +96,8 @@ float SignedAbsMax(const float* x, int n) {
   }
   return max;
 }
+
+namespace {
 
 // 5-bit quants q[32] -> the low nibbles (qs, Q4_0 order) and the high bits (qh).
 void Pack5(const int* q, uint8_t* qs, uint8_t* qh) {

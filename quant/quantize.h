@@ -45,13 +45,17 @@ void DequantizeRowQ3_K(const BlockQ3_K* x, float* y, int64_t n);
 void DequantizeRowIQ4_NL(const BlockIQ4_NL* x, float* y, int64_t n);
 void DequantizeRowIQ4_XS(const BlockIQ4_XS* x, float* y, int64_t n);
 
+// The value of largest magnitude in x[0, n), sign kept (the first one on a
+// tie), as llama.cpp's quantizers pick the value a block's scale maps.
+float SignedAbsMax(const float* x, int n);
+
 // Whether QuantizeRow supports `type` (F32, F16, BF16, Q8_0, Q8_1, Q4_0, Q4_1,
-// Q5_0, Q5_1, Q4_K, Q5_K, Q6_K).
+// Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K).
 bool CanQuantize(GgmlType type);
 // float x[n] -> one row of `type` at `dst`. Requires CanQuantize.
 void QuantizeRow(GgmlType type, const float* x, void* dst, int64_t n);
 
-// Whether DequantizeRow supports `type` (as QuantizeRow, without Q8_1).
+// Whether DequantizeRow supports `type` (as QuantizeRow, without Q8_1, and IQ4_NL, IQ4_XS).
 bool CanDequantize(GgmlType type);
 // One row of `n` elements of `type` at `src` -> float. Requires CanDequantize.
 void DequantizeRow(GgmlType type, const void* src, float* dst, int64_t n);

@@ -166,15 +166,8 @@ void QuantizeSuperBlockK(const float* x, int nmax, uint16_t* d, uint16_t* dmin, 
 // sum(w l^2) (the smallest error). Returns the scale.
 float FitScaleQ6(const float* x, int8_t* L) {
   constexpr int kNmax = 32;
-  float amax = 0, vmax = 0;
-  for (int i = 0; i < 16; ++i) {
-    const float ax = std::fabs(x[i]);
-    if (ax > amax) {
-      amax = ax;
-      vmax = x[i];
-    }
-  }
-  if (amax < kZeroEps) {
+  const float vmax = SignedAbsMax(x, 16);
+  if (std::fabs(vmax) < kZeroEps) {
     for (int i = 0; i < 16; ++i) L[i] = 0;
     return 0.0f;
   }
@@ -212,15 +205,8 @@ float FitScaleQ6(const float* x, int8_t* L) {
 // lowers the error. Returns the scale.
 float FitScaleQ3(const float* x, int8_t* L) {
   constexpr int kNmax = 4;
-  float amax = 0, vmax = 0;
-  for (int i = 0; i < 16; ++i) {
-    const float ax = std::fabs(x[i]);
-    if (ax > amax) {
-      amax = ax;
-      vmax = x[i];
-    }
-  }
-  if (amax < kZeroEps) {
+  const float vmax = SignedAbsMax(x, 16);
+  if (std::fabs(vmax) < kZeroEps) {
     for (int i = 0; i < 16; ++i) L[i] = 0;
     return 0.0f;
   }

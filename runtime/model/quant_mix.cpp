@@ -1,7 +1,6 @@
 #include "runtime/model/quant_mix.h"
 
 #include <algorithm>
-#include <array>
 #include <cstdio>
 #include <numeric>
 

@@ -15,6 +15,7 @@
 #include "runtime/model/quant_mix.h"
 #include "runtime/model/quantize_model.h"
 #include "runtime/session/session.h"
+#include "support/loaders.h"
 #include "support/model_builder.h"
 #include "support/test_paths.h"
 
@@ -60,17 +61,7 @@ std::map<std::string, GgmlType> Plan(const std::string& path, FileType ft, bool 
 std::string Blk(int i, const char* what) { return "blk." + std::to_string(i) + "." + what; }
 
 std::vector<float> LastLogits(const std::string& path) {
-  std::unique_ptr<Model> m;
-  Status s = Model::Load(path, nullptr, &m);
-  INFO(s.message());
-  REQUIRE(s.ok());
-  SessionParams p;
-  p.n_ctx = 16;
-  p.n_threads = 1;
-  std::unique_ptr<Session> session;
-  REQUIRE(Session::Create(*m, p, &session).ok());
-  REQUIRE(session->Decode({1, 415, 2936, 9060}).ok());
-  return session->logits();
+  return test::LastLogitsOrFail(path, {1, 415, 2936, 9060});
 }
 
 std::string ReadAll(const std::string& path) {

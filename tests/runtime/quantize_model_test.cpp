@@ -6,6 +6,7 @@
 
 #include "runtime/model/model.h"
 #include "runtime/session/session.h"
+#include "support/loaders.h"
 #include "support/model_builder.h"
 #include "support/test_paths.h"
 
@@ -14,17 +15,7 @@ using namespace ember;
 namespace {
 
 std::vector<float> LastLogits(const std::string& path) {
-  std::unique_ptr<Model> m;
-  Status s = Model::Load(path, nullptr, &m);
-  INFO(s.message());
-  REQUIRE(s.ok());
-  SessionParams p;
-  p.n_ctx = 16;
-  p.n_threads = 1;
-  std::unique_ptr<Session> session;
-  REQUIRE(Session::Create(*m, p, &session).ok());
-  REQUIRE(session->Decode({464, 2068, 7586, 21831}).ok());
-  return session->logits();
+  return test::LastLogitsOrFail(path, {464, 2068, 7586, 21831});
 }
 
 }  // namespace

@@ -23,6 +23,18 @@ std::unique_ptr<Session> CreateSessionOrFail(const Model& model, const SessionPa
   return s;
 }
 
+std::vector<float> LastLogitsOrFail(const std::string& path, const std::vector<int32_t>& tokens) {
+  const std::unique_ptr<Model> m = LoadModelOrFail(path);
+  SessionParams p;
+  p.n_ctx = 16;
+  p.n_threads = 1;
+  const std::unique_ptr<Session> session = CreateSessionOrFail(*m, p);
+  const Status s = session->Decode(tokens);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  return session->logits();
+}
+
 std::vector<int32_t> RandomTokens(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::vector<int32_t> t(n);

@@ -18,6 +18,10 @@ std::unique_ptr<Model> LoadModelOrFail(const std::string& path = "");
 // A session of `model` with `params`.
 std::unique_ptr<Session> CreateSessionOrFail(const Model& model, const SessionParams& params);
 
+// The logits after decoding `tokens` from an empty context (n_ctx 16, one
+// thread) with the model at `path`: a model's output in one call.
+std::vector<float> LastLogitsOrFail(const std::string& path, const std::vector<int32_t>& tokens);
+
 // n token ids in [100, 5100), from a seeded generator: model input that is
 // the same on every run.
 std::vector<int32_t> RandomTokens(size_t n, uint32_t seed);
