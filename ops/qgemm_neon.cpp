@@ -65,18 +65,7 @@ void Quad(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, in
         // columns 8s'..8s'+3 / 8s'+4..8s'+7, i.e. 4s..4s+3 again.
         half[s / 4] = vaddq_s32(half[s / 4], Dot4x4(wq[s], Bcast4(aq + 4 * s)));
       }
-      int32x4_t isum;
-      if constexpr (kL == PackedLayout::kQ6x16) {
-        isum = Q6GroupSum(half, sc, a.qsum16_row(t0 + i) + 2 * g);
-      } else {
-        isum = vaddq_s32(half[0], half[1]);
-        // The offset, off the integer sum (qgemm_ref.cpp); 0 for int8.
-        if (PackedOffset(kL) != 0 && !kHasMin)
-          isum = vaddq_s32(isum, vdupq_n_s32(PackedOffset(kL) * a.qsum_row(t0 + i)[g]));
-      }
-      const float32x4_t scale = vmulq_n_f32(dw, a.d_row(t0 + i)[g]);
-      acc[i] = vfmaq_f32(acc[i], vcvtq_f32_s32(isum), scale);
-      if (kHasMin) acc[i] = vfmaq_f32(acc[i], mw, vdupq_n_f32(a.sm_row(t0 + i)[g]));
+      acc[i] = AddGroup<kL, kHasMin>(acc[i], half, sc, dw, mw, a, t0 + i, g);
     }
   }
 #pragma GCC unroll 8

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "ops/qgemm.h"
 #include "quant/packed.h"
 
 namespace ember {
@@ -46,6 +47,26 @@ inline int32x4_t Q6GroupSum(const int32x4_t isum[2], const int32x4_t sc[2], cons
   const int32x4_t s0 = vaddq_s32(isum[0], vdupq_n_s32(kOff * qsum16[0]));
   const int32x4_t s1 = vaddq_s32(isum[1], vdupq_n_s32(kOff * qsum16[1]));
   return vmlaq_s32(vmulq_s32(s0, sc[0]), s1, sc[1]);
+}
+
+// One group's integer sums of one token (half[0]: columns 0-15, half[1]:
+// 16-31) into acc, as qgemm_ref.cpp: Q6x16's halves times their scales, or the
+// offset taken off the sum; then the scales, and the mins where stored.
+template <PackedLayout kL, bool kHasMin>
+inline float32x4_t AddGroup(float32x4_t acc, const int32x4_t half[2], const int32x4_t sc[2],
+                            float32x4_t dw, float32x4_t mw, const QuantizedActs& a, int64_t t,
+                            int64_t g) {
+  int32x4_t isum;
+  if constexpr (kL == PackedLayout::kQ6x16) {
+    isum = Q6GroupSum(half, sc, a.qsum16_row(t) + 2 * g);
+  } else {
+    isum = vaddq_s32(half[0], half[1]);
+    if (PackedOffset(kL) != 0 && !kHasMin)
+      isum = vaddq_s32(isum, vdupq_n_s32(PackedOffset(kL) * a.qsum_row(t)[g]));
+  }
+  acc = vfmaq_f32(acc, vcvtq_f32_s32(isum), vmulq_n_f32(dw, a.d_row(t)[g]));
+  if (kHasMin) acc = vfmaq_f32(acc, mw, vdupq_n_f32(a.sm_row(t)[g]));
+  return acc;
 }
 
 // Stores 4 row results at y[row0 ...], dropping rows past n_rows.

@@ -45,18 +45,7 @@ void Quad(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, in
       half[1] = vdotq_laneq_s32(half[1], wq[5], a1, 1);
       half[1] = vdotq_laneq_s32(half[1], wq[6], a1, 2);
       half[1] = vdotq_laneq_s32(half[1], wq[7], a1, 3);
-      int32x4_t isum;
-      if constexpr (kL == PackedLayout::kQ6x16) {
-        isum = Q6GroupSum(half, sc, a.qsum16_row(t0 + i) + 2 * g);
-      } else {
-        isum = vaddq_s32(half[0], half[1]);
-        // The offset, off the integer sum (qgemm_ref.cpp); 0 for int8.
-        if (PackedOffset(kL) != 0 && !kHasMin)
-          isum = vaddq_s32(isum, vdupq_n_s32(PackedOffset(kL) * a.qsum_row(t0 + i)[g]));
-      }
-      const float32x4_t scale = vmulq_n_f32(dw, a.d_row(t0 + i)[g]);
-      acc[i] = vfmaq_f32(acc[i], vcvtq_f32_s32(isum), scale);
-      if (kHasMin) acc[i] = vfmaq_f32(acc[i], mw, vdupq_n_f32(a.sm_row(t0 + i)[g]));
+      acc[i] = AddGroup<kL, kHasMin>(acc[i], half, sc, dw, mw, a, t0 + i, g);
     }
   }
 #pragma GCC unroll 8

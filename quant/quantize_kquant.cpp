@@ -301,15 +301,10 @@ void QuantizeRowQ6_K(const float* x, BlockQ6_K* y, int64_t n) {
     // Per sub-block of 16 a FitScaleQ6; the scales to int8 against the one of
     // largest magnitude (which maps to -128), then every weight requantized.
     int8_t L[kQK_K];
-    float scale[16], max_scale = 0.0f, max_abs = 0.0f;
-    for (int i = 0; i < 16; ++i) {
-      scale[i] = FitScaleQ6(x + 16 * i, L + 16 * i);
-      if (std::fabs(scale[i]) > max_abs) {
-        max_abs = std::fabs(scale[i]);
-        max_scale = scale[i];
-      }
-    }
-    if (max_abs < kZeroEps) {
+    float scale[16];
+    for (int i = 0; i < 16; ++i) scale[i] = FitScaleQ6(x + 16 * i, L + 16 * i);
+    const float max_scale = SignedAbsMax(scale, 16);
+    if (std::fabs(max_scale) < kZeroEps) {
       std::memset(&y[b], 0, sizeof(BlockQ6_K));
       continue;
     }
@@ -385,14 +380,9 @@ void QuantizeRowQ3_K(const float* x, BlockQ3_K* y, int64_t n) {
     // Per sub-block of 16 a FitScaleQ3; the scales to 6 bits against the one
     // of largest magnitude (which maps to -32), then every weight requantized.
     int8_t L[kQK_K];
-    float scale[16], max_scale = 0.0f, amax = 0.0f;
-    for (int j = 0; j < 16; ++j) {
-      scale[j] = FitScaleQ3(x + 16 * j, L + 16 * j);
-      if (std::fabs(scale[j]) > amax) {
-        amax = std::fabs(scale[j]);
-        max_scale = scale[j];
-      }
-    }
+    float scale[16];
+    for (int j = 0; j < 16; ++j) scale[j] = FitScaleQ3(x + 16 * j, L + 16 * j);
+    const float max_scale = SignedAbsMax(scale, 16);
     std::memset(y[b].scales, 0, sizeof(y[b].scales));
     if (max_scale != 0.0f) {
       const float iscale = -32.0f / max_scale;
