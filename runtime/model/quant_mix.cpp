@@ -242,6 +242,12 @@ const char* FileTypeName(FileType t) {
   return "unknown";
 }
 
+std::string WritableFileTypeNames() {
+  std::string out;
+  for (const FileTypeInfo& f : kFileTypes) out += (out.empty() ? "" : ", ") + std::string(f.name);
+  return out;
+}
+
 GgmlType DefaultType(FileType t) {
   for (const FileTypeInfo& f : kFileTypes) {
     if (f.type == t) return f.default_type;

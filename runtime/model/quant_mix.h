@@ -47,6 +47,8 @@ enum class FileType : uint32_t {
 // IQ*), so the caller can say so.
 bool ParseFileType(const std::string& name, FileType* out, bool* known_later);
 const char* FileTypeName(FileType t);
+// The names ParseFileType accepts, comma-separated, for messages.
+std::string WritableFileTypeNames();
 
 // The type of each matrix for this file type; the default for weight matrices.
 GgmlType DefaultType(FileType t);

@@ -24,29 +24,6 @@ bool IsNativePackable(const GgufTensorInfo& t) {
   return t.name != "token_embd.weight" || RepackIsExact(t.type);
 }
 
-// The file types the earlier GgmlType interface named.
-bool FileTypeOf(GgmlType t, FileType* out) {
-  switch (t) {
-    case GgmlType::kQ8_0:
-      *out = FileType::kQ8_0;
-      return true;
-    case GgmlType::kQ4_0:
-      *out = FileType::kQ4_0;
-      return true;
-    case GgmlType::kQ4_1:
-      *out = FileType::kQ4_1;
-      return true;
-    case GgmlType::kF16:
-      *out = FileType::kF16;
-      return true;
-    case GgmlType::kF32:
-      *out = FileType::kF32;
-      return true;
-    default:
-      return false;
-  }
-}
-
 // Rows [0, rows) of a tensor from its type to `to`, through f32, on up to
 // n_threads threads, in slices so that progress can be told between them.
 // Rows are independent, so the bytes do not depend on the thread count.
@@ -91,37 +68,9 @@ Status ParseQuantizeOptions(const std::string& name, QuantizeOptions* out) {
     out->native = false;
     return Status::Ok();
   }
-  const std::string known =
-      " (ember writes: Q4_K_M, Q4_K_S, Q5_K_M, Q5_K_S, Q3_K_M, Q3_K_S, Q3_K_L, Q2_K, Q6_K, Q8_0, "
-      "Q4_0, Q4_1, Q5_0, Q5_1, F16, "
-      "BF16, F32, native)";
+  const std::string known = " (ember writes: " + WritableFileTypeNames() + ", native)";
   if (later) return Unsupported("ember cannot write " + upper + " files yet" + known);
   return InvalidArgument("unknown quantization type '" + name + "'" + known);
-}
-
-bool ParseQuantizeType(const std::string& name, GgmlType* out) {
-  QuantizeOptions o;
-  if (!ParseQuantizeOptions(name, &o).ok()) return false;
-  if (o.native) {
-    *out = kNativeLayouts;
-    return true;
-  }
-  const GgmlType t = DefaultType(o.type);
-  FileType back;
-  if (!FileTypeOf(t, &back)) return false;  // only the earlier names
-  *out = t;
-  return true;
-}
-
-Status QuantizeModel(const std::string& in_path, const std::string& out_path, GgmlType type,
-                     const QuantizeProgressFn& progress, QuantizeReport* report) {
-  QuantizeOptions o;
-  if (type == kNativeLayouts) {
-    o.native = true;
-  } else if (!FileTypeOf(type, &o.type)) {
-    return InvalidArgument(std::string("cannot quantize to ") + GgmlTypeName(type));
-  }
-  return QuantizeModel(in_path, out_path, o, progress, report);
 }
 
 Status QuantizeModel(const std::string& in_path, const std::string& out_path,

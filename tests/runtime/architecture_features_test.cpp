@@ -177,7 +177,9 @@ TEST_CASE("architecture features: native files and the C API", "[arch][features]
     // ember quantize --type native: the same layouts, mapped: the same bits.
     const std::string native = test::TempPath(std::string("native_") + which + ".gguf");
     QuantizeReport report;
-    Status st = QuantizeModel(src, native, kNativeLayouts, nullptr, &report);
+    QuantizeOptions native_options;
+    native_options.native = true;
+    Status st = QuantizeModel(src, native, native_options, nullptr, &report);
     INFO(st.message());
     REQUIRE(st.ok());
     auto mn = test::LoadModelOrFail(native);

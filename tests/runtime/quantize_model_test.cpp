@@ -38,11 +38,12 @@ TEST_CASE("quantize: F32 model to each type loads and stays close", "[quantize]"
                              {"Q8_0", 0.05},
                              {"Q4_1", 0.35},
                              {"Q4_0", 0.35}}) {
-    GgmlType t;
-    REQUIRE(ParseQuantizeType(name, &t));
+    QuantizeOptions o;
+    REQUIRE(ParseQuantizeOptions(name, &o).ok());
+    const GgmlType t = DefaultType(o.type);
     const std::string out = test::TempPath(std::string("q_") + name + ".gguf");
     QuantizeReport r;
-    Status s = QuantizeModel(f32, out, t, nullptr, &r);
+    Status s = QuantizeModel(f32, out, o, nullptr, &r);
     INFO(name << ": " << s.message());
     REQUIRE(s.ok());
     CHECK(r.n_quantized == 1 + 1 + 2 * 7);  // embedding, output, 7 matrices per layer
@@ -59,19 +60,21 @@ TEST_CASE("quantize: F32 model to each type loads and stays close", "[quantize]"
 }
 
 TEST_CASE("quantize: bad requests are errors and leave no file", "[quantize][bad-input]") {
-  GgmlType t;
-  CHECK_FALSE(ParseQuantizeType("Q3_K", &t));
+  QuantizeOptions o;
+  CHECK_FALSE(ParseQuantizeOptions("Q3_K", &o).ok());
+  REQUIRE(ParseQuantizeOptions("Q8_0", &o).ok());
   QuantizeReport r;
   const std::string out = test::TempPath("never.gguf");
-  Status s = QuantizeModel("/nonexistent.gguf", out, GgmlType::kQ8_0, nullptr, &r);
+  Status s = QuantizeModel("/nonexistent.gguf", out, o, nullptr, &r);
   CHECK(s.code() == Code::kIoError);
   CHECK_FALSE(test::FileExists(out));
   const std::string tiny = test::DefaultTinyModel();
-  s = QuantizeModel(tiny, tiny, GgmlType::kQ4_0, nullptr, &r);
+  REQUIRE(ParseQuantizeOptions("Q4_0", &o).ok());
+  s = QuantizeModel(tiny, tiny, o, nullptr, &r);
   CHECK(s.code() == Code::kInvalidArgument);
   int calls = 0;
   s = QuantizeModel(
-      tiny, out, GgmlType::kQ4_0, [&](float, const std::string&) { return ++calls < 3; }, &r);
+      tiny, out, o, [&](float, const std::string&) { return ++calls < 3; }, &r);
   CHECK(s.code() == Code::kCancelled);
   CHECK_FALSE(test::FileExists(out));
   CHECK_FALSE(test::FileExists(out + ".part"));
@@ -117,10 +120,10 @@ TEST_CASE("quantize: native layouts load by mapping and give the same logits", "
     const std::string dst = test::TempPath("native_" + std::to_string(i) + ".gguf");
     ++i;
     REQUIRE(test::BuildTinyModel(spec, src).ok());
-    GgmlType t;
-    REQUIRE(ParseQuantizeType("native", &t));
+    QuantizeOptions o;
+    REQUIRE(ParseQuantizeOptions("native", &o).ok());
     QuantizeReport r;
-    Status s = QuantizeModel(src, dst, t, nullptr, &r);
+    Status s = QuantizeModel(src, dst, o, nullptr, &r);
     INFO(s.message());
     REQUIRE(s.ok());
     CHECK(r.n_quantized == 2 * 7);  // the layer matrices; embedding and output are 50257 rows
