@@ -26,11 +26,28 @@ std::string ModelPath(const std::string& file) {
   return FileExists(p) ? p : "";
 }
 
+namespace {
+
+// This process's scratch directory, removed with everything in it when the
+// process exits. ctest runs every test case in a process of its own, and the
+// models the tests build reach hundreds of MB: left behind, a day of test runs
+// filled the disk.
+struct ScratchDir {
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("ember_test_" + std::to_string(getpid()));
+  ScratchDir() { std::filesystem::create_directories(path); }
+  ~ScratchDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+};
+
+}  // namespace
+
 std::string TempPath(const std::string& name) {
   static std::atomic<int> counter{0};
-  auto dir = std::filesystem::temp_directory_path() / ("ember_test_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  return (dir / (std::to_string(counter++) + "_" + name)).string();
+  static const ScratchDir dir;
+  return (dir.path / (std::to_string(counter++) + "_" + name)).string();
 }
 
 std::string ReadFile(const std::string& path) {
