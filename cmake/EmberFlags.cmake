@@ -46,6 +46,12 @@ function(ember_set_isa_flags)
       elseif(name MATCHES "_avx2$")
         set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;-mbmi2")
       endif()
+    elseif(EMBER_ARM32)
+      # vcvt_f32_f16 on ARMv7 needs the __fp16 type, which GCC declares only
+      # with a half-precision format chosen (the float GEMM's f16 weights).
+      if(name MATCHES "^fgemm_neon$")
+        set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "-mfp16-format=ieee")
+      endif()
     elseif(EMBER_ARM64)
       if(name MATCHES "_neon_i8mm$")
         set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "-march=armv8.2-a+dotprod+i8mm")

@@ -90,6 +90,15 @@ typedef enum ember_numerics {
   EMBER_NUMERICS_GGML = 1
 } ember_numerics;
 
+/* What a model's F32, F16 and BF16 weight matrices become at load. */
+typedef enum ember_float_weights {
+  /* Used as stored and multiplied in f32, without loss (the default). */
+  EMBER_FLOAT_WEIGHTS_FLOAT = 0,
+  /* Requantized to ember's int8 groups: half an F16 model's bytes per token,
+   * so faster decoding, at a small loss (docs/FORMATS.md). */
+  EMBER_FLOAT_WEIGHTS_INT8 = 1
+} ember_float_weights;
+
 typedef struct ember_model_params {
   ember_progress_fn progress; /* may be NULL */
   void* progress_user_data;
@@ -101,6 +110,10 @@ typedef struct ember_model_params {
    * was padding after vocab_only: the struct's size and layout are those of
    * API version 1. Start from ember_model_default_params(). */
   uint8_t numerics;
+  /* An ember_float_weights value (default EMBER_FLOAT_WEIGHTS_FLOAT): what F32,
+   * F16 and BF16 matrices become. One byte of the same padding: the size and
+   * layout stay those of API version 1. */
+  uint8_t float_weights;
 } ember_model_params;
 
 ember_model_params ember_model_default_params(void);

@@ -7,6 +7,8 @@ Kernels KernelsFor(Isa isa) {
   k.isa = isa;
   k.SetQGemm(QGemmQ4x16_ref, QGemmQ5x16_ref, QGemmQ8x16_ref, QGemmQ6x16_ref);
   k.quantize_acts = QuantizeActs_ref;
+  k.fgemm = FGemm_ref;
+  k.float_row = FloatRow;
   k.attend_head = AttendHead_ref;
   k.attend_head_q8 = AttendHeadQ8_ref;
   k.attend_head_f32 = AttendHeadF32_ref;
@@ -35,6 +37,8 @@ Kernels KernelsFor(Isa isa) {
     k.attend_head_f32 = AttendHeadF32_avx2;
     k.attend_block = AttendBlock_avx2;
     k.quantize_acts = QuantizeActs_avx2;
+    k.fgemm = FGemm_avx2;
+    k.float_row = FloatRow_avx2;
     k.swiglu = SwiGlu_avx2;
     k.rms_norm = RmsNorm_avx2;
     k.rope_apply = RopeApply_avx2;
@@ -43,6 +47,7 @@ Kernels KernelsFor(Isa isa) {
   }
   if (isa == Isa::kAvx512 || isa == Isa::kAvx512Vnni) {
     k.attend_block = AttendBlock_avx512;
+    k.fgemm = FGemm_avx512;
     k.ggml_dot_f16 = GgmlDotF16_avx512;
     k.ggml_scale_f16 = GgmlScaleF16_avx512;
     k.ggml_mad_f16 = GgmlMadF16_avx512;
@@ -61,6 +66,12 @@ Kernels KernelsFor(Isa isa) {
     k.ggml_dot_q4_0_repacked = GgmlVecDotQ4_0Q8_0Repacked_avx512vnni;
   }
 #elif defined(__aarch64__) || (defined(__arm__) && defined(__ARM_NEON))
+  if (isa != Isa::kRef) {
+    // On ARMv7, NEON flushes subnormals to zero: equal to _ref wherever no
+    // product or partial sum is subnormal (ops/fgemm.h).
+    k.fgemm = FGemm_neon;
+    k.float_row = FloatRow_neon;
+  }
   if (isa == Isa::kNeon) {
     k.SetQGemm(QGemmQ4x16_neon, QGemmQ5x16_neon, QGemmQ8x16_neon, QGemmQ6x16_neon);
   }

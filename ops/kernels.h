@@ -5,6 +5,7 @@
 #include "ops/activation.h"
 #include "ops/attention.h"
 #include "ops/convert.h"
+#include "ops/fgemm.h"
 #include "ops/ggml_numerics.h"
 #include "ops/norm.h"
 #include "ops/qgemm.h"
@@ -18,6 +19,8 @@ struct Kernels {
   Isa isa = Isa::kRef;                     // the ISA the table was built for
   QGemmFn qgemm[kPackedLayoutCount] = {};  // by PackedLayout: qgemm_for(w.layout)
   QuantizeActsFn quantize_acts = nullptr;  // the activations every QGemm reads
+  FGemmFn fgemm = nullptr;                 // F32 / F16 / BF16 weights as stored
+  FloatRowFn float_row = nullptr;          // one such row widened to f32
   AttendHeadFn attend_head = nullptr;
   AttendHeadQ8Fn attend_head_q8 = nullptr;
   AttendHeadF32Fn attend_head_f32 = nullptr;  // --kv-type f32

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ops/fgemm_library.h"
 #include "ops/kernels.h"
 #include "ops/vec_dot.h"
 #include "quant/quantize.h"
@@ -27,6 +28,33 @@ void MatMulPacked(const WeightView& w, const float* x, int64_t m, float* y, int6
   for (int c = 0; c < chunks; ++c) {
     const int64_t begin = n_tiles * c / chunks, end = n_tiles * (c + 1) / chunks;
     fn(p, begin, end, a, y, ldy);
+  }
+}
+
+// Float weights as stored: a library for batches where it wins (prefill),
+// else ember's own kernel, rows split over the threads in blocks of 16.
+void MatMulFloat(const WeightView& w, const float* x, int64_t m, float* y, int64_t ldy,
+                 int n_threads) {
+  const FloatMatrix f{FloatWeightOf(w.type), w.data, w.n_rows, w.n_cols};
+  const FloatLibrary* lib = DefaultFloatLibrary();
+  // A library error (none is expected for valid shapes) leaves y to the own
+  // kernel, which computes every output.
+  if (lib != nullptr && m >= FloatLibraryFromM(*lib, f.type) &&
+      lib->gemm(f, x, m, y, ldy, n_threads).ok()) {
+    return;
+  }
+  const FGemmFn fn = Active().fgemm;
+  const int64_t n_blocks = (w.n_rows + 15) / 16;
+  const int chunks = static_cast<int>(std::min<int64_t>(n_threads, n_blocks));
+  if (chunks <= 1) {
+    fn(f, 0, w.n_rows, x, m, y, ldy);
+    return;
+  }
+#pragma omp parallel for num_threads(chunks) schedule(static, 1)
+  for (int c = 0; c < chunks; ++c) {
+    const int64_t begin = std::min(w.n_rows, 16 * (n_blocks * c / chunks));
+    const int64_t end = std::min(w.n_rows, 16 * (n_blocks * (c + 1) / chunks));
+    fn(f, begin, end, x, m, y, ldy);
   }
 }
 
@@ -96,6 +124,10 @@ void MatMul(const WeightView& w, const float* x, int64_t m, float* y, int64_t ld
             MatMulScratch* scratch) {
   if (w.packed != nullptr) {
     MatMulPacked(w, x, m, y, ldy, n_threads, scratch);
+    return;
+  }
+  if (IsFloatWeight(w.type) && w.ggml_dot == nullptr) {
+    MatMulFloat(w, x, m, y, ldy, n_threads);
     return;
   }
   const int64_t k = w.n_cols;

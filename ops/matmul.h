@@ -1,12 +1,15 @@
-// Y = X · W^T for one weight matrix. Two paths:
+// Y = X · W^T for one weight matrix. Three paths:
 //  - packed (sources repacked into quant/packed.h layouts, see CanRepack):
 //    activations quantized once to int8 groups, then the quantized GEMM kernel
 //    of the active ISA over tiles of 16 rows, tiles split evenly over threads;
+//  - F32 / F16 / BF16 weights as stored (not repacked): float products with
+//    f32 activations (ops/fgemm.h, and ops/fgemm_library.h for prefill);
 //  - GGUF rows as stored (types with a FindVecDot pair): one reference dot
 //    product per output; with ggml numerics (WeightView::ggml_dot) llama.cpp's
 //    own quantizer and dot product.
 // Each output element is computed by one thread in a fixed order, so results
-// do not depend on the thread count.
+// do not depend on the thread count (except through a float library, used
+// for large batches of float weights: its order is its own).
 #pragma once
 
 #include <cstddef>

@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   g++ cmake ninja-build pkg-config catch2 libgomp1
   libsentencepiece-dev sentencepiece
-  libdnnl-dev ocl-icd-opencl-dev libxnnpack-dev
+  libdnnl-dev ocl-icd-opencl-dev libxnnpack-dev libpthreadpool-dev
   g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user-static
   clang-format python3 python3-pip
   time  # /usr/bin/time -v: peak RSS in bench/compare.sh

@@ -145,11 +145,13 @@ void Check(ember_status s, const std::string& what) {
   if (s != EMBER_OK) throw UsageError{what + ": " + ember_last_error()};
 }
 
-ember_model* LoadModel(const std::string& path, bool vocab_only, ember_numerics numerics) {
+ember_model* LoadModel(const std::string& path, bool vocab_only, ember_numerics numerics,
+                       ember_float_weights float_weights) {
   ember_model* model = nullptr;
   ember_model_params mp = ember_model_default_params();
   mp.vocab_only = vocab_only;
   mp.numerics = static_cast<uint8_t>(numerics);
+  mp.float_weights = static_cast<uint8_t>(float_weights);
   ember_status s = ember_model_load(path.c_str(), &mp, &model);
   if (s != EMBER_OK) throw UsageError{ember_last_error()};
   return model;
@@ -165,6 +167,18 @@ ember_numerics GetNumerics(const Args& args) {
   if (v == "ember") return EMBER_NUMERICS_EMBER;
   if (v == "ggml") return EMBER_NUMERICS_GGML;
   throw UsageError{"--numerics: expected ember or ggml, got '" + v + "'"};
+}
+
+const OptionSpec kRepackOption = {
+    "--repack", "", "float|int8",
+    "what F32/F16/BF16 weight matrices become: float multiplies them as stored, without loss "
+    "(default); int8 requantizes them to ember's int8 groups (fewer bytes per token, lossy)"};
+
+ember_float_weights GetFloatWeights(const Args& args) {
+  const std::string v = args.Get("--repack", "float");
+  if (v == "float") return EMBER_FLOAT_WEIGHTS_FLOAT;
+  if (v == "int8") return EMBER_FLOAT_WEIGHTS_INT8;
+  throw UsageError{"--repack: expected float or int8, got '" + v + "'"};
 }
 
 std::vector<int32_t> Tokenize(ember_model* model, const std::string& text, bool add_special,

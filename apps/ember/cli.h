@@ -53,12 +53,17 @@ std::string ResolveModelPath(const Args& args);
 // Loads a model or throws UsageError with ember's message.
 // vocab_only: metadata and tokenizer only (tokenize needs no weights).
 ember_model* LoadModel(const std::string& path, bool vocab_only = false,
-                       ember_numerics numerics = EMBER_NUMERICS_EMBER);
+                       ember_numerics numerics = EMBER_NUMERICS_EMBER,
+                       ember_float_weights float_weights = EMBER_FLOAT_WEIGHTS_FLOAT);
 
 // --numerics ember|ggml: whose arithmetic the session follows.
 extern const OptionSpec kNumericsOption;
 // Its value (EMBER_NUMERICS_EMBER when absent); throws UsageError otherwise.
 ember_numerics GetNumerics(const Args& args);
+
+// --repack float|int8: what F32/F16/BF16 matrices become (float: as stored).
+extern const OptionSpec kRepackOption;
+ember_float_weights GetFloatWeights(const Args& args);
 
 // Throws UsageError("<what>: <last error>") when s != EMBER_OK.
 void Check(ember_status s, const std::string& what);

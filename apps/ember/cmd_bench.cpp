@@ -92,6 +92,7 @@ int BenchCommand(int argc, char** argv) {
       {"--repetitions", "-r", "R", "timed runs per test, after one warm-up (default 5)"},
       {"--json", "", "", "one JSON object per test and line, with llama-bench's field names"},
       kNumericsOption,
+      kRepackOption,
   };
   Args args;
   if (!args.Parse("bench", "-m MODEL [-p 512] [-n 128] [-d 0] [-t T|auto] [-r R] [--json]", specs,
@@ -120,7 +121,7 @@ int BenchCommand(int argc, char** argv) {
     const int n = t > 0 ? t : plan.n_threads;
     if (peak_bw.count(n) == 0) peak_bw[n] = ember_measure_read_bandwidth(n);
   }
-  ModelPtr model(LoadModel(path, false, numerics));
+  ModelPtr model(LoadModel(path, false, numerics, GetFloatWeights(args)));
   ember_model_info info;
   Check(ember_model_get_info(model.get(), &info), "model info");
 

@@ -45,6 +45,7 @@ int EvalCommand(int argc, char** argv) {
       kThreadsOption,
       kThreadsBatchOption,
       kNumericsOption,
+      kRepackOption,
   };
   for (OptionSpec& o : KvOptions(/*with_keep=*/false)) specs.push_back(std::move(o));
   Args args;
@@ -65,7 +66,7 @@ int EvalCommand(int argc, char** argv) {
   // Every row must see all the tokens before it: a context shift would drop some.
   if (all) sp.context_shift = false;
   const ember_numerics numerics = GetNumerics(args);
-  ModelPtr model(LoadModel(ResolveModelPath(args), false, numerics));
+  ModelPtr model(LoadModel(ResolveModelPath(args), false, numerics, GetFloatWeights(args)));
   std::vector<int32_t> ids =
       by_ids ? ParseIds(args.Get("--tokens")) : Tokenize(model.get(), prompt, true, true);
   if (ids.empty()) throw UsageError{"the prompt has no tokens"};

@@ -56,6 +56,7 @@ int PerplexityCommand(int argc, char** argv) {
       kThreadsBatchOption,
       {"--json", "", "", "print one JSON object at the end"},
       kNumericsOption,
+      kRepackOption,
   };
   for (OptionSpec& o : KvOptions(/*with_keep=*/true)) specs.push_back(std::move(o));
   Args args;
@@ -79,7 +80,7 @@ int PerplexityCommand(int argc, char** argv) {
 
   const ember_numerics numerics = GetNumerics(args);
   const std::string path = ResolveModelPath(args);
-  ModelPtr model(LoadModel(path, false, numerics));
+  ModelPtr model(LoadModel(path, false, numerics, GetFloatWeights(args)));
   ember_model_info info;
   Check(ember_model_get_info(model.get(), &info), "model info");
   // The text with BOS when the model adds one, special-token text as plain

@@ -83,6 +83,7 @@ int RunCommand(int argc, char** argv) {
        "does not hold, and save the state (prompt and reply) to FILE at the end"},
       {"--prompt-cache-ro", "", "", "with --prompt-cache: use FILE but do not update it"},
       kNumericsOption,
+      kRepackOption,
   };
   for (OptionSpec& o : KvOptions(/*with_keep=*/true)) specs.push_back(std::move(o));
   for (OptionSpec& o : SamplingOptions("temperature; 0 is greedy (default 0.8)")) {
@@ -125,7 +126,7 @@ int RunCommand(int argc, char** argv) {
   const ember_numerics numerics = GetNumerics(args);
   const std::string path = ResolveModelPath(args);
   auto t0 = std::chrono::steady_clock::now();
-  ModelPtr model(LoadModel(path, false, numerics));
+  ModelPtr model(LoadModel(path, false, numerics, GetFloatWeights(args)));
   ember_model_info info;
   Check(ember_model_get_info(model.get(), &info), "model info");
   std::fprintf(stderr, "ember: loaded %s (%s, %d layers, %.1f M params) in %.2f s\n", path.c_str(),

@@ -151,6 +151,7 @@ ember_model_params ember_model_default_params(void) {
   p.progress_user_data = nullptr;
   p.vocab_only = false;
   p.numerics = EMBER_NUMERICS_EMBER;
+  p.float_weights = EMBER_FLOAT_WEIGHTS_FLOAT;
   return p;
 }
 
@@ -170,10 +171,20 @@ ember_status ember_model_load(const char* path, const ember_model_params* params
                                                   std::to_string(p.numerics) +
                                                   " is not an ember_numerics value");
     }
+    if (p.float_weights != EMBER_FLOAT_WEIGHTS_FLOAT &&
+        p.float_weights != EMBER_FLOAT_WEIGHTS_INT8) {
+      return Fail(EMBER_ERR_INVALID_ARGUMENT, "ember_model_load: float_weights " +
+                                                  std::to_string(p.float_weights) +
+                                                  " is not an ember_float_weights value");
+    }
     const ember::Numerics numerics =
         p.numerics == EMBER_NUMERICS_GGML ? ember::Numerics::kGgml : ember::Numerics::kEmber;
+    const ember::FloatWeights float_weights = p.float_weights == EMBER_FLOAT_WEIGHTS_INT8
+                                                  ? ember::FloatWeights::kInt8
+                                                  : ember::FloatWeights::kFloat;
     auto m = std::make_unique<ember_model>();
-    ember_status s = Report(ember::Model::Load(path, progress, &m->model, p.vocab_only, numerics));
+    ember_status s = Report(
+        ember::Model::Load(path, progress, &m->model, p.vocab_only, numerics, float_weights));
     if (s != EMBER_OK) return s;
     *out = m.release();
     return EMBER_OK;

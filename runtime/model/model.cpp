@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ops/fgemm.h"
 #include "ops/vec_dot.h"
 #include "platform/hash.h"
 #include "quant/quantize.h"
@@ -195,10 +196,12 @@ Status LoadWeights(const GgufFile& f, const WeightLoader& w, ModelConfig* c, Mod
 }  // namespace
 
 Status Model::Load(const std::string& path, const LoadProgressFn& progress,
-                   std::unique_ptr<Model>* out, bool vocab_only, Numerics numerics) {
+                   std::unique_ptr<Model>* out, bool vocab_only, Numerics numerics,
+                   FloatWeights float_weights) {
   auto m = std::unique_ptr<Model>(new Model());
   m->path_ = path;
   m->numerics_ = numerics;
+  m->float_weights_ = float_weights;
   EMBER_RETURN_IF_ERROR(GgufFile::Open(path, &m->gguf_));
   const GgufFile& f = *m->gguf_;
   {
@@ -285,7 +288,9 @@ Status Model::RepackWeights(const LoadProgressFn& progress) {
   // come in on demand) rather than a repacked copy in memory. A tied one is
   // repacked with the output when that keeps every weight exact.
   const bool tied = weights_.token_embd.data == weights_.output.data;
+  // F32, F16 and BF16 matrices are multiplied as stored unless asked for int8.
   auto repacked = [&](const WeightView* v) {
+    if (IsFloatWeight(v->type) && float_weights_ == FloatWeights::kFloat) return false;
     return CanRepack(v->type) && (v != &weights_.token_embd || (tied && RepackIsExact(v->type)));
   };
   // The tensor behind each view's data, and the packed matrix made from it

@@ -52,6 +52,12 @@ enum class Numerics {
            // same logits and greedy tokens as llama.cpp on x86-64 AVX-512
 };
 
+// What F32, F16 and BF16 matrices become at load.
+enum class FloatWeights {
+  kFloat,  // used as stored, multiplied in f32 (ops/fgemm.h): no loss (the default)
+  kInt8,   // requantized to int8 groups (Q8x16): half an F16 model's bytes, lossy
+};
+
 // Called with the fraction of the weights loaded, in [0, 1], non-decreasing,
 // the last call with 1; returns false to cancel loading (Code::kCancelled).
 using LoadProgressFn = std::function<bool(float progress)>;
@@ -63,7 +69,8 @@ class Model {
   // an architecture ember cannot run (runnable() says why not).
   static Status Load(const std::string& path, const LoadProgressFn& progress,
                      std::unique_ptr<Model>* out, bool vocab_only = false,
-                     Numerics numerics = Numerics::kEmber);
+                     Numerics numerics = Numerics::kEmber,
+                     FloatWeights float_weights = FloatWeights::kFloat);
   bool vocab_only() const { return vocab_only_; }
   Numerics numerics() const { return numerics_; }
 
@@ -95,6 +102,7 @@ class Model {
   uint64_t loaded_weight_bytes_ = 0;
   bool vocab_only_ = false;
   Numerics numerics_ = Numerics::kEmber;
+  FloatWeights float_weights_ = FloatWeights::kFloat;
   // Some weights are read from the file mapping (a native file, or an
   // embedding kept in its GGUF type): their pages stay after loading.
   bool maps_weights_ = false;

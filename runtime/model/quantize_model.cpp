@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "ops/fgemm.h"
 #include "quant/packed.h"
 #include "quant/quantize.h"
 #include "runtime/gguf/gguf.h"
@@ -17,9 +18,10 @@ namespace {
 // What Model::Load repacks, so packed here: 2-D matrices of a repackable type
 // with whole tiles of 16 rows (others keep their type and are repacked at
 // load), and the token embedding only when repacking it is exact (its rows are
-// also read one by one for lookups).
+// also read one by one for lookups). F32, F16 and BF16 matrices stay as they
+// are: the loader multiplies them as stored.
 bool IsNativePackable(const GgufTensorInfo& t) {
-  if (t.n_dims != 2 || !CanRepack(t.type)) return false;
+  if (t.n_dims != 2 || !CanRepack(t.type) || IsFloatWeight(t.type)) return false;
   if (t.ne[1] % kTileRows != 0 || t.ne[0] % kGroupCols != 0) return false;
   return t.name != "token_embd.weight" || RepackIsExact(t.type);
 }

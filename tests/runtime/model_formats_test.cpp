@@ -1,12 +1,14 @@
 // Whole models whose matrices are Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, F16 or BF16
-// load, repack into the native layouts and give logits close to the same
-// model's F32 weights (the builder draws the same values for every type), and
-// embedding lookups stay exact.
+// load (quantized ones repacked into the native layouts, float ones used as
+// stored, or requantized to int8 when asked) and give logits close to the
+// same model's F32 weights (the builder draws the same values for every
+// type), and embedding lookups stay exact.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 
+#include "ops/fgemm.h"
 #include "quant/packed.h"
 #include "quant/quantize.h"
 #include "runtime/model/model.h"
@@ -32,11 +34,12 @@ TinyModelSpec KQuantSpec() {
   return spec;
 }
 
-std::unique_ptr<Model> Build(const TinyModelSpec& spec, const std::string& name) {
+std::unique_ptr<Model> Build(const TinyModelSpec& spec, const std::string& name,
+                             FloatWeights float_weights = FloatWeights::kFloat) {
   const std::string path = test::TempPath(name);
   REQUIRE(test::BuildTinyModel(spec, path).ok());
   std::unique_ptr<Model> m;
-  Status s = Model::Load(path, nullptr, &m);
+  Status s = Model::Load(path, nullptr, &m, false, Numerics::kEmber, float_weights);
   INFO(name << ": " << s.message());
   REQUIRE(s.ok());
   return m;
@@ -64,11 +67,22 @@ double RelErr(const std::vector<float>& a, const std::vector<float>& b) {
   return err / norm;
 }
 
-void CheckAllMatricesPacked(const Model& m) {
-  CHECK(m.weights().output.packed != nullptr);
+// Quantized matrices (and float ones loaded as int8) are repacked; float
+// ones are otherwise used where they are mapped, as stored.
+void CheckMatrices(const Model& m, FloatWeights float_weights = FloatWeights::kFloat) {
+  auto check = [&](const WeightView* v) {
+    INFO(GgmlTypeName(v->type));
+    if (IsFloatWeight(v->type) && float_weights == FloatWeights::kFloat) {
+      CHECK(v->packed == nullptr);
+      CHECK(v->data != nullptr);
+    } else {
+      CHECK(v->packed != nullptr);
+    }
+  };
+  check(&m.weights().output);
   for (const LayerWeights& L : m.weights().layers) {
     for (const WeightView* v : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) {
-      CHECK(v->packed != nullptr);
+      check(v);
     }
   }
 }
@@ -89,16 +103,17 @@ void CheckEmbeddingExact(const Model& m) {
 
 }  // namespace
 
-TEST_CASE("model: Q5, K-quant and float matrices repack and stay close to F32", "[model][quant]") {
+TEST_CASE("model: Q5, K-quant and float matrices load and stay close to F32", "[model][quant]") {
   TinyModelSpec spec = KQuantSpec();
   spec.weight_type = GgmlType::kF32;
   const std::vector<float> ref = Logits(*Build(spec, "formats_f32.gguf"), 1);
-  // Bound on the max logit error relative to the largest logit: measured
-  // F16 0.016, BF16 0.020, Q6_K 0.056, Q5_0 0.12, Q5_1 0.097, Q5_K 0.10, Q4_K
-  // 0.22 (this random model amplifies weight noise: even F16 vs F32 shows it).
-  // A wrong layout gives errors near 1.
-  for (auto [type, bound] : {std::pair{GgmlType::kF16, 0.03},
-                             {GgmlType::kBF16, 0.04},
+  // Bound on the max logit error relative to the largest logit (of the F32
+  // weights multiplied in float): measured F16 7.2e-4, BF16 4.0e-3 (0.016 and
+  // 0.020 when they were requantized to int8), Q6_K 0.053, Q5_0 0.11, Q5_1
+  // 0.092, Q5_K 0.090, Q4_K 0.23 (this random model amplifies weight noise). A
+  // wrong layout gives errors near 1.
+  for (auto [type, bound] : {std::pair{GgmlType::kF16, 0.003},
+                             {GgmlType::kBF16, 0.015},
                              {GgmlType::kQ6_K, 0.1},
                              {GgmlType::kQ5_0, 0.2},
                              {GgmlType::kQ5_1, 0.2},
@@ -107,7 +122,7 @@ TEST_CASE("model: Q5, K-quant and float matrices repack and stay close to F32", 
     spec.weight_type = type;
     auto m = Build(spec, std::string("formats_") + GgmlTypeName(type) + ".gguf");
     INFO(GgmlTypeName(type));
-    CheckAllMatricesPacked(*m);
+    CheckMatrices(*m);
     // An untied embedding is never repacked: a row per token is read from the
     // GGUF rows where they are mapped.
     CHECK(m->weights().token_embd.packed == nullptr);
@@ -116,6 +131,27 @@ TEST_CASE("model: Q5, K-quant and float matrices repack and stay close to F32", 
     CHECK(RelErr(a, ref) < bound);
     const std::vector<float> b = Logits(*m, 2);
     CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+  }
+}
+
+TEST_CASE("model: float matrices requantized to int8 when asked (--repack int8)",
+          "[model][quant]") {
+  TinyModelSpec spec = KQuantSpec();
+  spec.weight_type = GgmlType::kF32;
+  const std::vector<float> ref = Logits(*Build(spec, "int8_f32.gguf"), 1);
+  // Measured (max logit error / largest logit): F32 0.0175, F16 0.0176, BF16
+  // 0.0173: int8's rounding, 4 to 24 times F16's or BF16's own.
+  for (auto [type, bound] :
+       {std::pair{GgmlType::kF32, 0.03}, {GgmlType::kF16, 0.03}, {GgmlType::kBF16, 0.04}}) {
+    spec.weight_type = type;
+    auto m = Build(spec, std::string("int8_") + GgmlTypeName(type) + ".gguf", FloatWeights::kInt8);
+    INFO(GgmlTypeName(type));
+    CheckMatrices(*m, FloatWeights::kInt8);
+    CHECK(m->weights().layers[0].wq.packed->layout == PackedLayout::kQ8x16);
+    CheckEmbeddingExact(*m);
+    const std::vector<float> a = Logits(*m, 1);
+    CHECK(RelErr(a, ref) < bound);
+    CHECK(RelErr(a, ref) > 0.0);  // requantized: not the float products
   }
 }
 
@@ -140,7 +176,7 @@ TEST_CASE("model: mixed Q4_K / Q6_K / Q5_0 / F16 with a tied Q6_K embedding", "[
   CHECK(m->config().tied_output);
   CHECK(m->weights().layers[0].wq.type == GgmlType::kQ4_K);
   CHECK(m->weights().layers[1].w_down.type == GgmlType::kQ6_K);
-  CheckAllMatricesPacked(*m);
+  CheckMatrices(*m);
   // Q6_K repacks exactly (Q6x16), so the tied embedding and output share one
   // packed copy, and lookups read their rows back from it, still exact.
   REQUIRE(m->weights().token_embd.packed != nullptr);

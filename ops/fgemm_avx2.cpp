@@ -1,0 +1,116 @@
+// Float GEMM with AVX2 + FMA + F16C: the contract's 16 lanes are two ymm
+// (lanes 0-7 and 8-15). With 16 ymm registers a block is 4 rows x 1 token
+// (decode: 8 accumulators, 4 weight loads per activation load) or 2 rows x 2
+// tokens (8 accumulators, 2 + 2 loads); Run picks by m.
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#include <type_traits>
+
+#include "ops/fgemm_driver.h"
+
+namespace ember {
+namespace {
+
+// Columns i .. i + 15 of a row, widened: lanes 0-7 in lo, 8-15 in hi.
+template <FloatWeight W>
+inline void Load16(const uint8_t* row, int64_t i, __m256* lo, __m256* hi) {
+  if constexpr (W == FloatWeight::kF32) {
+    const float* p = reinterpret_cast<const float*>(row) + i;
+    *lo = _mm256_loadu_ps(p);
+    *hi = _mm256_loadu_ps(p + 8);
+  } else {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * i));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * i + 16));
+    if constexpr (W == FloatWeight::kF16) {
+      *lo = _mm256_cvtph_ps(a);
+      *hi = _mm256_cvtph_ps(b);
+    } else {
+      *lo = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(a), 16));
+      *hi = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(b), 16));
+    }
+  }
+}
+
+// h8 = lo + hi (s[j] + s[j + 8]), then h4, h2 and h2[0] + h2[1].
+inline float Reduce(__m256 lo, __m256 hi) {
+  const __m256 h8 = _mm256_add_ps(lo, hi);
+  const __m128 h4 = _mm_add_ps(_mm256_castps256_ps128(h8), _mm256_extractf128_ps(h8, 1));
+  const __m128 h2 = _mm_add_ps(h4, _mm_movehl_ps(h4, h4));
+  return _mm_cvtss_f32(_mm_add_ss(h2, _mm_movehdup_ps(h2)));
+}
+
+template <int kR, int kT>
+struct Avx2 {
+  static constexpr int kRows = kR;
+  static constexpr int kTokens = kT;
+
+  template <FloatWeight W, int R, int T>
+  static void Block(const FloatMatrix& w, int64_t r0, const float* x, int64_t t0, float* y,
+                    int64_t ldy) {
+    const int64_t k = w.n_cols, k16 = k - k % 16;
+    const uint8_t* rows[R];
+    for (int r = 0; r < R; ++r) rows[r] = w.row(r0 + r);
+    const float* xs[T];
+    for (int t = 0; t < T; ++t) xs[t] = x + (t0 + t) * k;
+    __m256 lo[R][T], hi[R][T];
+    for (int r = 0; r < R; ++r) {
+      for (int t = 0; t < T; ++t) lo[r][t] = hi[r][t] = _mm256_setzero_ps();
+    }
+    for (int64_t i = 0; i < k16; i += 16) {
+      __m256 xl[T], xh[T];
+      for (int t = 0; t < T; ++t) {
+        xl[t] = _mm256_loadu_ps(xs[t] + i);
+        xh[t] = _mm256_loadu_ps(xs[t] + i + 8);
+      }
+      for (int r = 0; r < R; ++r) {
+        __m256 wl, wh;
+        Load16<W>(rows[r], i, &wl, &wh);
+        for (int t = 0; t < T; ++t) {
+          lo[r][t] = _mm256_fmadd_ps(wl, xl[t], lo[r][t]);
+          hi[r][t] = _mm256_fmadd_ps(wh, xh[t], hi[r][t]);
+        }
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      for (int t = 0; t < T; ++t) {
+        y[(t0 + t) * ldy + r0 + r] =
+            fgemm::Tail<W>(Reduce(lo[r][t], hi[r][t]), rows[r], xs[t], k16, k);
+      }
+    }
+  }
+};
+
+}  // namespace
+
+void FloatRow_avx2(const FloatMatrix& w, int64_t r, float* out) {
+  const uint8_t* row = w.row(r);
+  const int64_t k = w.n_cols, k16 = k - k % 16;
+  auto widen = [&](auto tag) {
+    constexpr FloatWeight W = decltype(tag)::value;
+    for (int64_t i = 0; i < k16; i += 16) {
+      __m256 lo, hi;
+      Load16<W>(row, i, &lo, &hi);
+      _mm256_storeu_ps(out + i, lo);
+      _mm256_storeu_ps(out + i + 8, hi);
+    }
+    for (int64_t i = k16; i < k; ++i) out[i] = fgemm::At<W>(row, i);
+  };
+  switch (w.type) {
+    case FloatWeight::kF32:
+      return widen(std::integral_constant<FloatWeight, FloatWeight::kF32>{});
+    case FloatWeight::kF16:
+      return widen(std::integral_constant<FloatWeight, FloatWeight::kF16>{});
+    case FloatWeight::kBF16:
+      return widen(std::integral_constant<FloatWeight, FloatWeight::kBF16>{});
+  }
+}
+
+void FGemm_avx2(const FloatMatrix& w, int64_t row_begin, int64_t row_end, const float* x, int64_t m,
+                float* y, int64_t ldy) {
+  if (m == 1) return fgemm::Dispatch<Avx2<4, 1>>(w, row_begin, row_end, x, m, y, ldy);
+  fgemm::Dispatch<Avx2<2, 2>>(w, row_begin, row_end, x, m, y, ldy);
+}
+
+}  // namespace ember
+#endif  // __x86_64__

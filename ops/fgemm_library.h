@@ -1,0 +1,51 @@
+// Float GEMM through a library, for the shapes where it beats ember's own
+// kernel (ops/fgemm.h): oneDNN's f32 matmul on x86-64, XNNPACK's f32
+// fully-connected operator (built for ARM, where oneDNN has no fast path, and
+// on x86 too so that it is tested and measured there).
+//
+// Both multiply in f32: f16 and bf16 weights are widened to f32 a block of
+// rows at a time (exact), the activations are used as they are. The sum's
+// order is the library's, not ops/fgemm.h's contract: logits through a library
+// differ from ember's own kernel by float rounding, and a prompt in one batch
+// from the same prompt token by token. matmul.cpp therefore uses a library
+// only from the batch size where docs/FLOAT.md measured it faster
+// (FloatLibraryFromM), i.e. for prefill, never for decode.
+//
+// Built when CMake finds the library (EMBER_HAVE_ONEDNN, EMBER_HAVE_XNNPACK);
+// otherwise Find returns nullptr.
+#pragma once
+
+#include <cstdint>
+
+#include "ops/fgemm.h"
+#include "platform/status.h"
+
+namespace ember {
+
+struct FloatLibrary {
+  const char* name;  // "onednn", "xnnpack"
+  // Y[m, n] = X[m, k] · W^T over all rows of w with up to n_threads threads,
+  // called outside any parallel region. Errors from the library come back as
+  // Internal with its message.
+  Status (*gemm)(const FloatMatrix& w, const float* x, int64_t m, float* y, int64_t ldy,
+                 int n_threads);
+};
+
+// The library of that name when this build has it, else nullptr.
+const FloatLibrary* FindFloatLibrary(const char* name);
+
+// What MatMul uses for float weights: EMBER_FGEMM=own|onednn|xnnpack if set
+// (own: never a library), else the platform's pick (oneDNN on x86-64, XNNPACK
+// on ARM) when built. nullptr: ember's own kernel for every m.
+const FloatLibrary* DefaultFloatLibrary();
+
+// The smallest batch from which MatMul hands float weights of `type` to
+// `lib` (docs/FLOAT.md: where the library's time per matrix beat the own
+// kernel's in bench/fgemm_bench.cpp).
+int64_t FloatLibraryFromM(const FloatLibrary& lib, FloatWeight type);
+
+// Widens rows [r0, r0 + n) of w to f32 into out [n, w.n_cols] with up to
+// n_threads threads (the libraries' staging for f16 and bf16 weights).
+void WidenRows(const FloatMatrix& w, int64_t r0, int64_t n, float* out, int n_threads);
+
+}  // namespace ember
