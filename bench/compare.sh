@@ -31,7 +31,7 @@
 #   BENCH_PP [512] BENCH_TG [128]   prompt / generated tokens
 #   BENCH_MODELS ["tinyllama-q4_0 tinyllama-q8_0 smollm2-q4_0 smollm2-real-q4_1 gemma3-real
 #                 qwen25-real tinyllama-lq-q4_k_m tinyllama-lq-q6_k tinyllama-lq-iq4_xs
-#                 tinyllama-lq-q2_k"]
+#                 tinyllama-lq-q2_k tinyllama-f16 tinyllama-lq-bf16"]
 #   BENCH_DEPTH [4096] BENCH_DEPTH_TG [64] BENCH_DEPTH_MODELS ["gemma3-real"]
 #   BENCH_KV_CTX [32768] BENCH_KV_MODELS ["gemma3-real"]
 #   BENCH_MAX_LOAD [0.5] BENCH_LOAD_WAIT [300]
@@ -55,7 +55,7 @@ REPS="${BENCH_REPS:-3}"
 THREADS="${BENCH_THREADS:-1 2}"
 PP="${BENCH_PP:-512}"
 TG="${BENCH_TG:-128}"
-MODELS="${BENCH_MODELS:-tinyllama-q4_0 tinyllama-q8_0 smollm2-q4_0 smollm2-real-q4_1 gemma3-real qwen25-real tinyllama-lq-q4_k_m tinyllama-lq-q6_k tinyllama-lq-iq4_xs tinyllama-lq-q2_k}"
+MODELS="${BENCH_MODELS:-tinyllama-q4_0 tinyllama-q8_0 smollm2-q4_0 smollm2-real-q4_1 gemma3-real qwen25-real tinyllama-lq-q4_k_m tinyllama-lq-q6_k tinyllama-lq-iq4_xs tinyllama-lq-q2_k tinyllama-f16 tinyllama-lq-bf16}"
 DEPTH="${BENCH_DEPTH:-4096}"
 DEPTH_TG="${BENCH_DEPTH_TG:-64}"
 DEPTH_MODELS="${BENCH_DEPTH_MODELS:-gemma3-real}"
@@ -109,6 +109,7 @@ lq_type() {  # key -> the llama-quantize type of a TinyLlama-shape file made fro
         tinyllama-lq-q6_k) echo Q6_K ;;
         tinyllama-lq-iq4_xs) echo IQ4_XS ;;
         tinyllama-lq-q2_k) echo Q2_K ;;
+        tinyllama-lq-bf16) echo BF16 ;;
         *) return 1 ;;
     esac
 }
@@ -132,6 +133,16 @@ for key in $MODELS; do
             GEN_NOTES+=("${rm_spec#*|}: not in $MODELS_DIR: skipped (scripts/fetch-models.sh --all fetches it)")
             log "skip $key: $real not found"
         fi
+        continue
+    fi
+    if [[ "$key" == tinyllama-f16 ]]; then
+        # The F16 source of the llama-quantize rows, multiplied as stored (docs/FLOAT.md).
+        path="$BENCH_DIR/tinyllama-shape-f16.gguf"
+        MODEL_PATH[$key]="$path"
+        MODEL_DESC[$key]="TinyLlama-1.1B shape, F16, random weights (synthetic)"
+        [[ -f "$path" ]] || "$MAKE_MODEL" --shape tinyllama --type f16 \
+            --vocab "$SHARED_DIR/vocab/ggml-vocab-llama-spm.gguf" -o "$path"
+        ACTIVE+=("$key")
         continue
     fi
     if lq="$(lq_type "$key")"; then
@@ -595,7 +606,9 @@ NAMES = {"tinyllama-q4_0": "TinyLlama shape Q4_0", "tinyllama-q8_0": "TinyLlama 
          "tinyllama-lq-q4_k_m": "TinyLlama shape Q4_K_M (llama-quantize)",
          "tinyllama-lq-q6_k": "TinyLlama shape Q6_K (llama-quantize)",
          "tinyllama-lq-iq4_xs": "TinyLlama shape IQ4_XS (llama-quantize)",
-         "tinyllama-lq-q2_k": "TinyLlama shape Q2_K (llama-quantize)"}
+         "tinyllama-lq-q2_k": "TinyLlama shape Q2_K (llama-quantize)",
+         "tinyllama-f16": "TinyLlama shape F16",
+         "tinyllama-lq-bf16": "TinyLlama shape BF16 (llama-quantize)"}
 
 
 def ratio_target(what, key, test, t, need):
@@ -668,6 +681,12 @@ for key in lq:
         ratio_target("decode", key, "tg%d" % tg, t, 1.3)
     for t in threads:
         ratio_target("prefill", key, "pp%d" % pp, t, 2.0)
+# Float models (issue 17): multiplied as stored, decode at least llama.cpp's, prefill 1.5x.
+for key in [k for k in ("tinyllama-f16", "tinyllama-lq-bf16") if k in models]:
+    for t in threads:
+        ratio_target("decode", key, "tg%d" % tg, t, 1.0)
+    for t in threads:
+        ratio_target("prefill", key, "pp%d" % pp, t, 1.5)
 rss_from_run = meta.get("rss_runs") == "1"
 for key in models:
     e_any = next((data[(key, "tg%d" % tg, t)]["e"] for t in threads if data[(key, "tg%d" % tg, t)]["e"]), None)
