@@ -93,6 +93,13 @@ TEST_CASE("c_api args: models", "[c_api][args]") {
          return ember_model_load(ember::test::DefaultTinyModel().c_str(), &mp, &out);
        },
        EMBER_ERR_INVALID_ARGUMENT, "numerics 7"},
+      {"load: float_weights not an ember_float_weights",
+       [&] {
+         ember_model_params mp = ember_model_default_params();
+         mp.float_weights = 2;
+         return ember_model_load(ember::test::DefaultTinyModel().c_str(), &mp, &out);
+       },
+       EMBER_ERR_INVALID_ARGUMENT, "float_weights 2"},
       {"get_info: NULL model", [&] { return ember_model_get_info(nullptr, &info); },
        EMBER_ERR_INVALID_ARGUMENT, "NULL"},
       {"get_info: NULL out", [&] { return ember_model_get_info(f.model, nullptr); },

@@ -41,6 +41,10 @@ TEST_CASE("cli: bad input gives one clear error line", "[cli][bad-input]") {
     RequireCleanError(Ember("run -m " + tiny + " -p hi --numerics fast"),
                       "--numerics: expected ember or ggml, got 'fast'");
   }
+  SECTION("--repack names no choice") {
+    RequireCleanError(Ember("run -m " + tiny + " -p hi --repack q4"),
+                      "--repack: expected float or int8, got 'q4'");
+  }
   SECTION("--numerics ggml with an int8 KV cache") {
     RequireCleanError(Ember("run -m " + tiny + " -p hi -n 2 --numerics ggml --kv-type q8"),
                       "kv type q8 is not supported with it");

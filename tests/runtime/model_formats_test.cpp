@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "ops/fgemm.h"
+#include "ops/fgemm_library.h"
 #include "quant/packed.h"
 #include "quant/quantize.h"
 #include "runtime/model/model.h"
@@ -186,4 +187,27 @@ TEST_CASE("model: mixed Q4_K / Q6_K / Q5_0 / F16 with a tied Q6_K embedding", "[
   const std::vector<float> a = Logits(*m, 2);
   CHECK(RelErr(a, ref) < 0.15);  // measured 0.037
   CHECK(RelErr(Logits(*m, 1), a) == 0.0);
+}
+
+TEST_CASE("model: an F16 model's prompt in one batch and token by token", "[model][quant]") {
+  // One batch of 40 tokens reaches a float library where the build has one
+  // (FloatLibraryFromM); token by token is ember's own kernel. They agree to
+  // f32 rounding; without a library (or below the crossover) bit for bit.
+  TinyModelSpec spec = KQuantSpec();
+  spec.weight_type = GgmlType::kF16;
+  auto m = Build(spec, "f16_batch.gguf");
+  std::vector<int32_t> prompt;
+  for (int i = 0; i < 40; ++i) prompt.push_back(100 + 37 * i);
+  SessionParams p;
+  p.n_ctx = 64;
+  p.n_threads = 2;
+  std::unique_ptr<Session> a, b;
+  REQUIRE(Session::Create(*m, p, &a).ok());
+  REQUIRE(Session::Create(*m, p, &b).ok());
+  REQUIRE(a->Decode(prompt).ok());
+  for (int32_t id : prompt) REQUIRE(b->Decode({id}).ok());
+  const double err = RelErr(a->logits(), b->logits());
+  CHECK(err < 1e-4);
+  const FloatLibrary* lib = DefaultFloatLibrary();
+  if (lib == nullptr || FloatLibraryFromM(*lib, FloatWeight::kF16) > 40) CHECK(err == 0.0);
 }
