@@ -1,7 +1,7 @@
 // Float GEMM through a library, for the shapes where it beats ember's own
 // kernel (ops/fgemm.h): oneDNN's f32 matmul on x86-64, XNNPACK's f32
-// fully-connected operator (built for ARM, where oneDNN has no fast path, and
-// on x86 too so that it is tested and measured there).
+// fully-connected operator (meant for ARM, where oneDNN has no fast path;
+// built on x86 too so that it is tested and measured there).
 //
 // Both multiply in f32: f16 and bf16 weights are widened to f32 a block of
 // rows at a time (exact), the activations are used as they are. The sum's
@@ -35,8 +35,8 @@ struct FloatLibrary {
 const FloatLibrary* FindFloatLibrary(const char* name);
 
 // What MatMul uses for float weights: EMBER_FGEMM=own|onednn|xnnpack if set
-// (own: never a library), else the platform's pick (oneDNN on x86-64, XNNPACK
-// on ARM) when built. nullptr: ember's own kernel for every m.
+// (own: never a library), else oneDNN on x86-64 when built (XNNPACK is not a
+// default: docs/FLOAT.md). nullptr: ember's own kernel for every m.
 const FloatLibrary* DefaultFloatLibrary();
 
 // The smallest batch from which MatMul hands float weights of `type` to
