@@ -41,12 +41,13 @@ struct Kernels {
   GgmlAttendTiledBlockFn ggml_attend_tiled_block = nullptr;
 
   QGemmFn qgemm_for(PackedLayout layout) const { return qgemm[static_cast<int>(layout)]; }
-  // Sets the four layouts' kernels of one ISA.
-  void SetQGemm(QGemmFn q4x16, QGemmFn q5x16, QGemmFn q8x16, QGemmFn q6x16) {
+  // Sets the five layouts' kernels of one ISA.
+  void SetQGemm(QGemmFn q4x16, QGemmFn q5x16, QGemmFn q8x16, QGemmFn q6x16, QGemmFn iq4x16) {
     qgemm[static_cast<int>(PackedLayout::kQ4x16)] = q4x16;
     qgemm[static_cast<int>(PackedLayout::kQ5x16)] = q5x16;
     qgemm[static_cast<int>(PackedLayout::kQ8x16)] = q8x16;
     qgemm[static_cast<int>(PackedLayout::kQ6x16)] = q6x16;
+    qgemm[static_cast<int>(PackedLayout::kIQ4x16)] = iq4x16;
   }
 };
 

@@ -9,9 +9,14 @@
 //   isum_g = sc_0 isum_0 + sc_1 isum_1
 // exact in int32 (|isum_g| <= 2 * 128 * 16 * 32 * 127 < 2^24: float(isum_g)
 // is exact too), then the one fma with d_w * d_a as above.
+// IQ4x16's quants are the grid values kIq4Grid[index] (signed, -127..113):
+//   isum_g = sum(grid[q] a), no offset
+// (a SIMD variant may look up grid + 128 and take 128 qsum off: the same
+// integer).
 #include <cmath>
 
 #include "ops/qgemm.h"
+#include "quant/blocks.h"
 #include "quant/fp16.h"
 
 namespace ember {
@@ -62,6 +67,7 @@ int Quant(PackedLayout layout, const uint8_t* gp, int lane, int c) {
   if (layout == PackedLayout::kQ6x16) {  // crumb k = (c / 4) % 4 of crumb vector c / 16
     q |= ((gp[256 + (c / 16) * 64 + lane * 4 + c % 4] >> (2 * ((c / 4) % 4))) & 3) << 4;
   }
+  if (layout == PackedLayout::kIQ4x16) return kIq4Grid[q];  // the index's grid value
   return q;
 }
 
@@ -135,6 +141,11 @@ void QGemmQ8x16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
 
 void QGemmQ6x16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                     const QuantizedActs& a, float* y, int64_t ldy) {
+  QGemm_ref(w, tile_begin, tile_end, a, y, ldy);
+}
+
+void QGemmIQ4x16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                     const QuantizedActs& a, float* y, int64_t ldy) {
   QGemm_ref(w, tile_begin, tile_end, a, y, ldy);
 }
 

@@ -43,6 +43,7 @@ constexpr GgmlTypeTraits kGgmlTypeTraits[] = {
     {GgmlType::kEmberQ5x16, "EMBER_Q5x16", 32, 22},
     {GgmlType::kEmberQ5x16Min, "EMBER_Q5x16_MIN", 32, 24},
     {GgmlType::kEmberQ6x16, "EMBER_Q6x16", 32, 28},
+    {GgmlType::kEmberIQ4x16, "EMBER_IQ4x16", 32, 18},
 };
 
 }  // namespace

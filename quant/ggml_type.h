@@ -44,15 +44,17 @@ enum class GgmlType : uint32_t {
   // ember's native layouts (quant/packed.h) stored in a GGUF file by
   // `ember quantize --type native`; ids far from ggml's, which no other reader
   // knows. Sizes per 32 columns of a row equal Q4_0, Q4_1, Q8_0, Q5_0 and
-  // Q5_1's (Q6x16: 28 bytes, 7 bits per weight), so the usual row arithmetic
-  // gives the tensor size when the rows are a multiple of 16 (the writer only
-  // packs such matrices); the bytes are tile-major.
+  // Q5_1's (Q6x16: 28 bytes, 7 bits per weight; IQ4x16: 18, as IQ4_NL's), so
+  // the usual row arithmetic gives the tensor size when the rows are a
+  // multiple of 16 (the writer only packs such matrices); the bytes are
+  // tile-major.
   kEmberQ4x16 = 0x4500,     // Q4x16, m = -8 d
   kEmberQ4x16Min = 0x4501,  // Q4x16 with per-row mins
   kEmberQ8x16 = 0x4502,     // Q8x16
   kEmberQ5x16 = 0x4503,     // Q5x16, m = -16 d
   kEmberQ5x16Min = 0x4504,  // Q5x16 with per-row mins
   kEmberQ6x16 = 0x4505,     // Q6x16 (Q6_K's quants and scales)
+  kEmberIQ4x16 = 0x4506,    // IQ4x16 (IQ4_NL / IQ4_XS grid indices, a scale per 32)
 };
 
 struct GgmlTypeTraits {

@@ -46,7 +46,7 @@ GroupView View(const PackedMatrix& w, uint8_t* base, int64_t tile, int64_t group
 
 // One row's group of 32 weights in a native layout's terms, before the rows
 // are interleaved. Q4 / Q5: value = q * d + m (m ignored without mins, q in
-// 0..15 / 0..31); Q8: q * d.
+// 0..15 / 0..31); IQ4: d * kIq4Grid[q] (q in 0..15, m unused); Q8: q * d.
 struct Q4Group {
   uint8_t q[kGroupCols];
   uint16_t d, m;
@@ -118,8 +118,33 @@ void UnpackNibbles32(const uint8_t* qs, uint8_t* q) {
   }
 }
 
-// Q4_0, Q4_1, Q4_K -> Q4 groups; Q5_0, Q5_1, Q5_K -> Q5 groups.
+// Q4_0, Q4_1, Q4_K -> Q4 groups; Q5_0, Q5_1, Q5_K -> Q5 groups; IQ4_NL,
+// IQ4_XS -> IQ4 groups (grid indices).
 Status RowToQ4(GgmlType type, const uint8_t* row, int64_t n_groups, Q4Group* out) {
+  if (type == GgmlType::kIQ4_NL || type == GgmlType::kIQ4_XS) {
+    // d * grid[q]: the same indices (nibbles ordered as Q4_0's) and scale,
+    // exact for IQ4_NL; IQ4_XS's sub-block scale d * (ls - 32) (exact in
+    // float: 11-bit times 6-bit significands) is rounded to fp16, a relative
+    // 2^-11 of it, as Q4_K's scales (plus 2^-25 where it is an fp16 subnormal).
+    for (int64_t g = 0; g < n_groups; ++g) {
+      const uint8_t* qs;
+      if (type == GgmlType::kIQ4_NL) {
+        const auto& b = reinterpret_cast<const BlockIQ4_NL*>(row)[g];
+        out[g].d = b.d;
+        qs = b.qs;
+      } else {
+        const auto& b = reinterpret_cast<const BlockIQ4_XS*>(row)[g / 8];
+        const int j = static_cast<int>(g % 8);
+        const float dl = Fp16ToFp32(b.d) * static_cast<float>(UnpackScaleIQ4_XS(b, j) - 32);
+        if (!(std::fabs(dl) <= 65504.0f)) return NotFp16("IQ4_XS sub-block scale", dl);
+        out[g].d = Fp32ToFp16(dl);
+        qs = b.qs + 16 * j;
+      }
+      out[g].m = 0;
+      UnpackNibbles32(qs, out[g].q);
+    }
+    return Status::Ok();
+  }
   if (type == GgmlType::kQ4_0) {
     for (int64_t g = 0; g < n_groups; ++g) {
       const auto& b = reinterpret_cast<const BlockQ4_0*>(row)[g];
@@ -268,31 +293,6 @@ Status RowToQ8(GgmlType type, const uint8_t* row, int64_t n_groups, float* scrat
     }
     return Status::Ok();
   }
-  if (type == GgmlType::kIQ4_NL || type == GgmlType::kIQ4_XS) {
-    // d * grid[q]: the grid values (-127..113) are int8 quants of the same
-    // scale, exact for IQ4_NL; IQ4_XS's sub-block scale d * (ls - 32) is
-    // rounded to fp16 (a relative 2^-11, as Q4_K's scales).
-    for (int64_t g = 0; g < n_groups; ++g) {
-      const uint8_t* qs;
-      if (type == GgmlType::kIQ4_NL) {
-        const auto& b = reinterpret_cast<const BlockIQ4_NL*>(row)[g];
-        out[g].d = b.d;
-        qs = b.qs;
-      } else {
-        const auto& b = reinterpret_cast<const BlockIQ4_XS*>(row)[g / 8];
-        const int j = static_cast<int>(g % 8);
-        const float dl = Fp16ToFp32(b.d) * static_cast<float>(UnpackScaleIQ4_XS(b, j) - 32);
-        if (!(std::fabs(dl) <= 65504.0f)) return NotFp16("IQ4_XS sub-block scale", dl);
-        out[g].d = Fp32ToFp16(dl);
-        qs = b.qs + 16 * j;
-      }
-      for (int l = 0; l < 16; ++l) {
-        out[g].q[l] = kIq4Grid[qs[l] & 0x0F];
-        out[g].q[l + 16] = kIq4Grid[qs[l] >> 4];
-      }
-    }
-    return Status::Ok();
-  }
   // F16, BF16, F32, and Q2_K / Q3_K (two scales per 32 that one int8 scale
   // cannot hold; until they have layouts of their own): requantize the values.
   DequantizeRow(type, row, scratch, n_groups * kGroupCols);
@@ -324,6 +324,9 @@ PackedLayout LayoutFor(GgmlType type) {
       return PackedLayout::kQ5x16;
     case GgmlType::kQ6_K:
       return PackedLayout::kQ6x16;
+    case GgmlType::kIQ4_NL:
+    case GgmlType::kIQ4_XS:
+      return PackedLayout::kIQ4x16;
     default:
       return PackedLayout::kQ8x16;
   }
@@ -429,6 +432,7 @@ constexpr NativeType kNativeTypes[] = {
     {GgmlType::kEmberQ5x16Min, PackedLayout::kQ5x16, true},
     {GgmlType::kEmberQ8x16, PackedLayout::kQ8x16, false},
     {GgmlType::kEmberQ6x16, PackedLayout::kQ6x16, false},
+    {GgmlType::kEmberIQ4x16, PackedLayout::kIQ4x16, false},
 };
 
 const NativeType* FindNative(GgmlType type) {
@@ -494,6 +498,9 @@ float PackedWeight(const PackedMatrix& w, int64_t row, int64_t col) {
   const int s = static_cast<int>(c / 8), k = static_cast<int>(c % 8);
   const uint8_t byte = v.qs[s * 64 + lane * 4 + (k % 4)];
   int q = k < 4 ? (byte & 0x0F) : (byte >> 4);
+  // As DequantizeRowIQ4_NL: d * grid[q], exact (an 11-bit times a 7-bit
+  // significand).
+  if (w.layout == PackedLayout::kIQ4x16) return d * static_cast<float>(kIq4Grid[q]);
   if (w.layout == PackedLayout::kQ6x16) {
     const uint8_t crumbs = v.qh[(c / 16) * 64 + lane * 4 + c % 4];
     q |= ((crumbs >> (2 * ((c / 4) % 4))) & 3) << 4;

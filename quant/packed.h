@@ -33,6 +33,13 @@
 //   int8   sc[2][16]  row r's Q6_K sub-block scale of columns 0-15 (sc[0][r])
 //                     and 16-31 (sc[1][r])
 //   fp16   d[16]      row r's Q6_K super-block d (the same in its 8 groups)
+// IQ4x16 TileGroup (IQ4_NL / IQ4_XS kept at 4.5 bits: value = d * grid[q], q
+// in [0, 15], grid = kIq4Grid (quant/blocks.h), the format's fixed int8 values
+// in [-127, 113]), 288 bytes:
+//   uint8  qs[4][64]  as Q4x16: the 4-bit grid indices
+//   fp16   d[16]      per-row scales (IQ4_NL's d; IQ4_XS's d * (ls - 32))
+//                     The kernels look the indices up in the grid (vpshufb,
+//                     tbl) and multiply the int8 values as Q8x16's.
 // Q8x16 TileGroup (int8, value = q * d):
 //   int8   qs[8][64]  sub-chunk s covers columns 4s .. 4s+3; bytes 4r .. 4r+3
 //                     are row r's four columns.
@@ -52,18 +59,20 @@ constexpr int kTileRows = 16;
 constexpr int kGroupCols = 32;
 
 enum class PackedLayout {
-  kQ4x16,  // int4 with scale (+ min)
-  kQ5x16,  // int5 (int4 + a high-bit plane) with scale (+ min)
-  kQ8x16,  // int8 with scale
-  kQ6x16,  // int6 (int4 + a plane of 2-bit crumbs) with int8 scales per 16 and an fp16 scale
+  kQ4x16,   // int4 with scale (+ min)
+  kQ5x16,   // int5 (int4 + a high-bit plane) with scale (+ min)
+  kQ8x16,   // int8 with scale
+  kQ6x16,   // int6 (int4 + a plane of 2-bit crumbs) with int8 scales per 16 and an fp16 scale
+  kIQ4x16,  // 4-bit indices into the IQ4 grid (int8 values) with scale
 };
-constexpr int kPackedLayoutCount = 4;
+constexpr int kPackedLayoutCount = 5;
 
 // Bytes of one TileGroup before its fp16 scales d[16]: the quants (and, for
 // Q6x16, the int8 sub-block scales sc[2][16]).
 constexpr size_t PackedQuantBytes(PackedLayout layout) {
   switch (layout) {
     case PackedLayout::kQ4x16:
+    case PackedLayout::kIQ4x16:
       return 256;
     case PackedLayout::kQ5x16:
       return 320;
@@ -79,7 +88,7 @@ constexpr size_t kQ6x16ScaleOffset = 384;
 
 // The offset of a layout's unsigned quants without stored mins: value = (q +
 // offset) * d (Q4_0: q - 8, Q5_0: q - 16, Q6_K: q - 32; Q8x16's quants are
-// signed: 0).
+// signed, and IQ4x16's grid values too: 0).
 constexpr int PackedOffset(PackedLayout layout) {
   switch (layout) {
     case PackedLayout::kQ4x16:
@@ -115,7 +124,8 @@ size_t PackedGroupBytes(PackedLayout layout, bool has_min);
 //   Q4_0, Q4_1, Q4_K -> Q4x16 (Q4_1 and Q4_K with mins);
 //   Q5_0, Q5_1, Q5_K -> Q5x16 (Q5_1 and Q5_K with mins);
 //   Q6_K -> Q6x16;
-//   Q8_0, IQ4_NL, IQ4_XS, F16, BF16, F32, and for now Q2_K, Q3_K -> Q8x16.
+//   IQ4_NL, IQ4_XS -> IQ4x16;
+//   Q8_0, F16, BF16, F32, and for now Q2_K, Q3_K -> Q8x16.
 bool CanRepack(GgmlType type);
 
 // Whether repacking `type` keeps every weight's GGUF dequantized value bit for
@@ -138,8 +148,8 @@ Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols,
 
 // The GGUF type that stores the layout `type` repacks to (Q4_0 -> kEmberQ4x16,
 // Q4_1 and Q4_K -> kEmberQ4x16Min, Q5_0 -> kEmberQ5x16, Q5_1 and Q5_K ->
-// kEmberQ5x16Min, Q6_K -> kEmberQ6x16, the rest -> kEmberQ8x16); requires
-// CanRepack.
+// kEmberQ5x16Min, Q6_K -> kEmberQ6x16, IQ4_NL and IQ4_XS -> kEmberIQ4x16, the
+// rest -> kEmberQ8x16); requires CanRepack.
 GgmlType NativeTypeFor(GgmlType type);
 bool IsNativeType(GgmlType type);
 

@@ -13,6 +13,7 @@
 #include "quant/fp16.h"
 #include "quant/packed.h"
 #include "quant/quantize.h"
+#include "support/iq4_quantize.h"
 #include "support/skip.h"
 
 using namespace ember;
@@ -30,7 +31,7 @@ std::vector<uint8_t> RandomGguf(GgmlType type, int64_t n, int64_t k, std::mt1993
   for (float& v : x) v = d(rng);
   const size_t rb = GgmlRowBytes(type, static_cast<uint64_t>(k));
   std::vector<uint8_t> bytes(rb * static_cast<size_t>(n));
-  for (int64_t r = 0; r < n; ++r) QuantizeRow(type, &x[r * k], &bytes[r * rb], k);
+  for (int64_t r = 0; r < n; ++r) test::QuantizeTestRow(type, &x[r * k], &bytes[r * rb], k);
   return bytes;
 }
 
@@ -46,9 +47,11 @@ std::vector<Isa> IsasToTest() {
 QGemmFn Pick(const Kernels& k, const PackedMatrix& w) { return k.qgemm_for(w.layout); }
 
 // One GGUF type per native layout and min form: Q4x16 without / with mins,
-// Q5x16 without / with mins (Q5_0, Q5_1), Q8x16, Q6x16 (Q6_K).
-constexpr GgmlType kLayoutTypes[] = {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0,
-                                     GgmlType::kQ5_1, GgmlType::kQ8_0, GgmlType::kQ6_K};
+// Q5x16 without / with mins (Q5_0, Q5_1), Q8x16, Q6x16 (Q6_K), and IQ4x16 from
+// both its sources (IQ4_NL: blocks of 32; IQ4_XS: super-blocks of 256).
+constexpr GgmlType kLayoutTypes[] = {GgmlType::kQ4_0,   GgmlType::kQ4_1,  GgmlType::kQ5_0,
+                                     GgmlType::kQ5_1,   GgmlType::kQ8_0,  GgmlType::kQ6_K,
+                                     GgmlType::kIQ4_NL, GgmlType::kIQ4_XS};
 
 int64_t BlockElems(GgmlType type) { return FindGgmlType(static_cast<uint32_t>(type))->block_elems; }
 
@@ -63,6 +66,7 @@ int64_t Cols(GgmlType type, int64_t k) {
 TEST_CASE("repack: native layouts keep every weight exactly", "[qgemm]") {
   std::mt19937 rng(5);
   for (GgmlType type : kLayoutTypes) {
+    if (!RepackIsExact(type)) continue;  // IQ4_XS: tests/quant/repack_test.cpp
     const int64_t n = 37, k = Cols(type, 96);
     auto src = RandomGguf(type, n, k, rng);
     PackedMatrix w;
@@ -132,7 +136,7 @@ TEST_CASE("qgemm: every ISA variant matches _ref over ragged shapes", "[qgemm][i
     const Kernels kern = KernelsFor(isa);
     for (GgmlType type : kLayoutTypes) {
       for (int64_t n : {1, 5, 16, 17, 40}) {
-        // Q6_K: one and three super-blocks (8 and 24 groups of 32).
+        // Q6_K, IQ4_XS: one and three super-blocks (8 and 24 groups of 32).
         for (int64_t k : BlockElems(type) == 256 ? std::vector<int64_t>{256, 768}
                                                  : std::vector<int64_t>{32, 64, 160}) {
           auto src = RandomGguf(type, n, k, rng);
@@ -164,6 +168,56 @@ TEST_CASE("qgemm: every ISA variant matches _ref over ragged shapes", "[qgemm][i
           }
         }
       }
+    }
+  }
+}
+
+TEST_CASE("qgemm: IQ4x16 gives the bits of the int8 layout it replaced", "[qgemm][isa]") {
+  // IQ4_NL and IQ4_XS went to Q8x16 before (the grid values as int8 quants,
+  // the same fp16 scale per 32). IQ4x16 keeps the indices and looks the values
+  // up in the kernel: the integer sums and the fma order are the int8
+  // layout's, so every ISA gives the same bits as through Q8x16 (and so the
+  // same logits as before the layout existed).
+  std::mt19937 rng(23);
+  std::vector<Isa> isas = IsasToTest();
+  isas.insert(isas.begin(), Isa::kRef);
+  for (GgmlType type : {GgmlType::kIQ4_NL, GgmlType::kIQ4_XS}) {
+    const int64_t n = 45, k = 768, m = 7;
+    auto src = RandomGguf(type, n, k, rng);
+    PackedMatrix w;
+    REQUIRE(Repack(type, src.data(), n, k, &w).ok());
+    REQUIRE(w.layout == PackedLayout::kIQ4x16);
+    // The same weights as Q8_0 blocks: the scale as packed (d[16] after the
+    // nibbles of each TileGroup), the grid values as quants.
+    std::vector<BlockQ8_0> q8(static_cast<size_t>(n * k / 32));
+    for (int64_t r = 0; r < n; ++r) {
+      for (int64_t g = 0; g < k / 32; ++g) {
+        BlockQ8_0& b = q8[r * (k / 32) + g];
+        const uint8_t* group = w.tile(r / 16) + g * w.group_bytes;
+        std::memcpy(&b.d, group + PackedQuantBytes(w.layout) + 2 * (r % 16), 2);
+        const float d = Fp16ToFp32(b.d);
+        for (int c = 0; c < 32; ++c) {
+          const float v = PackedWeight(w, r, g * 32 + c);
+          b.qs[c] = static_cast<int8_t>(d != 0.0f ? v / d : 0.0f);
+          REQUIRE(b.qs[c] * d == v);
+        }
+      }
+    }
+    PackedMatrix w8;
+    REQUIRE(Repack(GgmlType::kQ8_0, reinterpret_cast<const uint8_t*>(q8.data()), n, k, &w8).ok());
+    REQUIRE(w8.layout == PackedLayout::kQ8x16);
+    std::normal_distribution<float> d(0.0f, 1.0f);
+    std::vector<float> x(m * k);
+    for (float& v : x) v = d(rng);
+    QuantizedActs a;
+    QuantizeActs_ref(x.data(), m, k, &a);
+    for (Isa isa : isas) {
+      const Kernels kern = KernelsFor(isa);
+      std::vector<float> want(m * n), got(m * n);
+      Pick(kern, w8)(w8, 0, w8.n_tiles, a, want.data(), n);
+      Pick(kern, w)(w, 0, w.n_tiles, a, got.data(), n);
+      INFO(IsaName(isa) << " " << GgmlTypeName(type));
+      CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
     }
   }
 }
@@ -213,7 +267,8 @@ TEST_CASE("qgemm: a matrix larger than the cache block gives the same result", "
   if (isas.empty()) EMBER_SKIP("no SIMD variants for this CPU");
   std::mt19937 rng(19);
   const Kernels ref = KernelsFor(Isa::kRef);
-  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0, GgmlType::kQ6_K}) {
+  for (GgmlType type :
+       {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0, GgmlType::kQ6_K, GgmlType::kIQ4_NL}) {
     const int64_t n = 70, k = 8192, m = 6;
     auto src = RandomGguf(type, n, k, rng);
     PackedMatrix w;
@@ -239,10 +294,11 @@ TEST_CASE("qgemm: a matrix larger than the cache block gives the same result", "
 TEST_CASE("qgemm: the largest quants times the largest activations do not overflow",
           "[qgemm][isa]") {
   // Every weight at its layout's largest quant (int4 15, int5 31, int8 127 and
-  // -127, int6 63 with int8 scales 127 and -128) and every activation at +-127:
-  // the integer sums at their extremes, where a kernel that keeps too many
-  // products in int16 saturates (AVX2's maddubs path widens int5 sums every
-  // two sub-chunks for this, int6 sums after every one).
+  // -127, int6 63 with int8 scales 127 and -128, the IQ4 grid's ends -127 and
+  // 113) and every activation at +-127: the integer sums at their extremes,
+  // where a kernel that keeps too many products in int16 saturates (AVX2's
+  // maddubs path widens int5 sums every two sub-chunks for this, int6 and the
+  // IQ4 grid's int8 sums after every one).
   const int64_t n = 16, k = 256;
   std::vector<Isa> isas = IsasToTest();
   isas.insert(isas.begin(), Isa::kRef);
@@ -257,7 +313,22 @@ TEST_CASE("qgemm: the largest quants times the largest activations do not overfl
     }
     const size_t rb = GgmlRowBytes(type, static_cast<uint64_t>(k));
     std::vector<uint8_t> src(rb * n);
-    for (int64_t r = 0; r < n; ++r) QuantizeRow(type, &wf[r * k], &src[r * rb], k);
+    for (int64_t r = 0; r < n; ++r) test::QuantizeTestRow(type, &wf[r * k], &src[r * rb], k);
+    if (type == GgmlType::kIQ4_NL) {
+      // By hand: every index 0 (grid -127: AVX2's sign trick makes int16 pairs
+      // of 2 * 127 * 127 = 32258 of 32767) in even rows, every index 15 (113:
+      // 241 after AVX-512's + 128) in odd rows. (IQ4_XS from the values above
+      // mixes -127 and 113 in each block.)
+      REQUIRE(rb == 8 * sizeof(BlockIQ4_NL));
+      for (int64_t r = 0; r < n; ++r) {
+        for (int64_t b = 0; b < 8; ++b) {
+          BlockIQ4_NL blk{};
+          blk.d = Fp32ToFp16(1.0f / 1024);
+          std::memset(blk.qs, r % 2 == 0 ? 0x00 : 0xFF, sizeof(blk.qs));
+          std::memcpy(&src[r * rb + b * sizeof(blk)], &blk, sizeof(blk));
+        }
+      }
+    }
     if (type == GgmlType::kQ6_K) {
       // By hand: quants 63 (even rows; 31 after the offset) or 0 (odd rows:
       // -32), scales 127 and -128 in turn per 16 columns. AVX2's int16 sums

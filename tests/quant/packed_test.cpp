@@ -6,6 +6,7 @@
 
 #include "quant/packed.h"
 #include "quant/quantize.h"
+#include "support/iq4_quantize.h"
 
 using namespace ember;
 
@@ -20,7 +21,7 @@ PackedMatrix RandomPacked(int64_t rows, int64_t cols, GgmlType type = GgmlType::
   const size_t row_bytes = GgmlRowBytes(type, static_cast<uint64_t>(cols));
   std::vector<uint8_t> src(row_bytes * static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r) {
-    QuantizeRow(type, &x[static_cast<size_t>(r * cols)], &src[r * row_bytes], cols);
+    test::QuantizeTestRow(type, &x[static_cast<size_t>(r * cols)], &src[r * row_bytes], cols);
   }
   PackedMatrix p;
   REQUIRE(Repack(type, src.data(), rows, cols, &p).ok());
@@ -102,6 +103,37 @@ TEST_CASE("packed: Q6_K maps to Q6x16 at 7 bits per weight", "[packed]") {
   // The int8 layout of the same shape is bigger: not a Q6x16 tensor's size.
   CHECK(PackedView(GgmlType::kEmberQ8x16, p.data.get(), p.bytes(), rows, cols, &v).code() ==
         Code::kInvalidArgument);
+}
+
+TEST_CASE("packed: IQ4_NL and IQ4_XS map to IQ4x16 at 4.5 bits per weight", "[packed]") {
+  // 288 bytes per 16 rows x 32 columns: 18 per 32 weights of a row, IQ4_NL's
+  // own size (IQ4_XS's is 17: its 6-bit scales per 32 become fp16).
+  CHECK(PackedGroupBytes(PackedLayout::kIQ4x16, false) == 288);
+  CHECK(GgmlRowBytes(GgmlType::kEmberIQ4x16, 256) == 144);
+  CHECK(GgmlTypeName(GgmlType::kEmberIQ4x16) == std::string("EMBER_IQ4x16"));
+  CHECK(IsNativeType(GgmlType::kEmberIQ4x16));
+  for (GgmlType source : {GgmlType::kIQ4_NL, GgmlType::kIQ4_XS}) {
+    INFO(GgmlTypeName(source));
+    CHECK(NativeTypeFor(source) == GgmlType::kEmberIQ4x16);
+    const int64_t rows = 48, cols = 512;
+    const PackedMatrix p = RandomPacked(rows, cols, source);
+    CHECK(p.layout == PackedLayout::kIQ4x16);
+    CHECK_FALSE(p.has_min);
+    CHECK(GgmlRowBytes(GgmlType::kEmberIQ4x16, cols) * rows == p.bytes());
+    if (source == GgmlType::kIQ4_NL) CHECK(GgmlRowBytes(source, cols) * rows == p.bytes());
+    PackedMatrix v;
+    REQUIRE(PackedView(GgmlType::kEmberIQ4x16, p.data.get(), p.bytes(), rows, cols, &v).ok());
+    CHECK(v.layout == PackedLayout::kIQ4x16);
+    CHECK_FALSE(v.has_min);
+    CHECK(v.data.get() == p.data.get());
+    CHECK(v.group_bytes == 288);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < cols; ++c) REQUIRE(PackedWeight(v, r, c) == PackedWeight(p, r, c));
+    }
+    // Q4x16 without mins has the same size: only the type id tells them apart.
+    REQUIRE(PackedView(GgmlType::kEmberQ4x16, p.data.get(), p.bytes(), rows, cols, &v).ok());
+    CHECK(v.layout == PackedLayout::kQ4x16);
+  }
 }
 
 TEST_CASE("packed: PackedView refuses what it cannot map", "[packed][bad-input]") {

@@ -16,6 +16,7 @@
 #include "quant/fp16.h"
 #include "quant/packed.h"
 #include "quant/quantize.h"
+#include "support/iq4_quantize.h"
 
 using namespace ember;
 
@@ -45,7 +46,7 @@ std::vector<float> ModelLikeWeights(int64_t n, int64_t k, std::mt19937& rng) {
 std::vector<uint8_t> ToGguf(GgmlType type, const std::vector<float>& x, int64_t n, int64_t k) {
   const size_t rb = GgmlRowBytes(type, static_cast<uint64_t>(k));
   std::vector<uint8_t> bytes(rb * static_cast<size_t>(n));
-  for (int64_t r = 0; r < n; ++r) QuantizeRow(type, &x[r * k], &bytes[r * rb], k);
+  for (int64_t r = 0; r < n; ++r) test::QuantizeTestRow(type, &x[r * k], &bytes[r * rb], k);
   return bytes;
 }
 
@@ -54,6 +55,11 @@ std::vector<uint8_t> ToGguf(GgmlType type, const std::vector<float>& x, int64_t 
 double ErrorBound(GgmlType type, const uint8_t* row, const float* w, int64_t c) {
   if (RepackIsExact(type)) return 0.0;
   const int64_t g = c / 32;
+  if (type == GgmlType::kIQ4_XS) {
+    // grid * (fp16(dl) - dl): 2^-11 of |w| (plus 2^-25 per grid step where dl
+    // is an fp16 subnormal).
+    return std::fabs(w[c]) * std::ldexp(1.0, -11) + 127 * std::ldexp(1.0, -25);
+  }
   if (type == GgmlType::kQ4_K || type == GgmlType::kQ5_K) {
     // q * (fp16(ds) - ds) + (fp16(-dm) + dm): each rounding is at most 2^-11
     // relative (plus half the smallest fp16 subnormal, 2^-25); q <= 15 / 31.
@@ -223,15 +229,17 @@ TEST_CASE("repack: zero groups, tiny groups and extreme Q6_K scales", "[quant]")
   }
 }
 
-TEST_CASE("repack: GEMV on repacked K-quant matrices matches float math", "[quant]") {
-  // y = W x with W repacked from Q4_K / Q5_K / Q6_K, through every compiled
-  // kernel, against the float dot product of the GGUF dequantized weights with
-  // the unquantized activations. The allowed error is built from the inputs:
-  // per column, |w| times the activation's int8 rounding (d_a (1/2 + 127 *
-  // 2^-11): d_a is rounded to fp16 after the quants are chosen) plus |x| times
-  // the weight's repacking bound, plus float rounding of the sum.
+TEST_CASE("repack: GEMV on repacked K-quant and IQ4 matrices matches float math", "[quant]") {
+  // y = W x with W repacked from Q4_K / Q5_K / Q6_K / IQ4_NL / IQ4_XS, through
+  // every compiled kernel, against the float dot product of the GGUF
+  // dequantized weights with the unquantized activations. The allowed error is
+  // built from the inputs: per column, |w| times the activation's int8
+  // rounding (d_a (1/2 + 127 * 2^-11): d_a is rounded to fp16 after the quants
+  // are chosen) plus |x| times the weight's repacking bound, plus float
+  // rounding of the sum.
   std::mt19937 rng(33);
-  for (GgmlType type : {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K}) {
+  for (GgmlType type :
+       {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS}) {
     for (int64_t n : {5, 16, 45}) {
       const int64_t k = 768, m = 3;
       const auto wf = ModelLikeWeights(n, k, rng);
@@ -310,40 +318,60 @@ TEST_CASE("repack: GEMV on repacked K-quant matrices matches float math", "[quan
 
 TEST_CASE("repack: IQ4_NL exactly and IQ4_XS within fp16 rounding of its scales", "[quant]") {
   // ember reads these types but does not write them: pseudo-random blocks
-  // (finite fp16 scales), every weight against DequantizeRow.
+  // (finite fp16 scales, every 6-bit IQ4_XS scale), and blocks of model-like
+  // weights from the tests' plain quantizer; every weight against
+  // DequantizeRow. Both go to IQ4x16 at their own 4.5 bits per weight (IQ4_XS:
+  // 4.25 in the file; the packed scale is an fp16 per 32).
+  std::mt19937 rng(41);
   for (GgmlType type : {GgmlType::kIQ4_NL, GgmlType::kIQ4_XS}) {
-    const int64_t n = 37, k = 512;
-    const size_t rb = GgmlRowBytes(type, k);
-    const size_t block = type == GgmlType::kIQ4_NL ? sizeof(BlockIQ4_NL) : sizeof(BlockIQ4_XS);
-    std::vector<uint8_t> src(rb * n);
-    uint32_t s = 99;
-    for (uint8_t& b : src) {
-      s = s * 1664525u + 1013904223u;
-      b = static_cast<uint8_t>(s >> 24);
-    }
-    for (size_t o = 0; o < src.size(); o += block) {
-      const uint16_t d = static_cast<uint16_t>(0x1C00 + o % 0x800);  // 2^-8 .. 2^-6
-      std::memcpy(&src[o], &d, 2);
-    }
-    PackedMatrix w;
-    REQUIRE(Repack(type, src.data(), n, k, &w).ok());
-    CHECK(w.layout == PackedLayout::kQ8x16);
-    std::vector<float> row(k);
-    double worst = 0;
-    for (int64_t r = 0; r < n; ++r) {
-      DequantizeRow(type, &src[r * rb], row.data(), k);
-      for (int64_t c = 0; c < k; ++c) {
-        const double err = std::fabs(double(PackedWeight(w, r, c)) - row[c]);
-        INFO(GgmlTypeName(type) << " row " << r << " col " << c);
-        if (type == GgmlType::kIQ4_NL) {
-          REQUIRE(err == 0.0);
-        } else {
-          // |w| = |dl| * |grid| <= |dl| 127: the scale's fp16 rounding.
-          REQUIRE(err <= std::fabs(row[c]) * std::ldexp(1.0, -11) + std::ldexp(1.0, -24) * 127);
-          worst = std::max(worst, err);
+    for (bool model_like : {false, true}) {
+      const int64_t n = 37, k = 512;
+      const size_t rb = GgmlRowBytes(type, k);
+      const size_t block = type == GgmlType::kIQ4_NL ? sizeof(BlockIQ4_NL) : sizeof(BlockIQ4_XS);
+      std::vector<uint8_t> src(rb * n);
+      if (model_like) {
+        const auto x = ModelLikeWeights(n, k, rng);
+        for (int64_t r = 0; r < n; ++r) test::QuantizeTestRow(type, &x[r * k], &src[r * rb], k);
+      } else {
+        uint32_t s = 99;
+        for (uint8_t& b : src) {
+          s = s * 1664525u + 1013904223u;
+          b = static_cast<uint8_t>(s >> 24);
+        }
+        for (size_t o = 0; o < src.size(); o += block) {
+          const uint16_t d = static_cast<uint16_t>(0x1C00 + o % 0x800);  // 2^-8 .. 2^-6
+          std::memcpy(&src[o], &d, 2);
         }
       }
+      PackedMatrix w;
+      REQUIRE(Repack(type, src.data(), n, k, &w).ok());
+      CHECK(w.layout == PackedLayout::kIQ4x16);
+      CHECK_FALSE(w.has_min);
+      CHECK(w.bytes() == size_t{288} * 3 * (k / 32));  // 4.5 bits per weight, 3 tiles
+      std::vector<float> row(k);
+      double worst = 0;
+      for (int64_t r = 0; r < n; ++r) {
+        DequantizeRow(type, &src[r * rb], row.data(), k);
+        for (int64_t c = 0; c < k; ++c) {
+          const double err = std::fabs(double(PackedWeight(w, r, c)) - row[c]);
+          INFO(GgmlTypeName(type) << " model-like " << model_like << " row " << r << " col " << c);
+          if (type == GgmlType::kIQ4_NL) {
+            REQUIRE(err == 0.0);
+          } else {
+            // |w| = |dl| * |grid| <= |dl| 127: the scale's fp16 rounding.
+            REQUIRE(err <= std::fabs(row[c]) * std::ldexp(1.0, -11) + std::ldexp(1.0, -24) * 127);
+            worst = std::max(worst, err);
+          }
+        }
+      }
+      if (type == GgmlType::kIQ4_XS) CHECK(worst > 0);  // the rounding is real, not skipped
     }
-    if (type == GgmlType::kIQ4_XS) CHECK(worst > 0);  // the rounding is real, not skipped
   }
+  // An IQ4_XS sub-block scale beyond fp16 is refused: d = 4096, ls = 0 -> -131072.
+  BlockIQ4_XS b{};
+  b.d = Fp32ToFp16(4096.0f);
+  PackedMatrix w;
+  const Status s = Repack(GgmlType::kIQ4_XS, reinterpret_cast<const uint8_t*>(&b), 1, 256, &w);
+  CHECK(s.code() == Code::kInvalidArgument);
+  CHECK(s.message().find("IQ4_XS sub-block scale") != std::string::npos);
 }

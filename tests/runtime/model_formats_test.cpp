@@ -1,7 +1,7 @@
-// Whole models whose matrices are Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, F16 or BF16
-// load (quantized ones repacked into the native layouts, float ones used as
-// stored, or requantized to int8 when asked) and give logits close to the
-// same model's F32 weights (the builder draws the same values for every
+// Whole models whose matrices are Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS,
+// F16 or BF16 load (quantized ones repacked into the native layouts, float ones
+// used as stored, or requantized to int8 when asked) and give logits close to
+// the same model's F32 weights (the builder draws the same values for every
 // type), and embedding lookups stay exact.
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -111,15 +111,18 @@ TEST_CASE("model: Q5, K-quant and float matrices load and stay close to F32", "[
   // Bound on the max logit error relative to the largest logit (of the F32
   // weights multiplied in float): measured F16 7.2e-4, BF16 4.0e-3 (0.016 and
   // 0.020 when they were requantized to int8), Q6_K 0.053, Q5_0 0.11, Q5_1
-  // 0.092, Q5_K 0.090, Q4_K 0.23 (this random model amplifies weight noise). A
-  // wrong layout gives errors near 1.
+  // 0.092, Q5_K 0.090, Q4_K 0.23, IQ4_NL 0.22, IQ4_XS 0.21 (from the tests'
+  // plain IQ4 quantizer; this random model amplifies weight noise). A wrong
+  // layout gives errors near 1.
   for (auto [type, bound] : {std::pair{GgmlType::kF16, 0.003},
                              {GgmlType::kBF16, 0.015},
                              {GgmlType::kQ6_K, 0.1},
                              {GgmlType::kQ5_0, 0.2},
                              {GgmlType::kQ5_1, 0.2},
                              {GgmlType::kQ5_K, 0.2},
-                             {GgmlType::kQ4_K, 0.4}}) {
+                             {GgmlType::kQ4_K, 0.4},
+                             {GgmlType::kIQ4_NL, 0.4},
+                             {GgmlType::kIQ4_XS, 0.4}}) {
     spec.weight_type = type;
     auto m = Build(spec, std::string("formats_") + GgmlTypeName(type) + ".gguf");
     INFO(GgmlTypeName(type));
@@ -210,4 +213,26 @@ TEST_CASE("model: an F16 model's prompt in one batch and token by token", "[mode
   CHECK(err < 1e-4);
   const FloatLibrary* lib = DefaultFloatLibrary();
   if (lib == nullptr || FloatLibraryFromM(*lib, FloatWeight::kF16) > 40) CHECK(err == 0.0);
+}
+
+TEST_CASE("model: IQ4_XS matrices with a tied IQ4_NL embedding", "[model][quant]") {
+  // IQ4x16 keeps both at 4.5 bits per weight; IQ4_NL exactly, so the tied
+  // embedding and output share one packed copy and lookups stay exact.
+  TinyModelSpec spec = KQuantSpec();
+  spec.tied_output = true;
+  spec.weight_type = GgmlType::kF32;
+  const std::vector<float> ref = Logits(*Build(spec, "iq4_f32.gguf"), 1);
+  spec.weight_type = GgmlType::kIQ4_XS;
+  spec.tensor_types["token_embd.weight"] = GgmlType::kIQ4_NL;
+  auto m = Build(spec, "iq4_mixed.gguf");
+  CheckMatrices(*m);
+  CHECK(m->weights().layers[0].wq.type == GgmlType::kIQ4_XS);
+  CHECK(m->weights().layers[0].wq.packed->layout == PackedLayout::kIQ4x16);
+  REQUIRE(m->weights().token_embd.packed != nullptr);
+  CHECK(m->weights().token_embd.packed == m->weights().output.packed);
+  CHECK(m->weights().token_embd.packed->layout == PackedLayout::kIQ4x16);
+  CheckEmbeddingExact(*m);
+  const std::vector<float> a = Logits(*m, 2);
+  CHECK(RelErr(a, ref) < 0.2);  // measured 0.085
+  CHECK(RelErr(Logits(*m, 1), a) == 0.0);
 }

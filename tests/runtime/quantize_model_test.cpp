@@ -108,6 +108,11 @@ TEST_CASE("quantize: native layouts load by mapping and give the same logits", "
        GgmlType::kEmberQ5x16Min},
       // Every layer matrix Q6_K (Q6x16, exact), with a Q8_0 one beside them.
       {GgmlType::kQ6_K, false, {{"blk.1.attn_v.weight", GgmlType::kQ8_0}}, GgmlType::kEmberQ6x16},
+      // IQ4x16: IQ4_NL (exact) and IQ4_XS (near-exact), tied.
+      {GgmlType::kIQ4_NL,
+       true,
+       {{"blk.0.ffn_down.weight", GgmlType::kIQ4_XS}},
+       GgmlType::kEmberIQ4x16},
   };
   int i = 0;
   for (const Case& c : cases) {

@@ -8,6 +8,7 @@
 #include "quant/quantize.h"
 #include "runtime/gguf/gguf.h"
 #include "runtime/gguf/gguf_writer.h"
+#include "support/iq4_quantize.h"
 #include "support/test_paths.h"
 
 namespace ember::test {
@@ -38,7 +39,8 @@ class Builder {
       std::vector<float> x(n);
       for (float& v : x) v = dist(rng_);
       for (uint64_t r = 0; r < n / dims[0]; ++r) {
-        QuantizeRow(type, &x[r * dims[0]], &bytes[r * row_bytes], static_cast<int64_t>(dims[0]));
+        QuantizeTestRow(type, &x[r * dims[0]], &bytes[r * row_bytes],
+                        static_cast<int64_t>(dims[0]));
       }
     }
     ++n_added_;
@@ -79,8 +81,8 @@ class Builder {
                           2.0f;  // four (k + 0.5) terms
           x[c] = mean + scale * (s * k - 2.0f * std::sqrt(3.0f));
         }
-        QuantizeRow(type, x.data(), out + static_cast<size_t>(r) * row_bytes,
-                    static_cast<int64_t>(cols));
+        QuantizeTestRow(type, x.data(), out + static_cast<size_t>(r) * row_bytes,
+                        static_cast<int64_t>(cols));
       }
     }
   }
