@@ -56,10 +56,11 @@ Kernels KernelsFor(Isa isa) {
   if (isa == Isa::kAvx2 || isa == Isa::kAvx512) {
     // Plain AVX-512 (without VNNI) uses the AVX2 kernels: same layout, and
     // without dpbusd the 512-bit maddubs path gains little over it.
-    k.SetQGemm(QGemmQ4x16_avx2, QGemmQ5x16_avx2, QGemmQ8x16_avx2, QGemmQ6x16_avx2, QGemmIQ4x16_ref);
+    k.SetQGemm(QGemmQ4x16_avx2, QGemmQ5x16_avx2, QGemmQ8x16_avx2, QGemmQ6x16_avx2,
+               QGemmIQ4x16_avx2);
   } else if (isa == Isa::kAvx512Vnni) {
     k.SetQGemm(QGemmQ4x16_avx512vnni, QGemmQ5x16_avx512vnni, QGemmQ8x16_avx512vnni,
-               QGemmQ6x16_avx512vnni, QGemmIQ4x16_ref);
+               QGemmQ6x16_avx512vnni, QGemmIQ4x16_avx512vnni);
     k.ggml_dot_q4_1 = GgmlVecDotQ4_1Q8_1_avx512vnni;
     k.ggml_dot_q8_0 = GgmlVecDotQ8_0Q8_0_avx512vnni;
     k.ggml_dot_q4_0 = GgmlVecDotQ4_0Q8_0_avx512vnni;

@@ -1,8 +1,8 @@
 // Quantized GEMM on AVX2. A tile's 16 rows are handled as two halves of 8
 // (one ymm of int32 lanes each). Without VNNI, the 4-byte dot products come
 // from maddubs (u8 x s8 -> pairs of int16) and madd with ones (-> int32):
-// exact, since no int16 pair sum can overflow (int4: 2 * 15 * 127; int8 with
-// the sign trick: 2 * 128 * 127; int6: 2 * 63 * 127).
+// exact, since no int16 pair sum can overflow (int4: 2 * 15 * 127; int8 and
+// the IQ4 grid with the sign trick: 2 * 128 * 127; int6: 2 * 63 * 127).
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "ops/kernels.h"
+#include "quant/blocks.h"
 #include "quant/fp16.h"
 
 namespace ember {
@@ -163,9 +164,28 @@ void TileQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t
   }
 }
 
+// Signed int8 weights of 4 columns (w0: rows 0-7, w1: rows 8-15, 4 bytes per
+// row) times MR tokens' 4 activation bytes at col[i], into the int32 sums of
+// both halves. maddubs wants one unsigned operand: |w| times a with w's sign
+// (the sign trick), whose int16 pairs reach 2 * 128 * 127, so each maddubs is
+// widened at once.
+template <int MR>
+inline void DotSigned4(__m256i w0, __m256i w1, const int8_t* const (&col)[MR],
+                       __m256i (&isum)[MR][2]) {
+  const __m256i abs0 = _mm256_abs_epi8(w0), abs1 = _mm256_abs_epi8(w1);
+  for (int i = 0; i < MR; ++i) {
+    const __m256i b = Bcast4(col[i]);
+    // |w| * (a with w's sign) = w * a; -128 -> |w| = 0x80 = 128 as u8
+    isum[i][0] = _mm256_add_epi32(isum[i][0], Dot4(abs0, _mm256_sign_epi8(b, w0)));
+    isum[i][1] = _mm256_add_epi32(isum[i][1], Dot4(abs1, _mm256_sign_epi8(b, w1)));
+    OpaqueReg(isum[i][0]);
+    OpaqueReg(isum[i][1]);
+  }
+}
+
 // Int8 tiles, both halves per activation broadcast as in TileQ4. Per token
-// and 4 columns: one broadcast, then per half sign + maddubs + madd (the sign
-// trick needs the int32 widening after every maddubs).
+// and 4 columns: one broadcast, then per half sign + maddubs + madd
+// (DotSigned4).
 template <int MR>
 void TileQ8(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
             int64_t ldy) {
@@ -180,18 +200,64 @@ void TileQ8(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t
       PrefetchAhead<MR>(gp + 64 * s);
       const __m256i w0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * s));
       const __m256i w1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * s + 32));
-      const __m256i abs0 = _mm256_abs_epi8(w0), abs1 = _mm256_abs_epi8(w1);
-      for (int i = 0; i < MR; ++i) {
-        const __m256i b = Bcast4(aq[i] + g * 32 + 4 * s);
-        // |w| * (a with w's sign) = w * a; -128 -> |w| = 0x80 = 128 as u8
-        isum[i][0] = _mm256_add_epi32(isum[i][0], Dot4(abs0, _mm256_sign_epi8(b, w0)));
-        isum[i][1] = _mm256_add_epi32(isum[i][1], Dot4(abs1, _mm256_sign_epi8(b, w1)));
-        OpaqueReg(isum[i][0]);
-        OpaqueReg(isum[i][1]);
-      }
+      const int8_t* col[MR];
+      for (int i = 0; i < MR; ++i) col[i] = aq[i] + g * 32 + 4 * s;
+      DotSigned4<MR>(w0, w1, col, isum);
     }
     for (int h = 0; h < 2; ++h) {
       const __m256 dw = LoadHalf(gp + 512 + 16 * h);
+      for (int i = 0; i < MR; ++i) {
+        const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(a.d_row(t0 + i)[g]));
+        const __m256 acc8 =
+            _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[i][h]), scale, _mm256_load_ps(acc[i] + 8 * h));
+        _mm256_store_ps(acc[i] + 8 * h, acc8);
+      }
+    }
+  }
+  for (int i = 0; i < MR; ++i) {
+    for (int h = 0; h < 2; ++h) {
+      Store(y + (t0 + i) * ldy, _mm256_load_ps(acc[i] + 8 * h), tile * kTileRows + 8 * h, w.n_rows);
+    }
+  }
+}
+
+// IQ4x16 tiles (IQ4_NL, IQ4_XS), both halves per broadcast as in TileQ4. Each
+// 64-byte sub-chunk of nibbles (columns 8s..8s+7) unpacks as Q4's into the
+// indices of columns 8s..8s+3 (low nibbles) and 8s+4..8s+7 (high), one
+// vpshufb each turns them into the grid's int8 values (kIq4Grid in both
+// 128-bit lanes: an index picks its own lane's copy), and from there they are
+// Q8x16's columns (DotSigned4): signed weights in [-127, 113], |w| * a pairs at
+// most 2 * 127 * 127 = 32258 per int16 lane. (The + 128 that makes the grid
+// unsigned for AVX-512's vpdpbusd does not work here: maddubs saturates its
+// int16 pairs, and 2 * 241 * 127 > 32767.) No offset: qgemm_ref.cpp's sums.
+template <int MR>
+void TileIQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
+             int64_t ldy) {
+  constexpr size_t kScales = PackedQuantBytes(PackedLayout::kIQ4x16);
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  const __m256i grid =
+      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Grid)));
+  alignas(32) float acc[MR][kTileRows] = {};
+  const int8_t* aq[MR];
+  for (int i = 0; i < MR; ++i) aq[i] = a.q_row(t0 + i);
+  const uint8_t* gp = w.tile(tile);
+  for (int64_t g = 0; g < w.n_groups; ++g, gp += w.group_bytes) {
+    __m256i isum[MR][2];
+    for (int i = 0; i < MR; ++i) isum[i][0] = isum[i][1] = _mm256_setzero_si256();
+    for (int s = 0; s < 4; ++s) {  // columns 8s .. 8s + 7
+      PrefetchAhead<MR>(gp + 64 * s);
+      const __m256i v0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * s));
+      const __m256i v1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * s + 32));
+      for (int n = 0; n < 2; ++n) {  // low nibbles: columns 8s..8s+3; high: 8s+4..8s+7
+        const __m256i i0 = _mm256_and_si256(n == 0 ? v0 : _mm256_srli_epi16(v0, 4), low4);
+        const __m256i i1 = _mm256_and_si256(n == 0 ? v1 : _mm256_srli_epi16(v1, 4), low4);
+        const int8_t* col[MR];
+        for (int i = 0; i < MR; ++i) col[i] = aq[i] + g * 32 + 8 * s + 4 * n;
+        DotSigned4<MR>(_mm256_shuffle_epi8(grid, i0), _mm256_shuffle_epi8(grid, i1), col, isum);
+      }
+    }
+    for (int h = 0; h < 2; ++h) {
+      const __m256 dw = LoadHalf(gp + kScales + 16 * h);
       for (int i = 0; i < MR; ++i) {
         const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(a.d_row(t0 + i)[g]));
         const __m256 acc8 =
@@ -383,6 +449,14 @@ struct Q8 {
   }
 };
 
+template <int MR>
+struct IQ4 {
+  static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
+                  int64_t ldy) {
+    TileIQ4<MR>(w, tile, a, t0, y, ldy);
+  }
+};
+
 }  // namespace
 
 void QuantizeActs_avx2(const float* x, int64_t m, int64_t k, QuantizedActs* a) {
@@ -464,6 +538,11 @@ void QGemmQ8x16_avx2(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end
 void QGemmQ6x16_avx2(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                      const QuantizedActs& a, float* y, int64_t ldy) {
   Drive<Q6>(w, tile_begin, tile_end, a, y, ldy);
+}
+
+void QGemmIQ4x16_avx2(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                      const QuantizedActs& a, float* y, int64_t ldy) {
+  Drive<IQ4>(w, tile_begin, tile_end, a, y, ldy);
 }
 
 }  // namespace ember

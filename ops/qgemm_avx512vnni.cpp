@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "ops/kernels.h"
+#include "quant/blocks.h"
 
 namespace ember {
 namespace {
@@ -46,14 +47,42 @@ inline void Store(float* y, __m512 v, int64_t row0, int64_t n_rows) {
   }
 }
 
-// Q4 and Q5 tiles, NT tiles at once: each 4-byte activation broadcast feeds
-// NT vpdpbusd (one per tile), so a pair of tiles halves the broadcasts per
-// multiply. Q5 (kQ5) adds 16 to the bytes its high-bit plane marks: 64 bits
-// per unpacked 64-byte vector, one mask register each.
-template <int MR, int NT, bool kHasMin, bool kQ5>
+// IQ4x16's grid for vpshufb: kIq4Grid + 128 (1..241, the values as unsigned
+// bytes for vpdpbusd's unsigned operand) in each 128-bit lane, so that a
+// nibble indexes its own lane's copy. The + 128 comes off the integer sums as
+// an offset of -128 times the activations' qsum: sum((g + 128) a) - 128
+// sum(a) = sum(g a), the same integer as qgemm_ref.cpp's. (Q8x16's signed
+// weights instead need the activations flipped to unsigned and a second
+// vpdpbusd per vector for sum(w); a lookup table can hold unsigned values
+// for free.)
+constexpr int kIq4Bias = 128;
+struct Iq4Table {
+  uint8_t v[64];
+};
+constexpr Iq4Table MakeIq4GridUnsigned() {
+  Iq4Table t{};
+  for (int i = 0; i < 64; ++i) t.v[i] = static_cast<uint8_t>(kIq4Grid[i % 16] + kIq4Bias);
+  return t;
+}
+// A constant rather than a broadcast of kIq4Grid: GCC 12 warns that
+// _mm512_broadcast_i32x4's "undefined" source is used uninitialized.
+alignas(64) constexpr Iq4Table kIq4GridUnsigned = MakeIq4GridUnsigned();
+
+// Q4, Q5 and IQ4 tiles, NT tiles at once: each 4-byte activation broadcast
+// feeds NT vpdpbusd (one per tile), so a pair of tiles halves the broadcasts
+// per multiply. Q5 adds 16 to the bytes its high-bit plane marks: 64 bits per
+// unpacked 64-byte vector, one mask register each. IQ4 looks the nibbles up in
+// the grid (one vpshufb per unpacked vector) and takes kIq4Bias off as an
+// offset.
+template <int MR, int NT, PackedLayout kLayout, bool kHasMin>
 void TilesQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
              int64_t ldy) {
+  constexpr bool kQ5 = kLayout == PackedLayout::kQ5x16;
+  constexpr bool kIQ4 = kLayout == PackedLayout::kIQ4x16;
+  // Without stored mins, what comes off the integer sum per unit of qsum.
+  constexpr int kOffset = kIQ4 ? -kIq4Bias : PackedOffset(kLayout);
   const __m512i low4 = _mm512_set1_epi8(0x0F);
+  const __m512i grid = kIQ4 ? _mm512_load_si512(kIq4GridUnsigned.v) : _mm512_setzero_si512();
   __m512 acc[NT][MR];
   for (int j = 0; j < NT; ++j) {
     for (int i = 0; i < MR; ++i) acc[j][i] = _mm512_setzero_ps();
@@ -82,6 +111,10 @@ void TilesQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
           lo[j] = _mm512_mask_add_epi8(lo[j], _cvtu64_mask64(bits[0]), lo[j], sixteen);
           hi[j] = _mm512_mask_add_epi8(hi[j], _cvtu64_mask64(bits[1]), hi[j], sixteen);
         }
+        if constexpr (kIQ4) {  // indices -> grid values + 128
+          lo[j] = _mm512_shuffle_epi8(grid, lo[j]);
+          hi[j] = _mm512_shuffle_epi8(grid, hi[j]);
+        }
       }
       for (int i = 0; i < MR; ++i) {
         const __m512i blo = Bcast4(aq[i] + g * 32 + 8 * s);
@@ -92,7 +125,6 @@ void TilesQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
         }
       }
     }
-    constexpr PackedLayout kLayout = kQ5 ? PackedLayout::kQ5x16 : PackedLayout::kQ4x16;
     constexpr size_t kScales = PackedQuantBytes(kLayout);
     for (int j = 0; j < NT; ++j) {
       const __m512 dw =
@@ -105,8 +137,7 @@ void TilesQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
       for (int i = 0; i < MR; ++i) {
         __m512i sum = isum[j][i];
         if constexpr (!kHasMin) {  // the offset, off the integer sum (qgemm_ref.cpp)
-          sum = _mm512_add_epi32(sum,
-                                 _mm512_set1_epi32(PackedOffset(kLayout) * a.qsum_row(t0 + i)[g]));
+          sum = _mm512_add_epi32(sum, _mm512_set1_epi32(kOffset * a.qsum_row(t0 + i)[g]));
         }
         const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(a.d_row(t0 + i)[g]));
         acc[j][i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), scale, acc[j][i]);
@@ -308,13 +339,13 @@ void Drive(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const Qu
   }
 }
 
-template <bool kHasMin, bool kQ5>
+template <PackedLayout kLayout, bool kHasMin>
 struct Q4Kernel {
   template <int MR, int NT>
   struct K {
     static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0,
                     float* y, int64_t ldy) {
-      TilesQ4<MR, NT, kHasMin, kQ5>(w, tile, a, t0, y, ldy);
+      TilesQ4<MR, NT, kLayout, kHasMin>(w, tile, a, t0, y, ldy);
     }
   };
 };
@@ -338,18 +369,18 @@ struct Q8 {
 void QGemmQ4x16_avx512vnni(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                            const QuantizedActs& a, float* y, int64_t ldy) {
   if (w.has_min) {
-    Drive<Q4Kernel<true, false>::K>(w, tile_begin, tile_end, a, y, ldy);
+    Drive<Q4Kernel<PackedLayout::kQ4x16, true>::K>(w, tile_begin, tile_end, a, y, ldy);
   } else {
-    Drive<Q4Kernel<false, false>::K>(w, tile_begin, tile_end, a, y, ldy);
+    Drive<Q4Kernel<PackedLayout::kQ4x16, false>::K>(w, tile_begin, tile_end, a, y, ldy);
   }
 }
 
 void QGemmQ5x16_avx512vnni(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                            const QuantizedActs& a, float* y, int64_t ldy) {
   if (w.has_min) {
-    Drive<Q4Kernel<true, true>::K>(w, tile_begin, tile_end, a, y, ldy);
+    Drive<Q4Kernel<PackedLayout::kQ5x16, true>::K>(w, tile_begin, tile_end, a, y, ldy);
   } else {
-    Drive<Q4Kernel<false, true>::K>(w, tile_begin, tile_end, a, y, ldy);
+    Drive<Q4Kernel<PackedLayout::kQ5x16, false>::K>(w, tile_begin, tile_end, a, y, ldy);
   }
 }
 
@@ -361,6 +392,11 @@ void QGemmQ8x16_avx512vnni(const PackedMatrix& w, int64_t tile_begin, int64_t ti
 void QGemmQ6x16_avx512vnni(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                            const QuantizedActs& a, float* y, int64_t ldy) {
   Drive<Q6>(w, tile_begin, tile_end, a, y, ldy);
+}
+
+void QGemmIQ4x16_avx512vnni(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                            const QuantizedActs& a, float* y, int64_t ldy) {
+  Drive<Q4Kernel<PackedLayout::kIQ4x16, false>::K>(w, tile_begin, tile_end, a, y, ldy);
 }
 
 }  // namespace ember
