@@ -74,7 +74,8 @@ Kernels KernelsFor(Isa isa) {
     k.float_row = FloatRow_neon;
   }
   if (isa == Isa::kNeon) {
-    k.SetQGemm(QGemmQ4x16_neon, QGemmQ5x16_neon, QGemmQ8x16_neon, QGemmQ6x16_neon, QGemmIQ4x16_ref);
+    k.SetQGemm(QGemmQ4x16_neon, QGemmQ5x16_neon, QGemmQ8x16_neon, QGemmQ6x16_neon,
+               QGemmIQ4x16_neon);
   }
 #if defined(__aarch64__)
   // These kernels need only base NEON. armhf keeps their _ref
@@ -93,11 +94,11 @@ Kernels KernelsFor(Isa isa) {
   }
   if (isa == Isa::kNeonDot) {
     k.SetQGemm(QGemmQ4x16_neon_dot, QGemmQ5x16_neon_dot, QGemmQ8x16_neon_dot, QGemmQ6x16_neon_dot,
-               QGemmIQ4x16_ref);
+               QGemmIQ4x16_neon_dot);
   } else if (isa == Isa::kNeonI8mm) {
     k.SetQGemm(QGemmQ4x16_neon_i8mm, QGemmQ5x16_neon_i8mm, QGemmQ8x16_neon_i8mm,
                QGemmQ6x16_neon_i8mm,
-               QGemmIQ4x16_ref);  // smmla for batches, sdot for one token
+               QGemmIQ4x16_neon_i8mm);  // smmla for batches, sdot for one token
   }
 #endif
 #endif

@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "ops/qgemm.h"
+#include "quant/blocks.h"
 #include "quant/packed.h"
 
 namespace ember {
@@ -123,9 +124,24 @@ inline uint8x16_t CrumbsQuad(uint8x16_t cr) {
   return vandq_u8(vshrq_n_u8(cr, 2), mask);
 }
 
+// IQ4x16's 16 indices (0..15) -> the grid's int8 values (kIq4Grid, -127..113):
+// one table lookup (AArch64 tbl; ARMv7's vtbl takes 8 indices at a time from a
+// table of up to 32 bytes, so two).
+inline int8x16_t Iq4Lookup(uint8x16_t index) {
+#if defined(__aarch64__)
+  return vqtbl1q_s8(vld1q_s8(kIq4Grid), index);
+#else
+  const int8x8x2_t grid = {{vld1_s8(kIq4Grid), vld1_s8(kIq4Grid + 8)}};
+  return vcombine_s8(vtbl2_s8(grid, vreinterpret_s8_u8(vget_low_u8(index))),
+                     vtbl2_s8(grid, vreinterpret_s8_u8(vget_high_u8(index))));
+#endif
+}
+
 // The weights of quad q (rows 4q..4q+3) of one TileGroup at gp: wq[s] holds
 // columns 4s..4s+3 of the group for the 4 rows (int4, int5 and int6 unpacked
-// to bytes, 0..15, 0..31 and 0..63, non-negative as int8).
+// to bytes, 0..15, 0..31 and 0..63, non-negative as int8; IQ4x16's indices
+// looked up in the grid, signed int8 -127..113; sdot, smmla and vmull are
+// signed, so every layout multiplies the same way).
 template <PackedLayout kL>
 inline void LoadQuadWeights(const uint8_t* gp, int q, int8x16_t wq[8]) {
   if (kL == PackedLayout::kQ8x16) {
@@ -161,6 +177,11 @@ inline void LoadQuadWeights(const uint8_t* gp, int q, int8x16_t wq[8]) {
           lo = vorrq_u8(lo, CrumbsQuad<2>(cr));
           hi = vorrq_u8(hi, CrumbsQuad<3>(cr));
         }
+      }
+      if (kL == PackedLayout::kIQ4x16) {
+        wq[2 * s] = Iq4Lookup(lo);
+        wq[2 * s + 1] = Iq4Lookup(hi);
+        continue;
       }
       wq[2 * s] = vreinterpretq_s8_u8(lo);
       wq[2 * s + 1] = vreinterpretq_s8_u8(hi);

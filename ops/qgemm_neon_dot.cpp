@@ -111,5 +111,10 @@ void QGemmQ6x16_neon_dot(const PackedMatrix& w, int64_t tile_begin, int64_t tile
   Run<PackedLayout::kQ6x16>(w, tile_begin, tile_end, a, y, ldy);
 }
 
+void QGemmIQ4x16_neon_dot(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                          const QuantizedActs& a, float* y, int64_t ldy) {
+  Run<PackedLayout::kIQ4x16>(w, tile_begin, tile_end, a, y, ldy);
+}
+
 }  // namespace ember
 #endif

@@ -7,9 +7,9 @@
 // LoadQuadWeights gives wq[s] = columns 4s..4s+3 of the four rows; zipping the
 // 32-bit lanes of wq[2j] and wq[2j+1] gives [row 0: columns 8j..8j+7, row 1:
 // the same] (zip1) and rows 2 and 3 (zip2): exactly smmla's 2x8 operand. Int4,
-// int5 and int6 weights are 0..15, 0..31 and 0..63, non-negative as int8, so
-// signed smmla serves every layout. Q6x16's int8 scales per 16 columns: j = 0, 1
-// (columns 0-15) and j = 2, 3 (16-31) sum apart and are scaled in integers.
+// int5 and int6 weights are 0..15, 0..31 and 0..63, non-negative as int8, and
+// IQ4x16's grid values signed int8, so signed smmla serves every layout. Q6x16's int8 scales per 16
+// columns: j = 0, 1 (columns 0-15) and j = 2, 3 (16-31) sum apart and are scaled in integers.
 //
 // Accumulator lanes of a row pair (r, r+1) and token pair (t, u):
 //   [w_r . a_t, w_r . a_u, w_r+1 . a_t, w_r+1 . a_u]
@@ -196,6 +196,12 @@ void QGemmQ6x16_neon_i8mm(const PackedMatrix& w, int64_t tile_begin, int64_t til
                           const QuantizedActs& a, float* y, int64_t ldy) {
   if (a.m == 1) return QGemmQ6x16_neon_dot(w, tile_begin, tile_end, a, y, ldy);
   Run<PackedLayout::kQ6x16>(w, tile_begin, tile_end, a, y, ldy);
+}
+
+void QGemmIQ4x16_neon_i8mm(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                           const QuantizedActs& a, float* y, int64_t ldy) {
+  if (a.m == 1) return QGemmIQ4x16_neon_dot(w, tile_begin, tile_end, a, y, ldy);
+  Run<PackedLayout::kIQ4x16>(w, tile_begin, tile_end, a, y, ldy);
 }
 
 }  // namespace ember
