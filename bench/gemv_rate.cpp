@@ -15,12 +15,15 @@
 #include "quant/blocks.h"
 #include "quant/packed.h"
 #include "quant/quantize.h"
+#include "support/iq4_quantize.h"
 
 using namespace ember;
 
 namespace {
 
-// A random Q4_0, Q8_0 or Q6_K matrix [rows, k], repacked to its native layout.
+// A random Q4_0, Q8_0, Q6_K or IQ4_NL matrix [rows, k], repacked to its native
+// layout (IQ4_NL blocks from the tests' plain quantizer: ember does not write
+// IQ4 files).
 PackedMatrix MakeMatrix(GgmlType type, int64_t rows, int64_t k, std::mt19937& rng) {
   std::normal_distribution<float> d(0.0f, 1.0f);
   std::vector<float> row(static_cast<size_t>(k));
@@ -28,7 +31,7 @@ PackedMatrix MakeMatrix(GgmlType type, int64_t rows, int64_t k, std::mt19937& rn
   std::vector<uint8_t> gguf(row_bytes * static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r) {
     for (float& x : row) x = d(rng);
-    QuantizeRow(type, row.data(), gguf.data() + static_cast<size_t>(r) * row_bytes, k);
+    test::QuantizeTestRow(type, row.data(), gguf.data() + static_cast<size_t>(r) * row_bytes, k);
   }
   PackedMatrix p;
   const Status st = Repack(type, gguf.data(), rows, k, &p);
@@ -79,7 +82,7 @@ int main(int argc, char** argv) {
   for (float& v : x) v = d(rng);
   QuantizedActs a;
   Active().quantize_acts(x.data(), 1, k, &a);
-  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ8_0, GgmlType::kQ6_K}) {
+  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ8_0, GgmlType::kQ6_K, GgmlType::kIQ4_NL}) {
     if (k % FindGgmlType(static_cast<uint32_t>(type))->block_elems != 0) continue;  // Q6_K: 256
     // ~128 KiB (L2-resident) and ~256 MiB (far past any L3) of weights.
     const size_t per_row = GgmlRowBytes(type, static_cast<uint64_t>(k));
@@ -87,7 +90,7 @@ int main(int argc, char** argv) {
     const int64_t large_rows = std::max<int64_t>(16, (int64_t{256} << 20) / per_row / 16 * 16);
     const PackedMatrix small = MakeMatrix(type, small_rows, k, rng);
     const PackedMatrix large = MakeMatrix(type, large_rows, k, rng);
-    std::printf("%-5s in cache (%6.2f MiB): %6.1f GB/s   from memory (%6.1f MiB): %6.1f GB/s\n",
+    std::printf("%-6s in cache (%6.2f MiB): %6.1f GB/s   from memory (%6.1f MiB): %6.1f GB/s\n",
                 GgmlTypeName(type), small.bytes() / 1048576.0, Rate(small, a, seconds),
                 large.bytes() / 1048576.0, Rate(large, a, seconds));
   }

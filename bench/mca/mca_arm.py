@@ -35,6 +35,7 @@ EMBER = [("Q4_0 (Q4x16)", "QGemmQ4x16", "shortest"),
          ("Q4_K (Q4x16 + mins)", "QGemmQ4x16", "longest"),
          ("Q5_0 (Q5x16)", "QGemmQ5x16", "shortest"),
          ("Q6_K (Q6x16)", "QGemmQ6x16", "shortest"),
+         ("IQ4_NL / IQ4_XS (IQ4x16)", "QGemmIQ4x16", "shortest"),
          ("Q8_0 (Q8x16)", "QGemmQ8x16", "shortest")]
 
 # llama.cpp's dot products (quants.c) and, where it repacks a type for ARM at
@@ -46,7 +47,10 @@ LLAMA = [("Q4_0", "ggml_vec_dot_q4_0_q8_0", "quants"),
          ("Q8_0 repacked 4x4", "ggml_gemv_q8_0_4x4_q8_0", "repack"),
          ("Q4_K", "ggml_vec_dot_q4_K_q8_K", "quants"),
          ("Q4_K repacked 8x8", "ggml_gemv_q4_K_8x8_q8_K", "repack"),
-         ("Q6_K", "ggml_vec_dot_q6_K_q8_K", "quants")]
+         ("Q6_K", "ggml_vec_dot_q6_K_q8_K", "quants"),
+         ("IQ4_NL", "ggml_vec_dot_iq4_nl_q8_0", "quants"),
+         ("IQ4_NL repacked 4x4", "ggml_gemv_iq4_nl_4x4_q8_0", "repack"),
+         ("IQ4_XS", "ggml_vec_dot_iq4_xs_q8_K", "quants")]
 
 
 class NoLoop(Exception):
@@ -118,6 +122,9 @@ def main():
     ap.add_argument("--out", default=None, help="write the markdown table here")
     a = ap.parse_args()
     ggml = os.path.join(a.llama_src, "ggml")
+    with_llama = os.path.isdir(ggml)
+    if not with_llama:
+        print(f"mca_arm: no llama.cpp sources at {a.llama_src}: ember's loops only", file=sys.stderr)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for cpu, dot in CPUS:
@@ -127,7 +134,7 @@ def main():
             inc = ["-D_GNU_SOURCE", "-I", os.path.join(ggml, "include"), "-I",
                    os.path.join(ggml, "src"), "-I", os.path.join(ggml, "src", "ggml-cpu")]
             arm = os.path.join(ggml, "src", "ggml-cpu", "arch", "arm")
-            llama = {
+            llama = {} if not with_llama else {
                 "quants": compile_asm(["aarch64-linux-gnu-gcc", "-O3", f"-mcpu={cpu}"] + inc +
                                       [os.path.join(arm, "quants.c")], os.path.join(tmp, "l.s")),
                 "repack": compile_asm(["aarch64-linux-gnu-g++", "-std=c++17", "-O3",
@@ -138,7 +145,7 @@ def main():
                 macs, body = best_loop(ember, fn, macs_wanted=128, pick=pick)
                 c = mca_cycles(body, cpu, tmp)
                 rows.append((cpu, "ember", label, len(body), macs, c, c * 32 / macs))
-            for label, fn, unit in LLAMA:
+            for label, fn, unit in LLAMA if with_llama else []:
                 try:
                     macs, body = best_loop(llama[unit], fn)
                 except NoLoop:  # the repacked GEMVs are SIMD only with dotprod
