@@ -80,8 +80,8 @@ class WeightLoader {
     } else if (!CanRepack(t.type) && FindVecDot(t.type) == nullptr && !IsNativeType(t.type)) {
       return Unsupported("tensor '" + t.name + "' has type " + GgmlTypeName(t.type) +
                          ", which ember cannot multiply yet (supported: F32, F16, BF16, Q8_0, "
-                         "Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, and ember's own "
-                         "EMBER_Q4x16, EMBER_Q4x16_MIN, EMBER_Q8x16)");
+                         "Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, "
+                         "IQ4_XS, and ember's own EMBER_* layouts)");
     }
     out->type = t.type;
     out->data = t.data;
