@@ -3,7 +3,7 @@
 // on one TinyLlama-1.1B layer's matrices (q, k, v, o, gate, up, down: 44 M
 // weights, 88 MB in F16, so decode reads them from memory), for batch sizes
 // m and thread counts. The paths alternate within each repetition and the
-// median is printed; MatMul's crossover (FloatLibraryFromM) comes from here.
+// median is printed; MatMul's crossover (FloatLibrary::from_m) comes from here.
 //
 //   ember_fgemm_bench [--types f16,bf16,f32] [--m 1,2,4,...] [--threads 1,2] [--reps 5]
 // Output: one line per (type, threads, m): ms per layer and GFLOP/s per path.

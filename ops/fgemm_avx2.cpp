@@ -5,8 +5,6 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#include <type_traits>
-
 #include "ops/fgemm_driver.h"
 
 namespace ember {
@@ -44,6 +42,14 @@ template <int kR, int kT>
 struct Avx2 {
   static constexpr int kRows = kR;
   static constexpr int kTokens = kT;
+
+  template <FloatWeight W>
+  static void Widen16(const uint8_t* row, int64_t i, float* out) {
+    __m256 lo, hi;
+    Load16<W>(row, i, &lo, &hi);
+    _mm256_storeu_ps(out, lo);
+    _mm256_storeu_ps(out + 8, hi);
+  }
 
   template <FloatWeight W, int R, int T>
   static void Block(const FloatMatrix& w, int64_t r0, const float* x, int64_t t0, float* y,
@@ -84,26 +90,7 @@ struct Avx2 {
 }  // namespace
 
 void FloatRow_avx2(const FloatMatrix& w, int64_t r, float* out) {
-  const uint8_t* row = w.row(r);
-  const int64_t k = w.n_cols, k16 = k - k % 16;
-  auto widen = [&](auto tag) {
-    constexpr FloatWeight W = decltype(tag)::value;
-    for (int64_t i = 0; i < k16; i += 16) {
-      __m256 lo, hi;
-      Load16<W>(row, i, &lo, &hi);
-      _mm256_storeu_ps(out + i, lo);
-      _mm256_storeu_ps(out + i + 8, hi);
-    }
-    for (int64_t i = k16; i < k; ++i) out[i] = fgemm::At<W>(row, i);
-  };
-  switch (w.type) {
-    case FloatWeight::kF32:
-      return widen(std::integral_constant<FloatWeight, FloatWeight::kF32>{});
-    case FloatWeight::kF16:
-      return widen(std::integral_constant<FloatWeight, FloatWeight::kF16>{});
-    case FloatWeight::kBF16:
-      return widen(std::integral_constant<FloatWeight, FloatWeight::kBF16>{});
-  }
+  fgemm::WidenRow<Avx2<4, 1>>(w, r, out);
 }
 
 void FGemm_avx2(const FloatMatrix& w, int64_t row_begin, int64_t row_end, const float* x, int64_t m,

@@ -83,6 +83,26 @@ void Run(const FloatMatrix& w, int64_t row_begin, int64_t row_end, const float* 
   }
 }
 
+// A row widened to f32 with K::Widen16<W>(row, i, out) (16 columns from i).
+template <class K, FloatWeight W>
+void WidenRowAs(const uint8_t* row, int64_t k, float* out) {
+  const int64_t k16 = k - k % 16;
+  for (int64_t i = 0; i < k16; i += 16) K::template Widen16<W>(row, i, out + i);
+  for (int64_t i = k16; i < k; ++i) out[i] = At<W>(row, i);
+}
+
+template <class K>
+void WidenRow(const FloatMatrix& w, int64_t r, float* out) {
+  switch (w.type) {
+    case FloatWeight::kF32:
+      return WidenRowAs<K, FloatWeight::kF32>(w.row(r), w.n_cols, out);
+    case FloatWeight::kF16:
+      return WidenRowAs<K, FloatWeight::kF16>(w.row(r), w.n_cols, out);
+    case FloatWeight::kBF16:
+      return WidenRowAs<K, FloatWeight::kBF16>(w.row(r), w.n_cols, out);
+  }
+}
+
 // The entry point of a variant: the weight type picked once per call.
 template <class K>
 void Dispatch(const FloatMatrix& w, int64_t row_begin, int64_t row_end, const float* x, int64_t m,

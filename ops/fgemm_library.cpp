@@ -29,11 +29,11 @@ const FloatLibrary* FindFloatLibrary(const char* name) {
 
 const FloatLibrary* DefaultFloatLibrary() {
   static const FloatLibrary* lib = [] {
-    const char* env = std::getenv("EMBER_FGEMM");
-    if (env != nullptr && *env != '\0') return FindFloatLibrary(env);  // "own": none
     // XNNPACK is not a default anywhere: on x86 it never beat the own kernel
     // (its weights are packed per call), and on ARM it is unmeasured
     // (docs/FLOAT.md); EMBER_FGEMM=xnnpack selects it.
+    const char* env = std::getenv("EMBER_FGEMM");
+    if (env != nullptr && *env != '\0') return FindFloatLibrary(env);  // "own": none
 #if defined(__x86_64__)
     return FindFloatLibrary("onednn");
 #else
@@ -41,14 +41,6 @@ const FloatLibrary* DefaultFloatLibrary() {
 #endif
   }();
   return lib;
-}
-
-int64_t FloatLibraryFromM(const FloatLibrary& lib, FloatWeight type) {
-  // The crossovers measured by bench/fgemm_bench.cpp (docs/FLOAT.md): oneDNN
-  // from 32 tokens for every weight type (the widening to f32 costs the same
-  // for f16 and bf16, nothing for f32); XNNPACK (when forced) from 64.
-  (void)type;
-  return std::string(lib.name) == "onednn" ? 32 : 64;
 }
 
 void WidenRows(const FloatMatrix& w, int64_t r0, int64_t n, float* out, int n_threads) {

@@ -9,7 +9,7 @@
 // differ from ember's own kernel by float rounding, and a prompt in one batch
 // from the same prompt token by token. matmul.cpp therefore uses a library
 // only from the batch size where docs/FLOAT.md measured it faster
-// (FloatLibraryFromM), i.e. for prefill, never for decode.
+// (FloatLibrary::from_m), i.e. for prefill, never for decode.
 //
 // Built when CMake finds the library (EMBER_HAVE_ONEDNN, EMBER_HAVE_XNNPACK);
 // otherwise Find returns nullptr.
@@ -24,6 +24,10 @@ namespace ember {
 
 struct FloatLibrary {
   const char* name;  // "onednn", "xnnpack"
+  // The smallest batch MatMul hands to it: where its time per matrix beat the
+  // own kernel's in bench/fgemm_bench.cpp (docs/FLOAT.md), for every weight
+  // type (widening f16 and bf16 costs the same; f32 is used in place).
+  int64_t from_m;
   // Y[m, n] = X[m, k] · W^T over all rows of w with up to n_threads threads,
   // called outside any parallel region. Errors from the library come back as
   // Internal with its message.
@@ -38,11 +42,6 @@ const FloatLibrary* FindFloatLibrary(const char* name);
 // (own: never a library), else oneDNN on x86-64 when built (XNNPACK is not a
 // default: docs/FLOAT.md). nullptr: ember's own kernel for every m.
 const FloatLibrary* DefaultFloatLibrary();
-
-// The smallest batch from which MatMul hands float weights of `type` to
-// `lib` (docs/FLOAT.md: where the library's time per matrix beat the own
-// kernel's in bench/fgemm_bench.cpp).
-int64_t FloatLibraryFromM(const FloatLibrary& lib, FloatWeight type);
 
 // Widens rows [r0, r0 + n) of w to f32 into out [n, w.n_cols] with up to
 // n_threads threads (the libraries' staging for f16 and bf16 weights).

@@ -6,8 +6,6 @@
 #if defined(__aarch64__) || (defined(__arm__) && defined(__ARM_NEON))
 #include <arm_neon.h>
 
-#include <type_traits>
-
 #include "ops/fgemm_driver.h"
 
 namespace ember {
@@ -44,6 +42,13 @@ template <int kR, int kT>
 struct Neon {
   static constexpr int kRows = kR;
   static constexpr int kTokens = kT;
+
+  template <FloatWeight W>
+  static void Widen16(const uint8_t* row, int64_t i, float* out) {
+    float32x4_t v[4];
+    Load16<W>(row, i, v);
+    for (int j = 0; j < 4; ++j) vst1q_f32(out + 4 * j, v[j]);
+  }
 
   template <FloatWeight W, int R, int T>
   static void Block(const FloatMatrix& w, int64_t r0, const float* x, int64_t t0, float* y,
@@ -83,25 +88,7 @@ struct Neon {
 }  // namespace
 
 void FloatRow_neon(const FloatMatrix& w, int64_t r, float* out) {
-  const uint8_t* row = w.row(r);
-  const int64_t k = w.n_cols, k16 = k - k % 16;
-  auto widen = [&](auto tag) {
-    constexpr FloatWeight W = decltype(tag)::value;
-    for (int64_t i = 0; i < k16; i += 16) {
-      float32x4_t v[4];
-      Load16<W>(row, i, v);
-      for (int j = 0; j < 4; ++j) vst1q_f32(out + i + 4 * j, v[j]);
-    }
-    for (int64_t i = k16; i < k; ++i) out[i] = fgemm::At<W>(row, i);
-  };
-  switch (w.type) {
-    case FloatWeight::kF32:
-      return widen(std::integral_constant<FloatWeight, FloatWeight::kF32>{});
-    case FloatWeight::kF16:
-      return widen(std::integral_constant<FloatWeight, FloatWeight::kF16>{});
-    case FloatWeight::kBF16:
-      return widen(std::integral_constant<FloatWeight, FloatWeight::kBF16>{});
-  }
+  fgemm::WidenRow<Neon<1, 1>>(w, r, out);
 }
 
 void FGemm_neon(const FloatMatrix& w, int64_t row_begin, int64_t row_end, const float* x, int64_t m,

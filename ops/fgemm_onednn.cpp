@@ -58,7 +58,10 @@ OneDnn& Instance() {
 Status Gemm(const FloatMatrix& w, const float* x, int64_t m, float* y, int64_t ldy, int n_threads) {
   try {
     OneDnn& d = Instance();
-    const int saved = omp_get_max_threads();
+    struct Threads {  // the caller's OpenMP thread count, restored on every exit
+      int saved = omp_get_max_threads();
+      ~Threads() { omp_set_num_threads(saved); }
+    } restore;
     omp_set_num_threads(n_threads);
     dnnl::stream stream(d.engine);
     const int64_t k = w.n_cols;
@@ -83,7 +86,6 @@ Status Gemm(const FloatMatrix& w, const float* x, int64_t m, float* y, int64_t l
       mm.execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
     }
     stream.wait();
-    omp_set_num_threads(saved);
     return Status::Ok();
   } catch (const dnnl::error& e) {
     return Status(Code::kInternal, std::string("oneDNN: ") + e.what());
@@ -93,7 +95,7 @@ Status Gemm(const FloatMatrix& w, const float* x, int64_t m, float* y, int64_t l
 }  // namespace
 
 extern const FloatLibrary kOneDnnLibrary;
-const FloatLibrary kOneDnnLibrary = {"onednn", Gemm};
+const FloatLibrary kOneDnnLibrary = {"onednn", 32, Gemm};  // from 32 tokens
 
 }  // namespace ember
 #endif  // EMBER_HAVE_ONEDNN

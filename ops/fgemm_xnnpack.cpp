@@ -92,7 +92,7 @@ Status Gemm(const FloatMatrix& w, const float* x, int64_t m, float* y, int64_t l
 }  // namespace
 
 extern const FloatLibrary kXnnpackLibrary;
-const FloatLibrary kXnnpackLibrary = {"xnnpack", Gemm};
+const FloatLibrary kXnnpackLibrary = {"xnnpack", 64, Gemm};  // when forced
 
 }  // namespace ember
 #endif  // EMBER_HAVE_XNNPACK

@@ -39,8 +39,7 @@ void MatMulFloat(const WeightView& w, const float* x, int64_t m, float* y, int64
   const FloatLibrary* lib = DefaultFloatLibrary();
   // A library error (none is expected for valid shapes) leaves y to the own
   // kernel, which computes every output.
-  if (lib != nullptr && m >= FloatLibraryFromM(*lib, f.type) &&
-      lib->gemm(f, x, m, y, ldy, n_threads).ok()) {
+  if (lib != nullptr && m >= lib->from_m && lib->gemm(f, x, m, y, ldy, n_threads).ok()) {
     return;
   }
   const FGemmFn fn = Active().fgemm;

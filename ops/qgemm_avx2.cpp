@@ -183,6 +183,22 @@ inline void DotSigned4(__m256i w0, __m256i w1, const int8_t* const (&col)[MR],
   }
 }
 
+// acc += isum * (d_w * d_a) for one group of signed int8 weights (Q8x16,
+// IQ4x16): the rows' fp16 scales d16[16], both halves.
+template <int MR>
+inline void AddScaled(const uint8_t* d16, const __m256i (&isum)[MR][2], const QuantizedActs& a,
+                      int64_t t0, int64_t g, float (&acc)[MR][kTileRows]) {
+  for (int h = 0; h < 2; ++h) {
+    const __m256 dw = LoadHalf(d16 + 16 * h);
+    for (int i = 0; i < MR; ++i) {
+      const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(a.d_row(t0 + i)[g]));
+      const __m256 acc8 =
+          _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[i][h]), scale, _mm256_load_ps(acc[i] + 8 * h));
+      _mm256_store_ps(acc[i] + 8 * h, acc8);
+    }
+  }
+}
+
 // Int8 tiles, both halves per activation broadcast as in TileQ4. Per token
 // and 4 columns: one broadcast, then per half sign + maddubs + madd
 // (DotSigned4).
@@ -204,15 +220,7 @@ void TileQ8(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t
       for (int i = 0; i < MR; ++i) col[i] = aq[i] + g * 32 + 4 * s;
       DotSigned4<MR>(w0, w1, col, isum);
     }
-    for (int h = 0; h < 2; ++h) {
-      const __m256 dw = LoadHalf(gp + 512 + 16 * h);
-      for (int i = 0; i < MR; ++i) {
-        const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(a.d_row(t0 + i)[g]));
-        const __m256 acc8 =
-            _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[i][h]), scale, _mm256_load_ps(acc[i] + 8 * h));
-        _mm256_store_ps(acc[i] + 8 * h, acc8);
-      }
-    }
+    AddScaled<MR>(gp + 512, isum, a, t0, g, acc);
   }
   for (int i = 0; i < MR; ++i) {
     for (int h = 0; h < 2; ++h) {
@@ -256,15 +264,7 @@ void TileIQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
         DotSigned4<MR>(_mm256_shuffle_epi8(grid, i0), _mm256_shuffle_epi8(grid, i1), col, isum);
       }
     }
-    for (int h = 0; h < 2; ++h) {
-      const __m256 dw = LoadHalf(gp + kScales + 16 * h);
-      for (int i = 0; i < MR; ++i) {
-        const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(a.d_row(t0 + i)[g]));
-        const __m256 acc8 =
-            _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[i][h]), scale, _mm256_load_ps(acc[i] + 8 * h));
-        _mm256_store_ps(acc[i] + 8 * h, acc8);
-      }
-    }
+    AddScaled<MR>(gp + kScales, isum, a, t0, g, acc);
   }
   for (int i = 0; i < MR; ++i) {
     for (int h = 0; h < 2; ++h) {

@@ -14,19 +14,11 @@
 #include "ops/fgemm_library.h"
 #include "ops/kernels.h"
 #include "quant/fp16.h"
+#include "support/simd_isas.h"
 
 using namespace ember;
 
 namespace {
-
-std::vector<Isa> IsasToTest() {
-  std::vector<Isa> out;
-  for (Isa isa :
-       {Isa::kAvx2, Isa::kAvx512, Isa::kAvx512Vnni, Isa::kNeon, Isa::kNeonDot, Isa::kNeonI8mm}) {
-    if (HasVariantsFor(isa) && HostCpu().Supports(isa)) out.push_back(isa);
-  }
-  return out;
-}
 
 // Weights [n, k] of `type` from normal floats (rounded to the type), their
 // exact f32 values in `values`.
@@ -59,7 +51,7 @@ const char* Name(FloatWeight t) {
 }  // namespace
 
 TEST_CASE("fgemm: every variant gives FGemm_ref's bits on ragged shapes", "[fgemm]") {
-  const std::vector<Isa> isas = IsasToTest();
+  const std::vector<Isa> isas = test::SimdIsasToTest();
   if (isas.empty()) WARN("no SIMD variants of the float GEMM on this CPU: only _ref checked");
   std::mt19937 rng(11);
   std::normal_distribution<float> d(0.0f, 1.0f);
@@ -132,7 +124,7 @@ TEST_CASE("fgemm: FloatRow variants widen exactly", "[fgemm]") {
     const int64_t n = 3, k = 77;
     const std::vector<uint8_t> wb = RandomWeights(type, n, k, rng, &wv);
     const FloatMatrix w{type, wb.data(), n, k};
-    for (Isa isa : IsasToTest()) {
+    for (Isa isa : test::SimdIsasToTest()) {
       std::vector<float> row(static_cast<size_t>(k));
       for (int64_t r = 0; r < n; ++r) {
         KernelsFor(isa).float_row(w, r, row.data());

@@ -14,6 +14,7 @@
 #include "quant/packed.h"
 #include "quant/quantize.h"
 #include "support/iq4_quantize.h"
+#include "support/simd_isas.h"
 #include "support/skip.h"
 
 using namespace ember;
@@ -33,15 +34,6 @@ std::vector<uint8_t> RandomGguf(GgmlType type, int64_t n, int64_t k, std::mt1993
   std::vector<uint8_t> bytes(rb * static_cast<size_t>(n));
   for (int64_t r = 0; r < n; ++r) test::QuantizeTestRow(type, &x[r * k], &bytes[r * rb], k);
   return bytes;
-}
-
-std::vector<Isa> IsasToTest() {
-  std::vector<Isa> out;
-  for (Isa isa :
-       {Isa::kAvx2, Isa::kAvx512, Isa::kAvx512Vnni, Isa::kNeon, Isa::kNeonDot, Isa::kNeonI8mm}) {
-    if (HasVariantsFor(isa) && HostCpu().Supports(isa)) out.push_back(isa);
-  }
-  return out;
 }
 
 QGemmFn Pick(const Kernels& k, const PackedMatrix& w) { return k.qgemm_for(w.layout); }
@@ -128,7 +120,7 @@ TEST_CASE("qgemm: the reference equals float math on dequantized operands", "[qg
 }
 
 TEST_CASE("qgemm: every ISA variant matches _ref over ragged shapes", "[qgemm][isa]") {
-  std::vector<Isa> isas = IsasToTest();
+  std::vector<Isa> isas = test::SimdIsasToTest();
   if (isas.empty()) EMBER_SKIP("no SIMD variants for this CPU");
   std::mt19937 rng(13);
   const Kernels ref = KernelsFor(Isa::kRef);
@@ -179,7 +171,7 @@ TEST_CASE("qgemm: IQ4x16 gives the bits of the int8 layout it replaced", "[qgemm
   // layout's, so every ISA gives the same bits as through Q8x16 (and so the
   // same logits as before the layout existed).
   std::mt19937 rng(23);
-  std::vector<Isa> isas = IsasToTest();
+  std::vector<Isa> isas = test::SimdIsasToTest();
   isas.insert(isas.begin(), Isa::kRef);
   for (GgmlType type : {GgmlType::kIQ4_NL, GgmlType::kIQ4_XS}) {
     const int64_t n = 45, k = 768, m = 7;
@@ -232,7 +224,7 @@ TEST_CASE("kernels: EMBER_ISA names are parsed and checked", "[qgemm][isa]") {
 }
 
 TEST_CASE("qgemm: every ISA variant quantizes activations exactly as _ref", "[qgemm][isa]") {
-  std::vector<Isa> isas = IsasToTest();
+  std::vector<Isa> isas = test::SimdIsasToTest();
   if (isas.empty()) EMBER_SKIP("no SIMD variants for this CPU");
   std::mt19937 rng(17);
   const int64_t m = 5, k = 256;
@@ -263,7 +255,7 @@ TEST_CASE("qgemm: every ISA variant quantizes activations exactly as _ref", "[qg
 TEST_CASE("qgemm: a matrix larger than the cache block gives the same result", "[qgemm][isa]") {
   // Big tiles (k = 8192: 80 KiB each) make the AVX2 kernel split the tiles
   // into several cache blocks; every output must still equal _ref's.
-  std::vector<Isa> isas = IsasToTest();
+  std::vector<Isa> isas = test::SimdIsasToTest();
   if (isas.empty()) EMBER_SKIP("no SIMD variants for this CPU");
   std::mt19937 rng(19);
   const Kernels ref = KernelsFor(Isa::kRef);
@@ -300,7 +292,7 @@ TEST_CASE("qgemm: the largest quants times the largest activations do not overfl
   // maddubs path widens int5 sums every two sub-chunks for this, int6 and the
   // IQ4 grid's int8 sums after every one).
   const int64_t n = 16, k = 256;
-  std::vector<Isa> isas = IsasToTest();
+  std::vector<Isa> isas = test::SimdIsasToTest();
   isas.insert(isas.begin(), Isa::kRef);
   for (GgmlType type : kLayoutTypes) {
     std::vector<float> wf(static_cast<size_t>(n * k));

@@ -194,7 +194,7 @@ TEST_CASE("model: mixed Q4_K / Q6_K / Q5_0 / F16 with a tied Q6_K embedding", "[
 
 TEST_CASE("model: an F16 model's prompt in one batch and token by token", "[model][quant]") {
   // One batch of 40 tokens reaches a float library where the build has one
-  // (FloatLibraryFromM); token by token is ember's own kernel. They agree to
+  // (FloatLibrary::from_m); token by token is ember's own kernel. They agree to
   // f32 rounding; without a library (or below the crossover) bit for bit.
   TinyModelSpec spec = KQuantSpec();
   spec.weight_type = GgmlType::kF16;
@@ -212,7 +212,7 @@ TEST_CASE("model: an F16 model's prompt in one batch and token by token", "[mode
   const double err = RelErr(a->logits(), b->logits());
   CHECK(err < 1e-4);
   const FloatLibrary* lib = DefaultFloatLibrary();
-  if (lib == nullptr || FloatLibraryFromM(*lib, FloatWeight::kF16) > 40) CHECK(err == 0.0);
+  if (lib == nullptr || lib->from_m > 40) CHECK(err == 0.0);
 }
 
 TEST_CASE("model: IQ4_XS matrices with a tied IQ4_NL embedding", "[model][quant]") {
