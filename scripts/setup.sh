@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   g++ cmake ninja-build pkg-config catch2 libgomp1
   libsentencepiece-dev sentencepiece
+  nlohmann-json3-dev  # chat templates: messages and tools as JSON
+  python3-jinja2  # scripts/render_templates.py: the expected chat template renderings
   libdnnl-dev ocl-icd-opencl-dev libxnnpack-dev libpthreadpool-dev
   g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user-static
   clang-format python3 python3-pip
