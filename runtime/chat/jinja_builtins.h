@@ -1,7 +1,8 @@
 // Jinja's built-in filters, tests, globals and the Python methods templates
 // call on strings, dicts and lists, with jinja2's (and Hugging Face's)
-// behaviour. The filters and tests are in jinja_filters.cpp; the methods and
-// the globals in jinja_methods.cpp.
+// behaviour: filters in jinja_filters.cpp (strings, numbers) and
+// jinja_filters_seq.cpp (sequences, mappings), tests in jinja_tests.cpp,
+// methods in jinja_methods.cpp, globals in jinja_globals.cpp.
 #pragma once
 
 #include <string>
@@ -14,7 +15,11 @@ namespace ember::jinja {
 
 class Interpreter;
 
+using FilterFn = Status (*)(Interpreter& in, const Value& value, CallArgs& args, Value* out);
+
 bool HasFilter(std::string_view name);
+// The filters of jinja_filters_seq.cpp; null for other names.
+FilterFn FindSequenceFilter(std::string_view name);
 bool HasTest(std::string_view name);
 
 // `value | name(args)`; the name is known (HasFilter).

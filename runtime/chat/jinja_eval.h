@@ -78,6 +78,11 @@ class Interpreter {
  private:
   enum class Flow { kNormal, kBreak, kContinue };
   friend class Macro;
+  struct DepthGuard {  // counts one level of nesting while it lives
+    explicit DepthGuard(int* d) : depth(d) { ++*depth; }
+    ~DepthGuard() { --*depth; }
+    int* depth;
+  };
 
   Status Exec(const Body& body, std::string* out);
   Status ExecStmt(const Stmt& s, std::string* out);

@@ -11,8 +11,10 @@
 //
 // An unknown filter or test name is an error at parse time, except inside an
 // if statement or a conditional expression, where jinja2 defers it to the
-// moment it is evaluated. Nesting deeper than kMaxParseDepth (statements and
-// expressions) is an error, so hostile templates cannot exhaust the stack.
+// moment it is evaluated. Nesting deeper than kMaxParseDepth is an error, so
+// hostile templates cannot exhaust the stack (here, when evaluating, or when
+// the tree is destroyed): statements, brackets, and chains too, since
+// a + b + c is ((a + b) + c) and x|f|g is g(f(x)).
 #pragma once
 
 #include <string_view>
@@ -24,7 +26,7 @@
 
 namespace ember::jinja {
 
-constexpr int kMaxParseDepth = 100;
+constexpr int kMaxParseDepth = 200;
 
 // Parses `source`; errors name `name`, the line and the column.
 Status ParseTemplate(std::string_view source, std::string_view name, const LexOptions& opts,

@@ -357,9 +357,12 @@ bool IsPrintable(uint32_t cp) {
   return true;
 }
 
-Status ReprInto(const Value& v, int depth, std::string* out);
+// The namespaces being printed (the only values that can hold themselves).
+using Active = std::vector<const NamespaceData*>;
 
-Status StrInto(const Value& v, int depth, std::string* out) {
+Status ReprInto(const Value& v, int depth, Active* active, std::string* out);
+
+Status StrInto(const Value& v, int depth, Active* active, std::string* out) {
   switch (v.kind()) {
     case Kind::kUndefined:
       return Status::Ok();
@@ -367,31 +370,31 @@ Status StrInto(const Value& v, int depth, std::string* out) {
       *out += v.str();
       return Status::Ok();
     default:
-      return ReprInto(v, depth, out);
+      return ReprInto(v, depth, active, out);
   }
 }
 
-Status ReprItems(const std::vector<Value>& items, int depth, std::string* out) {
+Status ReprItems(const std::vector<Value>& items, int depth, Active* active, std::string* out) {
   for (size_t i = 0; i < items.size(); ++i) {
     if (i) *out += ", ";
-    EMBER_RETURN_IF_ERROR(ReprInto(items[i], depth + 1, out));
+    EMBER_RETURN_IF_ERROR(ReprInto(items[i], depth + 1, active, out));
   }
   return Status::Ok();
 }
 
-Status ReprDict(const DictData& d, int depth, std::string* out) {
+Status ReprDict(const DictData& d, int depth, Active* active, std::string* out) {
   *out += '{';
   for (size_t i = 0; i < d.items.size(); ++i) {
     if (i) *out += ", ";
-    EMBER_RETURN_IF_ERROR(ReprInto(d.items[i].first, depth + 1, out));
+    EMBER_RETURN_IF_ERROR(ReprInto(d.items[i].first, depth + 1, active, out));
     *out += ": ";
-    EMBER_RETURN_IF_ERROR(ReprInto(d.items[i].second, depth + 1, out));
+    EMBER_RETURN_IF_ERROR(ReprInto(d.items[i].second, depth + 1, active, out));
   }
   *out += '}';
   return Status::Ok();
 }
 
-Status ReprInto(const Value& v, int depth, std::string* out) {
+Status ReprInto(const Value& v, int depth, Active* active, std::string* out) {
   if (depth > kMaxValueDepth) return TooDeep();  // a namespace holding itself
   switch (v.kind()) {
     case Kind::kUndefined:
@@ -421,12 +424,12 @@ Status ReprInto(const Value& v, int depth, std::string* out) {
       switch (l.kind) {
         case ListKind::kList:
           *out += '[';
-          EMBER_RETURN_IF_ERROR(ReprItems(l.items, depth, out));
+          EMBER_RETURN_IF_ERROR(ReprItems(l.items, depth, active, out));
           *out += ']';
           return Status::Ok();
         case ListKind::kTuple:
           *out += '(';
-          EMBER_RETURN_IF_ERROR(ReprItems(l.items, depth, out));
+          EMBER_RETURN_IF_ERROR(ReprItems(l.items, depth, active, out));
           *out += l.items.size() == 1 ? ",)" : ")";
           return Status::Ok();
         case ListKind::kGenerator:
@@ -436,18 +439,25 @@ Status ReprInto(const Value& v, int depth, std::string* out) {
         case ListKind::kValues:
         case ListKind::kItems:
           *out += std::string(TypeName(v)) + "([";
-          EMBER_RETURN_IF_ERROR(ReprItems(l.items, depth, out));
+          EMBER_RETURN_IF_ERROR(ReprItems(l.items, depth, active, out));
           *out += "])";
           return Status::Ok();
       }
       return Status::Ok();
     }
     case Kind::kDict:
-      return ReprDict(v.dict(), depth, out);
+      return ReprDict(v.dict(), depth, active, out);
     case Kind::kNamespace:
+      // A namespace inside itself prints as Python's recursive repr does.
+      if (std::find(active->begin(), active->end(), &v.ns()) != active->end()) {
+        *out += "<Namespace {...}>";
+        return Status::Ok();
+      }
+      active->push_back(&v.ns());
       *out += "<Namespace ";
-      EMBER_RETURN_IF_ERROR(ReprDict(v.ns().attrs, depth, out));
+      EMBER_RETURN_IF_ERROR(ReprDict(v.ns().attrs, depth, active, out));
       *out += '>';
+      active->pop_back();
       return Status::Ok();
     case Kind::kCallable: {
       const Callable& c = v.callable();
@@ -472,12 +482,14 @@ Status ReprInto(const Value& v, int depth, std::string* out) {
 
 Status ToStr(const Value& v, std::string* out) {
   out->clear();
-  return StrInto(v, 0, out);
+  Active active;
+  return StrInto(v, 0, &active, out);
 }
 
 Status Repr(const Value& v, std::string* out) {
   out->clear();
-  return ReprInto(v, 0, out);
+  Active active;
+  return ReprInto(v, 0, &active, out);
 }
 
 std::string ReprString(std::string_view s) {
