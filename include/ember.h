@@ -602,6 +602,37 @@ ember_quantize_params ember_quantize_default_params(void);
 ember_status ember_quantize_ex(const char* in_path, const char* out_path,
                                const ember_quantize_params* params);
 
+/* ---- Chat templates ---------------------------------------------------- */
+
+/* How ember_chat_template_render renders (docs/CHAT.md). */
+typedef struct ember_chat_template_params {
+  bool add_generation_prompt; /* end with the assistant turn's header; default true */
+  int32_t enable_thinking;    /* -1 (default): the variable is undefined; 0: false; 1: true */
+  const char* bos_token;      /* the variables bos_token and eos_token; NULL: "" */
+  const char* eos_token;
+  const char* tools_json;     /* a JSON array, the variable tools; NULL (default): undefined */
+  const char* extra_json;     /* a JSON object of more variables (chat_template_kwargs), or NULL */
+  int64_t now_unix;           /* strftime_now's clock in seconds, UTC; -1 (default): now */
+  const char* name;           /* names the template in errors; NULL: "chat template" */
+} ember_chat_template_params;
+
+ember_chat_template_params ember_chat_template_default_params(void);
+
+/* Renders the Jinja chat template tmpl (NUL-terminated UTF-8, e.g. a model's
+ * "tokenizer.chat_template" from ember_model_meta_string) for messages_json, a
+ * JSON array of message objects {"role", "content", ...}, as Hugging Face
+ * transformers renders it with Python's jinja2, and writes the text and a NUL
+ * into buf. *needed (if not NULL) always gets the size needed, the NUL
+ * included; when buf_size is less, returns EMBER_ERR_BUFFER_TOO_SMALL and
+ * writes nothing. The template is parsed on every call and nothing is kept;
+ * the strings are only read during the call. params may be NULL (defaults). A
+ * template that does not parse is EMBER_ERR_BAD_FORMAT; one that raises
+ * (raise_exception) or fails while rendering, and malformed JSON, are
+ * EMBER_ERR_INVALID_ARGUMENT; ember_last_error() names the template line. */
+ember_status ember_chat_template_render(const char* tmpl, const char* messages_json,
+                                        const ember_chat_template_params* params, char* buf,
+                                        size_t buf_size, size_t* needed);
+
 #ifdef __cplusplus
 }
 #endif

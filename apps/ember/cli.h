@@ -87,6 +87,7 @@ int BenchCommand(int argc, char** argv);
 int QuantizeCommand(int argc, char** argv);
 int SampleCommand(int argc, char** argv);
 int PerplexityCommand(int argc, char** argv);
+int TemplateCommand(int argc, char** argv);
 
 }  // namespace cli
 

@@ -70,6 +70,23 @@ int main(int argc, char** argv) {
     EXPECT(strstr(ember_last_error(), "unknown sampler type 99") != NULL);
   }
 
+  /* A chat template rendered from C: ask for the size, then render. */
+  {
+    char out[64];
+    size_t needed = 0;
+    ember_chat_template_params tp = ember_chat_template_default_params();
+    const char* tmpl = "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}";
+    const char* msgs = "[{\"role\": \"user\", \"content\": \"hi\"}]";
+    EXPECT(ember_chat_template_render(tmpl, msgs, &tp, NULL, 0, &needed) ==
+           EMBER_ERR_BUFFER_TOO_SMALL);
+    EXPECT(needed == 9 && needed <= sizeof out);
+    EXPECT(ember_chat_template_render(tmpl, msgs, &tp, out, sizeof out, &needed) == EMBER_OK);
+    EXPECT(strcmp(out, "<user>hi") == 0);
+    EXPECT(ember_chat_template_render("{{ raise_exception('no') }}", msgs, NULL, out, sizeof out,
+                                      &needed) == EMBER_ERR_INVALID_ARGUMENT);
+    EXPECT(strstr(ember_last_error(), "raise_exception: no") != NULL);
+  }
+
   EXPECT(ember_model_load(argv[1], NULL, &model) == EMBER_OK);
   EXPECT(ember_model_get_info(model, &info) == EMBER_OK);
   EXPECT(info.n_vocab > 0 && info.n_layer > 0);
