@@ -153,13 +153,38 @@ def write_expected(path, source_name, source, results):
         f.write("\n")
 
 
+def print_table(expected_dir):
+    """The template table of docs/CHAT.md: per template, what jinja2 gives for each case (ember
+    gives the same: tests/chat/chat_templates_test.cpp requires it)."""
+    print("| template | jinja2 renders | jinja2 raises (ember raises the same) |")
+    print("|---|---|---|")
+    for p in sorted(glob.glob(os.path.join(expected_dir, "*.json"))):
+        with open(p, encoding="utf-8") as f:
+            doc = json.load(f)
+        cases = doc["cases"]
+        ok = [c for c, r in cases.items() if "output" in r]
+        errors = {}
+        for c, r in cases.items():
+            if "error" in r:
+                errors.setdefault(r["error"], []).append(c)
+        why = "; ".join(f"{', '.join(cs)}: `{e if len(e) < 90 else e[:87] + '...'}`"
+                        for e, cs in errors.items())
+        name = doc["template"].replace("|", "\\|")
+        print(f"| {name} | {len(ok)} of {len(cases)} | {why} |")
+
+
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--templates", default=os.path.join(root, "..", "shared", "templates"))
     ap.add_argument("--models", default=os.path.expanduser("~/.cache/ember/models"))
     ap.add_argument("--out", default=os.path.join(root, "tests", "data", "chat", "expected"))
+    ap.add_argument("--table", action="store_true",
+                    help="print docs/CHAT.md's template table from the expected files and exit")
     args = ap.parse_args()
+    if args.table:
+        print_table(args.out)
+        return
 
     cases = {}
     for p in sorted(glob.glob(os.path.join(root, "tests", "data", "chat", "cases", "*.json"))):
