@@ -2,6 +2,8 @@
 // states the scoping and the bounds). Expressions are in jinja_expr.cpp.
 #include "runtime/chat/jinja_eval.h"
 
+#include <cstdio>
+
 #include "runtime/chat/jinja_builtins.h"
 #include "runtime/chat/jinja_lexer.h"
 
@@ -86,6 +88,8 @@ Status Interpreter::Render(const DictData& variables, std::string* out) {
   flow_ = Flow::kNormal;
   depth_ = 0;
   steps_ = 0;
+  next_clock_check_ = 0;
+  start_ = std::chrono::steady_clock::now();
   located_ = false;
   Status s = Exec(tmpl_.body, out);
   scope_.reset();
@@ -102,10 +106,20 @@ Status Interpreter::Located(Status s, uint32_t line) {
   return Status(s.code(), Where(tmpl_.name, line) + s.message());
 }
 
-Status Interpreter::Step() {
-  if (++steps_ > opts_.limits.max_steps) {
+Status Interpreter::Charge(uint64_t steps) {
+  steps_ += steps;
+  if (steps_ > opts_.limits.max_steps) {
     return InvalidArgument("the template took more than " + std::to_string(opts_.limits.max_steps) +
                            " evaluation steps");
+  }
+  if (steps_ >= next_clock_check_ && opts_.limits.max_seconds > 0) {
+    next_clock_check_ = steps_ + 1024;
+    const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - start_;
+    if (spent.count() > opts_.limits.max_seconds) {
+      char limit[32];
+      std::snprintf(limit, sizeof limit, "%g", opts_.limits.max_seconds);
+      return InvalidArgument(std::string("the template took more than ") + limit + " seconds");
+    }
   }
   return Status::Ok();
 }

@@ -13,10 +13,12 @@
 //
 // Hardening: every bound is an error (a Status naming the template line),
 // never a crash or a hang: nesting depth (expressions, statements and macro
-// calls together), evaluation steps (time), output and string size, list
+// calls together), evaluation steps (each node, loop iteration and item a
+// builtin iterates is one), wall-clock time, output and string size, list
 // length (range(10**12), [0] * 10**12) and the number of namespaces.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -33,7 +35,8 @@ struct RenderLimits {
   size_t max_output_bytes = size_t{64} << 20;  // the rendering, and any one string
   size_t max_list_items = size_t{1} << 20;     // range(), list * n, joins of generators
   int max_depth = 400;                         // nested evaluation: statements, expressions, calls
-  uint64_t max_steps = 20'000'000;             // evaluated nodes (bounds the time)
+  uint64_t max_steps = 20'000'000;             // evaluated nodes, loop iterations, items iterated
+  double max_seconds = 20.0;                   // wall-clock time, checked every 1024 steps; 0: none
   size_t max_namespaces = 100'000;
 };
 
@@ -105,7 +108,8 @@ class Interpreter {
   // Runs a macro body in a fresh scope below `closure` (or the root when it is gone).
   Status RunMacro(const Stmt& def, const std::weak_ptr<Scope>& closure, CallArgs& args,
                   const Value& caller, Value* out);
-  Status Step();
+  Status Step() { return Charge(1); }
+  Status Charge(uint64_t steps);  // counts steps against max_steps and max_seconds
   Status Located(Status s, uint32_t line);
 
   const Template& tmpl_;
@@ -117,6 +121,8 @@ class Interpreter {
   Flow flow_ = Flow::kNormal;
   int depth_ = 0;
   uint64_t steps_ = 0;
+  uint64_t next_clock_check_ = 0;  // steps_ at which to look at the clock again
+  std::chrono::steady_clock::time_point start_;
   bool located_ = false;                // the pending error already names its line
   const Value* block_input_ = nullptr;  // the body of a filter block / block set
 };

@@ -185,6 +185,12 @@ Status Interpreter::GetItem(const Value& obj, const Value& key, Value* out) {
 
 Status Interpreter::Iterate(const Value& v, std::vector<Value>* out) {
   out->clear();
+  // Every item costs a step: filters over big lists in a loop cannot run unbounded.
+  size_t n = 0;
+  if (v.is_list()) n = v.list().items.size();
+  if (v.is_dict()) n = v.dict().size();
+  if (v.is_string()) n = v.str().size();
+  EMBER_RETURN_IF_ERROR(Charge(n));
   switch (v.kind()) {
     case Kind::kUndefined:
       return Status::Ok();

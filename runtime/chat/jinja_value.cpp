@@ -95,6 +95,7 @@ Status Value::Dict(std::shared_ptr<DictData> dict, Value* out) {
   int depth = 0;
   for (const auto& [k, x] : dict->items) depth = std::max({depth, k.depth(), x.depth()});
   if (depth + 1 > kMaxValueDepth) return TooDeep();
+  dict->depth = depth + 1;
   *out = Value();
   out->kind_ = Kind::kDict;
   out->obj_ = std::move(dict);
@@ -122,12 +123,7 @@ const void* Value::identity() const {
 
 int Value::depth() const {
   if (kind_ == Kind::kList) return list().depth;
-  if (kind_ == Kind::kDict) {
-    // Dicts do not cache their depth (DictData is filled before Value::Dict checks it).
-    int d = 0;
-    for (const auto& [k, x] : dict().items) d = std::max({d, k.depth(), x.depth()});
-    return d + 1;
-  }
+  if (kind_ == Kind::kDict) return dict().depth;
   return 0;
 }
 

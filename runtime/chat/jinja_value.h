@@ -144,6 +144,7 @@ struct ListData : Object {
 struct DictData : Object {
   std::vector<std::pair<Value, Value>> items;
   std::unordered_map<std::string, size_t> string_index;  // string key -> position in items
+  int depth = 1;                                         // nesting, set when Value::Dict wraps it
 
   const Value* Find(const Value& key) const;
   const Value* Find(std::string_view key) const;

@@ -248,6 +248,18 @@ TEST_CASE("jinja errors: hostile templates hit a bound and not the machine", "[c
       Code::kInvalidArgument, "more than 100 namespaces");
   CheckError(RenderLimited("{% macro f(n) %}{{ f(n) ~ f(n) }}{% endmacro %}{{ f(1) }}", small),
              Code::kInvalidArgument, "nesting deeper than");
+  // Work inside builtins counts too: every item a filter iterates is a step.
+  CheckError(RenderLimited("{% set big = range(100000)|list %}{% for i in range(100000) %}"
+                           "{% set x = big|join %}{% endfor %}",
+                           small),
+             Code::kInvalidArgument, "evaluation steps");
+  ember::jinja::RenderLimits clock;
+  clock.max_steps = UINT64_MAX;
+  clock.max_seconds = 0.05;
+  CheckError(RenderLimited("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}"
+                           "{% endfor %}",
+                           clock),
+             Code::kInvalidArgument, "the template took more than 0.05 seconds");
   small.max_depth = 50;
   CheckError(RenderLimited("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(1) }}", small),
              Code::kInvalidArgument, "nesting deeper than 50 levels");
