@@ -610,10 +610,10 @@ typedef struct ember_chat_template_params {
   int32_t enable_thinking;    /* -1 (default): the variable is undefined; 0: false; 1: true */
   const char* bos_token;      /* the variables bos_token and eos_token; NULL: "" */
   const char* eos_token;
-  const char* tools_json;     /* a JSON array, the variable tools; NULL (default): undefined */
-  const char* extra_json;     /* a JSON object of more variables (chat_template_kwargs), or NULL */
-  int64_t now_unix;           /* strftime_now's clock in seconds, UTC; -1 (default): now */
-  const char* name;           /* names the template in errors; NULL: "chat template" */
+  const char* tools_json; /* a JSON array, the variable tools; NULL (default): undefined */
+  const char* extra_json; /* a JSON object of more variables (chat_template_kwargs), or NULL */
+  int64_t now_unix;       /* strftime_now's clock in seconds, UTC; -1 (default): now */
+  const char* name;       /* names the template in errors; NULL: "chat template" */
 } ember_chat_template_params;
 
 ember_chat_template_params ember_chat_template_default_params(void);

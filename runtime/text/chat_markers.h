@@ -3,8 +3,8 @@
 // Chat templates close each message with a marker token written right after
 // the message's content: `message['content'] + '<|im_end|>'`,
 // `{{ content | trim }}<end_of_turn>`, `content + '<|eot_id|>'`. A model that
-// finishes its answer produces that marker, so it ends generation. ember has no
-// Jinja engine; this scan is a heuristic on the template text:
+// finishes its answer produces that marker, so it ends generation. This scan
+// is a heuristic on the template text, which needs no rendering:
 //   - look at the text after each occurrence of "content", up to the next
 //     "{%" (a control block: what follows is another branch) or 120 bytes;
 //   - the first special-looking token there (<...>, [..], or the variable
