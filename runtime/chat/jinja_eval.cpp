@@ -61,7 +61,7 @@ class Macro : public Callable {
   const char* type_name() const override { return "Macro"; }
   std::string name() const override { return name_; }
   Status Call(Interpreter& in, CallArgs& args, Value* out) override {
-    return in.RunMacro(*def_, closure_, args, Value(), out);
+    return in.RunMacro(*def_, closure_, args, out);
   }
 
  private:
@@ -406,7 +406,7 @@ Status Interpreter::ExecFilterBlock(const Stmt& s, std::string* out) {
 }
 
 Status Interpreter::RunMacro(const Stmt& def, const std::weak_ptr<Scope>& closure, CallArgs& args,
-                             const Value& /*caller*/, Value* out) {
+                             Value* out) {
   const std::string& name = def.kind == StmtKind::kMacro ? def.name : "caller";
   auto scope = std::make_shared<Scope>();
   scope->parent = closure.lock();

@@ -33,7 +33,7 @@ namespace ember::jinja {
 
 struct RenderLimits {
   size_t max_output_bytes = size_t{64} << 20;  // the rendering, and any one string
-  size_t max_list_items = size_t{1} << 20;     // range(), list * n, joins of generators
+  size_t max_list_items = size_t{1} << 20;     // list * n, list + list
   int max_depth = 400;                         // nested evaluation: statements, expressions, calls
   uint64_t max_steps = 20'000'000;             // evaluated nodes, loop iterations, items iterated
   double max_seconds = 20.0;                   // wall-clock time, checked every 1024 steps; 0: none
@@ -105,9 +105,9 @@ class Interpreter {
   Status Print(const Value& v, std::string* out);
   Status Assign(const std::vector<std::string>& targets, bool unpack, const Value& v, Scope* scope);
   Status Lookup(const std::string& name, Value* out);
-  // Runs a macro body in a fresh scope below `closure` (or the root when it is gone).
-  Status RunMacro(const Stmt& def, const std::weak_ptr<Scope>& closure, CallArgs& args,
-                  const Value& caller, Value* out);
+  // Runs a macro body (or a call block's, as `caller`) in a fresh scope below `closure`, or
+  // below the root when that scope is gone. A keyword argument `caller` becomes the variable.
+  Status RunMacro(const Stmt& def, const std::weak_ptr<Scope>& closure, CallArgs& args, Value* out);
   Status Step() { return Charge(1); }
   Status Charge(uint64_t steps);  // counts steps against max_steps and max_seconds
   Status Located(Status s, uint32_t line);
