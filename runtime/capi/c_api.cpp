@@ -19,6 +19,62 @@
 
 using namespace ember::capi;
 
+namespace ember::capi {
+
+ember_status GenerateParamsFromC(const ember_generate_params& p, ember::GenerateParams* gp) {
+  EMBER_REQUIRE_ARG(p.n_stop == 0 || p.stop != nullptr, "ember_generate: stop is NULL");
+  gp->n_predict = p.n_predict;
+  gp->ignore_eos = p.ignore_eos;
+  for (size_t i = 0; i < p.n_stop; ++i) {
+    EMBER_REQUIRE_ARG(p.stop[i] != nullptr, "ember_generate: a stop string is NULL");
+    gp->stop.emplace_back(p.stop[i]);
+  }
+  gp->n_probs = p.n_probs;
+  gp->logprobs = p.logprobs;
+  gp->beams = p.beams;
+  gp->length_penalty = p.length_penalty;
+  gp->reuse_prefix = p.reuse_prefix;
+  if (p.sampler != nullptr) {
+    gp->chain = SamplerChainOf(p.sampler);
+  } else {
+    // The v0 meaning of temperature: a plain softmax(logits / T) draw.
+    EMBER_REQUIRE_ARG(p.temperature >= 0.0f, "temperature must be >= 0");
+    gp->sampling = ember::SamplingParams();
+    gp->sampling.temperature = p.temperature;
+    gp->sampling.top_k = 0;
+    gp->sampling.top_p = 1.0f;
+    gp->sampling.min_p = 0.0f;
+    gp->sampling.seed = p.seed;
+  }
+  return EMBER_OK;
+}
+
+void StatsToC(const ember::GenerateResult& r, const std::vector<std::string>& stop,
+              ember_generate_stats* stats) {
+  stats->n_prompt = static_cast<int32_t>(r.n_prompt);
+  stats->n_reused = static_cast<int32_t>(r.n_reused);
+  stats->n_gen = static_cast<int32_t>(r.tokens.size());
+  stats->finish_reason = static_cast<ember_finish_reason>(r.finish);
+  stats->stop_index = -1;
+  for (size_t i = 0; i < stop.size(); ++i) {
+    if (r.finish == ember::FinishReason::kStop && stop[i] == r.stop) {
+      stats->stop_index = static_cast<int32_t>(i);
+      break;
+    }
+  }
+  stats->logprob = r.logprob;
+  stats->prefill_seconds = r.prefill_seconds;
+  stats->decode_seconds = r.decode_seconds;
+  // Tokens found in the cache (reuse_prefix) were not computed.
+  stats->prefill_tokens_per_second =
+      r.prefill_seconds > 0 ? static_cast<double>(r.n_prompt - r.n_reused) / r.prefill_seconds
+                            : 0.0;
+  stats->decode_tokens_per_second =
+      r.decode_seconds > 0 ? static_cast<double>(r.n_decode_evals) / r.decode_seconds : 0.0;
+}
+
+}  // namespace ember::capi
+
 namespace {
 
 // log softmax(logits)[id], in double until the end.
@@ -32,32 +88,10 @@ float LogProbOf(const float* logits, size_t n_vocab, int32_t id) {
 ember_status GenerateIds(ember_session* session, const int32_t* prompt, size_t n_prompt,
                          const ember_generate_params* params, ember_piece_fn on_piece,
                          void* user_data, ember_generate_stats* stats) {
-  ember_generate_params p = params ? *params : ember_generate_default_params();
-  EMBER_REQUIRE_ARG(p.n_stop == 0 || p.stop != nullptr, "ember_generate: stop is NULL");
+  const ember_generate_params p = params ? *params : ember_generate_default_params();
   ember::GenerateParams gp;
-  gp.n_predict = p.n_predict;
-  gp.ignore_eos = p.ignore_eos;
-  for (size_t i = 0; i < p.n_stop; ++i) {
-    EMBER_REQUIRE_ARG(p.stop[i] != nullptr, "ember_generate: a stop string is NULL");
-    gp.stop.emplace_back(p.stop[i]);
-  }
-  gp.n_probs = p.n_probs;
-  gp.logprobs = p.logprobs;
-  gp.beams = p.beams;
-  gp.length_penalty = p.length_penalty;
-  gp.reuse_prefix = p.reuse_prefix;
-  if (p.sampler != nullptr) {
-    gp.chain = SamplerChainOf(p.sampler);
-  } else {
-    // The v0 meaning of temperature: a plain softmax(logits / T) draw.
-    EMBER_REQUIRE_ARG(p.temperature >= 0.0f, "temperature must be >= 0");
-    gp.sampling = ember::SamplingParams();
-    gp.sampling.temperature = p.temperature;
-    gp.sampling.top_k = 0;
-    gp.sampling.top_p = 1.0f;
-    gp.sampling.min_p = 0.0f;
-    gp.sampling.seed = p.seed;
-  }
+  const ember_status parsed = GenerateParamsFromC(p, &gp);
+  if (parsed != EMBER_OK) return parsed;
   std::string piece_copy;  // the header promises a NUL after the piece
   ember::PieceFn fn = [&](std::string_view piece, int32_t token) {
     if (on_piece == nullptr) return true;
@@ -84,28 +118,7 @@ ember_status GenerateIds(ember_session* session, const int32_t* prompt, size_t n
   ember_status s = Report(ember::Generate(
       *session->session, std::vector<int32_t>(prompt, prompt + n_prompt), gp, fn, token_fn, &r));
   if (s != EMBER_OK) return s;
-  if (stats) {
-    stats->n_prompt = static_cast<int32_t>(r.n_prompt);
-    stats->n_reused = static_cast<int32_t>(r.n_reused);
-    stats->n_gen = static_cast<int32_t>(r.tokens.size());
-    stats->finish_reason = static_cast<ember_finish_reason>(r.finish);
-    stats->stop_index = -1;
-    for (size_t i = 0; i < gp.stop.size(); ++i) {
-      if (r.finish == ember::FinishReason::kStop && gp.stop[i] == r.stop) {
-        stats->stop_index = static_cast<int32_t>(i);
-        break;
-      }
-    }
-    stats->logprob = r.logprob;
-    stats->prefill_seconds = r.prefill_seconds;
-    stats->decode_seconds = r.decode_seconds;
-    // Tokens found in the cache (reuse_prefix) were not computed.
-    stats->prefill_tokens_per_second =
-        r.prefill_seconds > 0 ? static_cast<double>(r.n_prompt - r.n_reused) / r.prefill_seconds
-                              : 0.0;
-    stats->decode_tokens_per_second =
-        r.decode_seconds > 0 ? static_cast<double>(r.n_decode_evals) / r.decode_seconds : 0.0;
-  }
+  if (stats) StatsToC(r, gp.stop, stats);
   return EMBER_OK;
 }
 
@@ -499,6 +512,10 @@ int32_t ember_session_n_threads_batch(const ember_session* session) {
 
 int32_t ember_session_n_past(const ember_session* session) {
   return session ? static_cast<int32_t>(session->session->n_past()) : 0;
+}
+
+int32_t ember_session_n_ctx(const ember_session* session) {
+  return session ? static_cast<int32_t>(session->session->n_ctx()) : 0;
 }
 
 int32_t ember_session_n_dropped(const ember_session* session) {

@@ -12,6 +12,7 @@
 
 #include "ember.h"
 #include "platform/status.h"
+#include "runtime/decoding/generate.h"
 #include "runtime/model/model.h"
 #include "runtime/session/session.h"
 #include "sampling/chain.h"
@@ -107,5 +108,13 @@ ember_status Guard(F&& f) {
 
 #define EMBER_REQUIRE_ARG(cond, what) \
   if (!(cond)) return Fail(EMBER_ERR_INVALID_ARGUMENT, what)
+
+// ember_generate_params -> GenerateParams (stop strings, sampler or the plain
+// temperature draw), checked; the caller runs it inside Guard.
+ember_status GenerateParamsFromC(const ember_generate_params& p, ember::GenerateParams* gp);
+// A generation's outcome as ember_generate_stats (stop: the stop strings, for
+// stop_index).
+void StatsToC(const ember::GenerateResult& r, const std::vector<std::string>& stop,
+              ember_generate_stats* stats);
 
 }  // namespace ember::capi
