@@ -306,8 +306,9 @@ const float* ember_session_logits(const ember_session* session);
 int32_t ember_session_n_threads(const ember_session* session);
 int32_t ember_session_n_threads_batch(const ember_session* session);
 
-/* Tokens in the context. */
+/* Tokens in the context, and how many it holds. */
 int32_t ember_session_n_past(const ember_session* session);
+int32_t ember_session_n_ctx(const ember_session* session);
 
 /* Tokens dropped by context shifts so far, and bytes of the KV cache. */
 int32_t ember_session_n_dropped(const ember_session* session);
@@ -563,6 +564,202 @@ ember_status ember_generate_text(ember_session* session, const char* prompt,
                                  const ember_generate_params* params, ember_piece_fn on_piece,
                                  void* user_data, ember_generate_stats* stats);
 
+/* ---- Chat -------------------------------------------------------------- */
+
+/* Instruct models expect their chat template (Jinja, in the GGUF's
+ * tokenizer.chat_template) around each message. ember renders it as Hugging
+ * Face transformers does (docs/CHAT.md). */
+
+/* How ember_chat_template_render renders (docs/CHAT.md). */
+typedef struct ember_chat_template_params {
+  bool add_generation_prompt; /* end with the assistant turn's header; default true */
+  int32_t enable_thinking;    /* -1 (default): the variable is undefined; 0: false; 1: true */
+  const char* bos_token;      /* the variables bos_token and eos_token; NULL: "" */
+  const char* eos_token;
+  const char* tools_json; /* a JSON array, the variable tools; NULL (default): undefined */
+  const char* extra_json; /* a JSON object of more variables (chat_template_kwargs), or NULL */
+  int64_t now_unix;       /* strftime_now's clock in seconds, UTC; -1 (default): now */
+  const char* name;       /* names the template in errors; NULL: "chat template" */
+} ember_chat_template_params;
+
+ember_chat_template_params ember_chat_template_default_params(void);
+
+/* Renders the Jinja chat template tmpl (NUL-terminated UTF-8, e.g. a model's
+ * "tokenizer.chat_template" from ember_model_meta_string) for messages_json, a
+ * JSON array of message objects {"role", "content", ...}, as Hugging Face
+ * transformers renders it with Python's jinja2, and writes the text and a NUL
+ * into buf. *needed (if not NULL) always gets the size needed, the NUL
+ * included; when buf_size is less, returns EMBER_ERR_BUFFER_TOO_SMALL and
+ * writes nothing. The template is parsed on every call and nothing is kept;
+ * the strings are only read during the call. params may be NULL (defaults). A
+ * template that does not parse is EMBER_ERR_BAD_FORMAT; one that raises
+ * (raise_exception) or fails while rendering, and malformed JSON, are
+ * EMBER_ERR_INVALID_ARGUMENT; ember_last_error() names the template line. */
+ember_status ember_chat_template_render(const char* tmpl, const char* messages_json,
+                                        const ember_chat_template_params* params, char* buf,
+                                        size_t buf_size, size_t* needed);
+
+/* The template a model's chats use, NUL-terminated, into buf: the GGUF's
+ * tokenizer.chat_template (tokenizer.chat_template.NAME when template_name is
+ * not NULL) or, when the file has none, the built-in one its vocabulary's
+ * control tokens call for (see ember_chat_apply_template). *needed gets the
+ * size needed, the NUL included; when buf_size is less, returns
+ * EMBER_ERR_BUFFER_TOO_SMALL and writes nothing. *builtin (may be NULL) tells
+ * whether it is ember's built-in one. No template: EMBER_ERR_INVALID_ARGUMENT. */
+ember_status ember_chat_model_template(const ember_model* model, const char* template_name,
+                                       char* buf, size_t buf_size, size_t* needed, bool* builtin);
+
+typedef struct ember_chat_message {
+  const char* role;    /* "system", "user", "assistant" or "tool" */
+  const char* content; /* UTF-8 */
+} ember_chat_message;
+
+/* Renders n_messages messages with a chat template into buf (UTF-8, then a
+ * NUL): template_source if not NULL, else the model's own template (the GGUF's
+ * tokenizer.chat_template, or tokenizer.chat_template.NAME when template_name
+ * is not NULL). A model whose file has no template gets the built-in one its
+ * vocabulary's control tokens call for (Gemma's <start_of_turn>, Llama 3's
+ * <|start_header_id|>, ChatML's <|im_start|>), where llama.cpp would use
+ * ChatML whatever the model. bos_token and eos_token are the model's.
+ * add_generation_prompt: end with what opens the assistant's reply. *needed gets the size needed,
+ * the NUL included; when buf_size is less, returns EMBER_ERR_BUFFER_TOO_SMALL and writes nothing. A
+ * template that does not parse: EMBER_ERR_BAD_FORMAT; a model without a template, an unknown role,
+ * invalid UTF-8, a template that raises an exception: EMBER_ERR_INVALID_ARGUMENT
+ * (EMBER_ERR_UNSUPPORTED for a template feature ember does not implement); the message names the
+ * line. */
+ember_status ember_chat_apply_template(const ember_model* model, const char* template_source,
+                                       const char* template_name,
+                                       const ember_chat_message* messages, size_t n_messages,
+                                       bool add_generation_prompt, char* buf, size_t buf_size,
+                                       size_t* needed);
+
+/* The same rendering as the tokens a chat feeds the model: special tokens
+ * parsed, BOS (EOS) added as the model says, after taking off a BOS (EOS) the
+ * template wrote itself, so that it is not there twice (as llama.cpp does).
+ * *n_tokens gets their number; when capacity is less, returns
+ * EMBER_ERR_BUFFER_TOO_SMALL and writes nothing. */
+ember_status ember_chat_prompt_tokens(const ember_model* model, const char* template_source,
+                                      const char* template_name, const ember_chat_message* messages,
+                                      size_t n_messages, bool add_generation_prompt,
+                                      int32_t* tokens, size_t capacity, size_t* n_tokens);
+
+/* A conversation kept in a session: each ember_chat_send appends the user's
+ * message, renders the whole conversation with the template and computes only
+ * the tokens the session's cache does not hold yet (the new message), then
+ * generates the reply and appends it. When the conversation would leave no
+ * room for a reply, its oldest turns are dropped (never the system message,
+ * never half a turn). Replies of reasoning models come in two channels: the
+ * reasoning (between the template's thinking markers) and the answer. */
+typedef struct ember_chat ember_chat;
+
+typedef struct ember_chat_params {
+  const char* system;          /* the system message; NULL or "": none */
+  const char* template_source; /* NULL: the model's template */
+  const char* template_name;   /* NULL: tokenizer.chat_template; else .NAME */
+  /* Reasoning tokens after which the thinking section is closed (the close
+   * marker is written into the context and the model answers); -1: no limit. */
+  int32_t reasoning_budget;
+  /* The template variable enable_thinking: -1 (default) leaves it undefined
+   * (the template's default), 0 false, 1 true. */
+  int32_t enable_thinking;
+} ember_chat_params;
+
+ember_chat_params ember_chat_default_params(void);
+
+/* Creates a conversation in `session`, which it borrows (the session and its
+ * model must outlive the chat; one chat per session). The template is parsed
+ * here: an error names its line. */
+ember_status ember_chat_create(ember_session* session, const ember_chat_params* params,
+                               ember_chat** out);
+void ember_chat_free(ember_chat* chat); /* NULL is fine; the session stays */
+
+/* Which template the chat renders with, e.g. "tokenizer.chat_template" or
+ * "ember's built-in gemma template (the model has none)"; owned by the chat. */
+const char* ember_chat_template_name(const ember_chat* chat);
+
+/* The reply as it is generated: piece holds len bytes of complete UTF-8 and a
+ * NUL, valid during the call; reasoning tells which channel it belongs to.
+ * Return false to stop the reply (it is kept as far as it got; finish reason
+ * EMBER_FINISH_CANCELLED). */
+typedef bool (*ember_chat_piece_fn)(const char* piece, size_t len, bool reasoning, void* user_data);
+
+typedef struct ember_chat_stats {
+  ember_generate_stats gen;   /* n_prompt: the whole rendered conversation */
+  int32_t n_reasoning;        /* reply tokens inside the reasoning section */
+  bool reasoning_budget_hit;  /* the budget closed the reasoning */
+  int32_t n_dropped_messages; /* old messages dropped to make room */
+  double first_token_seconds; /* from the call to the reply's first piece */
+} ember_chat_stats;
+
+/* Sends a user message and generates the reply. params as for ember_generate
+ * (NULL: defaults; reuse_prefix and beams are ignored: a chat always reuses
+ * its prefix and samples); on_piece and stats may be NULL. ember_session_cancel
+ * stops the reply as a callback's false does. A message that is not valid
+ * UTF-8, or that does not fit in the context even alone, is an error that
+ * leaves the conversation unchanged. */
+ember_status ember_chat_send(ember_chat* chat, const char* user_message,
+                             const ember_generate_params* params, ember_chat_piece_fn on_piece,
+                             void* user_data, ember_chat_stats* stats);
+
+/* The tokens of the prompt the last ember_chat_send computed from (the whole
+ * conversation rendered by the template), for checking the templating:
+ * *n_tokens gets their number; when capacity is less, returns
+ * EMBER_ERR_BUFFER_TOO_SMALL and writes nothing. */
+ember_status ember_chat_last_prompt(const ember_chat* chat, int32_t* tokens, size_t capacity,
+                                    size_t* n_tokens);
+
+/* Back to the system message alone. */
+void ember_chat_reset(ember_chat* chat);
+
+/* Messages so far (the system message included). */
+size_t ember_chat_n_messages(const ember_chat* chat);
+
+/* Message i's role, content and reasoning ("" if none), owned by the chat and
+ * valid until the next call that changes it (send, reset, load, free). */
+ember_status ember_chat_get_message(const ember_chat* chat, size_t i, const char** role,
+                                    const char** content, const char** reasoning);
+
+/* Saves the messages to a JSON file ({"messages": [{role, content,
+ * reasoning_content?}]}), written to a temporary file and renamed. */
+ember_status ember_chat_save(const ember_chat* chat, const char* path);
+
+/* Replaces the messages with a saved conversation's (the next send computes
+ * what the session's cache does not hold). A file that cannot be read or
+ * parsed, or a message with an unknown role, is an error that leaves the chat
+ * unchanged. */
+ember_status ember_chat_load(ember_chat* chat, const char* path);
+
+/* Self-consistency: k replies sampled from one prompt (computed once), each
+ * split into reasoning and content at the model's thinking markers (those of
+ * its chat template), and the final answer most of them state (a \boxed{}
+ * argument, what follows "answer is", else the last number, else the last
+ * line; docs/CHAT.md). */
+typedef struct ember_consistency_sample {
+  int32_t index;         /* 0 .. k-1 */
+  const char* reasoning; /* "" if none */
+  const char* content;   /* the reply after its reasoning */
+  const char* answer;    /* the final answer read off content, normalised; "" if none */
+  ember_finish_reason finish_reason;
+  int32_t n_gen;
+} ember_consistency_sample;
+
+/* Called after each sample (strings valid during the call); false stops the
+ * sampling, and the samples so far vote. */
+typedef bool (*ember_consistency_fn)(const ember_consistency_sample* sample, void* user_data);
+
+/* Samples k >= 1 replies to prompt as ember_generate would (params: NULL for
+ * defaults; sample i draws with the sampler's specs seeded with params->seed +
+ * i, or with the plain temperature draw; beams are not allowed) and writes the
+ * winning answer (most votes, ties to the one reached first; replies without
+ * an answer do not vote) into answer with a NUL, *needed getting the size
+ * needed (EMBER_ERR_BUFFER_TOO_SMALL when answer_size is less; the sampling
+ * is not repeated: call with a large enough buffer) and *votes (may be NULL)
+ * its votes. The context holds the prompt and the last sample afterwards. */
+ember_status ember_self_consistency(ember_session* session, const int32_t* prompt, size_t n_prompt,
+                                    const ember_generate_params* params, int32_t k,
+                                    ember_consistency_fn on_sample, void* user_data, char* answer,
+                                    size_t answer_size, size_t* needed, int32_t* votes);
+
 /* ---- Quantization ------------------------------------------------------ */
 
 /* Called with the fraction done and the tensor being converted; false cancels. */
@@ -601,37 +798,6 @@ typedef struct ember_quantize_params {
 ember_quantize_params ember_quantize_default_params(void);
 ember_status ember_quantize_ex(const char* in_path, const char* out_path,
                                const ember_quantize_params* params);
-
-/* ---- Chat templates ---------------------------------------------------- */
-
-/* How ember_chat_template_render renders (docs/CHAT.md). */
-typedef struct ember_chat_template_params {
-  bool add_generation_prompt; /* end with the assistant turn's header; default true */
-  int32_t enable_thinking;    /* -1 (default): the variable is undefined; 0: false; 1: true */
-  const char* bos_token;      /* the variables bos_token and eos_token; NULL: "" */
-  const char* eos_token;
-  const char* tools_json; /* a JSON array, the variable tools; NULL (default): undefined */
-  const char* extra_json; /* a JSON object of more variables (chat_template_kwargs), or NULL */
-  int64_t now_unix;       /* strftime_now's clock in seconds, UTC; -1 (default): now */
-  const char* name;       /* names the template in errors; NULL: "chat template" */
-} ember_chat_template_params;
-
-ember_chat_template_params ember_chat_template_default_params(void);
-
-/* Renders the Jinja chat template tmpl (NUL-terminated UTF-8, e.g. a model's
- * "tokenizer.chat_template" from ember_model_meta_string) for messages_json, a
- * JSON array of message objects {"role", "content", ...}, as Hugging Face
- * transformers renders it with Python's jinja2, and writes the text and a NUL
- * into buf. *needed (if not NULL) always gets the size needed, the NUL
- * included; when buf_size is less, returns EMBER_ERR_BUFFER_TOO_SMALL and
- * writes nothing. The template is parsed on every call and nothing is kept;
- * the strings are only read during the call. params may be NULL (defaults). A
- * template that does not parse is EMBER_ERR_BAD_FORMAT; one that raises
- * (raise_exception) or fails while rendering, and malformed JSON, are
- * EMBER_ERR_INVALID_ARGUMENT; ember_last_error() names the template line. */
-ember_status ember_chat_template_render(const char* tmpl, const char* messages_json,
-                                        const ember_chat_template_params* params, char* buf,
-                                        size_t buf_size, size_t* needed);
 
 #ifdef __cplusplus
 }

@@ -58,6 +58,12 @@ int TemplateCommand(int argc, char** argv) {
       {"--no-generation-prompt", "", "", "add_generation_prompt = false (default true)"},
       {"--enable-thinking", "", "0|1", "the variable enable_thinking (default: undefined)"},
       {"--now", "", "SECONDS", "strftime_now's clock, Unix seconds UTC (default: now)"},
+      {"--print-template", "", "",
+       "print the template itself instead (with -m: the model's, or ember's built-in one when "
+       "the file has none)"},
+      {"--json", "", "",
+       "with --print-template: one JSON object (template, name, builtin, bos_token, eos_token, "
+       "add_bos)"},
   };
   Args args;
   if (!args.Parse("template",
@@ -70,12 +76,17 @@ int TemplateCommand(int argc, char** argv) {
   if (args.Has("--model") == args.Has("--template")) {
     throw UsageError{"give exactly one of -m MODEL and --template FILE"};
   }
-  if (!args.Has("--messages")) throw UsageError{"--messages FILE.json is required"};
+  const bool print_template = args.Has("--print-template");
+  if (!args.Has("--messages") && !print_template) {
+    throw UsageError{"--messages FILE.json is required"};
+  }
+  if (args.Has("--json") && !print_template) throw UsageError{"--json needs --print-template"};
   if (args.Has("--name") && !args.Has("--model")) {
     throw UsageError{"--name selects a model's named template: it needs -m MODEL"};
   }
 
   std::string tmpl, name, bos, eos;
+  bool builtin = false, add_bos = false;
   if (args.Has("--template")) {
     name = args.Get("--template");
     tmpl = ReadTextFile(name);
@@ -84,24 +95,36 @@ int TemplateCommand(int argc, char** argv) {
     ModelPtr model(LoadModel(path, /*vocab_only=*/true));
     const std::string key =
         "tokenizer.chat_template" + (args.Has("--name") ? "." + args.Get("--name") : "");
+    const std::string template_name = args.Get("--name");
+    const char* tname = args.Has("--name") ? template_name.c_str() : nullptr;
     size_t n = 0;
-    if (ember_model_meta_string(model.get(), key.c_str(), nullptr, 0, &n) !=
+    if (ember_chat_model_template(model.get(), tname, nullptr, 0, &n, &builtin) !=
         EMBER_ERR_BUFFER_TOO_SMALL) {
-      throw UsageError{path + " has no chat template ('" + key +
-                       "'); give one with --template FILE"};
+      throw UsageError{path + ": " + ember_last_error() + " (give one with --template FILE)"};
     }
     tmpl.resize(n);
-    Check(ember_model_meta_string(model.get(), key.c_str(), tmpl.data(), tmpl.size(), &n),
+    Check(ember_chat_model_template(model.get(), tname, tmpl.data(), tmpl.size(), &n, &builtin),
           "chat template");
     tmpl.resize(n - 1);
     ember_model_info info;
     Check(ember_model_get_info(model.get(), &info), "model info");
     bos = SpecialTokenText(model.get(), info.bos_token);
     eos = SpecialTokenText(model.get(), info.eos_token);
-    name = path + ":" + key;
+    name = builtin ? "ember's built-in template" : path + ":" + key;
+    add_bos = info.add_bos;
   }
   bos = args.Get("--bos", bos);
   eos = args.Get("--eos", eos);
+  if (print_template) {
+    if (args.Has("--json")) {
+      const json info = {{"template", tmpl}, {"name", name},     {"builtin", builtin},
+                         {"bos_token", bos}, {"eos_token", eos}, {"add_bos", add_bos}};
+      std::printf("%s\n", info.dump().c_str());
+    } else {
+      std::fwrite(tmpl.data(), 1, tmpl.size(), stdout);
+    }
+    return 0;
+  }
 
   // The conversation: an array, or a request-like object.
   const json doc = ParseJsonFile(args.Get("--messages"));
