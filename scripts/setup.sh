@@ -13,6 +13,8 @@ packages=(
   clang-format python3 python3-pip
   time  # /usr/bin/time -v: peak RSS in bench/compare.sh
   llvm-14  # llvm-mca-14: bench/mca/mca_arm.py (ARM kernel cost on paper)
+  libedit-dev  # ember chat: line editing and history
+  tmux  # tests that drive ember chat as a person would
 )
 
 missing=()

@@ -377,4 +377,26 @@ void ApplyKvOptions(const Args& args, int32_t n_prompt, ember_session_params* sp
     sp->n_keep = keep < 0 ? n_prompt : static_cast<int32_t>(keep);
   }
 }
+
+const OptionSpec kTemplateOption = {
+    "--template", "", "NAME|FILE",
+    "the chat template: a Jinja file, or the name of one in the model "
+    "(tokenizer.chat_template.NAME); default: the model's own"};
+
+void GetTemplate(const Args& args, std::string* source, std::string* name) {
+  source->clear();
+  name->clear();
+  if (!args.Has("--template")) return;
+  const std::string t = args.Get("--template");
+  if (t.empty()) throw UsageError{"--template needs a file or a name"};
+  if (std::FILE* f = std::fopen(t.c_str(), "rb")) {
+    std::fclose(f);
+    *source = ReadTextFile(t);
+  } else if (t.find('/') != std::string::npos || t.find('.') != std::string::npos) {
+    throw UsageError{"--template: cannot read " + t};
+  } else {
+    *name = t;
+  }
+}
+
 }  // namespace cli

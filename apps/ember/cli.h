@@ -80,6 +80,7 @@ extern const OptionSpec kFileOption;
 
 // Subcommands: return the process exit code.
 int RunCommand(int argc, char** argv);
+int ChatCommand(int argc, char** argv);
 int TokenizeCommand(int argc, char** argv);
 int EvalCommand(int argc, char** argv);
 int InfoCommand(int argc, char** argv);
@@ -137,6 +138,12 @@ std::vector<OptionSpec> KvOptions(bool with_keep);
 // value, or n_prompt for -1 ("the whole prompt", as llama.cpp's --keep -1).
 // Range errors (keep >= n_ctx) are left to ember_session_create.
 void ApplyKvOptions(const Args& args, int32_t n_prompt, ember_session_params* sp);
+// --template NAME|FILE: a Jinja file when one exists at that path (its text
+// goes to *source), else the name of a template in the model (*name:
+// tokenizer.chat_template.NAME). Both stay empty without the option.
+extern const OptionSpec kTemplateOption;
+void GetTemplate(const Args& args, std::string* source, std::string* name);
+
 // "f16", "q8" or "f32", as --kv-type spells it.
 const char* KvTypeLabel(ember_kv_type type);
 }  // namespace cli

@@ -1,4 +1,5 @@
 // ember run: stream generated text to stdout; logs and timings to stderr.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -59,6 +60,74 @@ std::string Piece(ember_model* model, int32_t id) {
   return std::string(buf, n);
 }
 
+struct ConsistencyState {
+  std::vector<std::string> answers;
+  std::string json_samples;
+};
+
+bool OnConsistencySample(const ember_consistency_sample* s, void* user_data) {
+  auto* st = static_cast<ConsistencyState*>(user_data);
+  st->answers.emplace_back(s->answer);
+  std::fprintf(stderr, "ember: sample %d: answer '%s' (%d tokens, %s)\n", s->index + 1, s->answer,
+               s->n_gen, ember_finish_reason_str(s->finish_reason));
+  char head[96];
+  std::snprintf(head, sizeof(head), "{\"index\":%d,\"n_gen\":%d,\"finish_reason\":\"%s\",",
+                s->index, s->n_gen, ember_finish_reason_str(s->finish_reason));
+  st->json_samples += (st->json_samples.empty() ? "" : ",") + std::string(head) + "\"answer\":\"" +
+                      JsonEscape(s->answer) + "\",\"reasoning\":\"" + JsonEscape(s->reasoning) +
+                      "\",\"content\":\"" + JsonEscape(s->content) + "\"}";
+  return true;
+}
+
+// --self-consistency K: the majority answer on stdout, the votes on stderr
+// (or everything as one JSON object).
+int RunSelfConsistency(ember_session* session, const std::vector<int32_t>& ids,
+                       const ember_generate_params& gp, int32_t k, bool json) {
+  ConsistencyState st;
+  std::string answer(4096, '\0');
+  size_t needed = 0;
+  int32_t votes = 0;
+  ember_status s =
+      ember_self_consistency(session, ids.data(), ids.size(), &gp, k, OnConsistencySample, &st,
+                             answer.data(), answer.size(), &needed, &votes);
+  Check(s, "self-consistency");
+  answer.resize(needed - 1);
+  // The tally as the library counts it: equal answers, empty ones not voting,
+  // most votes first and ties in the order first reached.
+  std::vector<std::pair<std::string, int>> tally;
+  for (const std::string& a : st.answers) {
+    if (a.empty()) continue;
+    auto it = std::find_if(tally.begin(), tally.end(), [&](const auto& t) { return t.first == a; });
+    if (it == tally.end()) {
+      tally.emplace_back(a, 1);
+    } else {
+      ++it->second;
+    }
+  }
+  std::stable_sort(tally.begin(), tally.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (json) {
+    std::string out = "{\"answer\":\"" + JsonEscape(answer) +
+                      "\",\"votes\":" + std::to_string(votes) + ",\"tally\":[";
+    for (size_t i = 0; i < tally.size(); ++i) {
+      out += (i ? "," : "") + std::string("{\"answer\":\"") + JsonEscape(tally[i].first) +
+             "\",\"votes\":" + std::to_string(tally[i].second) + "}";
+    }
+    out += "],\"samples\":[" + st.json_samples + "]}\n";
+    std::fputs(out.c_str(), stdout);
+  } else {
+    std::fprintf(stderr, "ember: votes:");
+    for (const auto& [a, n] : tally) std::fprintf(stderr, " '%s' %d;", a.c_str(), n);
+    std::fprintf(stderr, " %zu of %d samples gave an answer\n",
+                 st.answers.size() -
+                     static_cast<size_t>(std::count(st.answers.begin(), st.answers.end(), "")),
+                 k);
+    std::printf("%s\n", answer.c_str());
+  }
+  std::fflush(stdout);
+  return 0;
+}
+
 }  // namespace
 
 int RunCommand(int argc, char** argv) {
@@ -78,6 +147,14 @@ int RunCommand(int argc, char** argv) {
       {"--beams", "", "B", "beam search with B beams instead of sampling (1 = greedy)"},
       {"--length-penalty", "", "A", "beam score = logprob / length^A (default 1)"},
       {"--json", "", "", "print one JSON object at the end instead of streaming"},
+      {"--chat", "", "",
+       "send the prompt as a user message in the model's chat template (with --system, "
+       "--template); generation ends at the end of the turn"},
+      {"--system", "", "TEXT", "with --chat: a system message before it"},
+      kTemplateOption,
+      {"--self-consistency", "", "K",
+       "sample K replies and print the final answer most of them reach, with the votes "
+       "(reasoning split at the model's thinking markers; sample i uses --seed + i)"},
       {"--prompt-cache", "", "FILE",
        "load the session state from FILE if it exists, compute only the part of the prompt it "
        "does not hold, and save the state (prompt and reply) to FILE at the end"},
@@ -103,6 +180,16 @@ int RunCommand(int argc, char** argv) {
   const int64_t beams = args.GetInt("--beams", 0, 1, 64);
   const double length_penalty = args.GetDouble("--length-penalty", 1.0, 0.0, 10.0);
   const bool json = args.Has("--json");
+  const int64_t consistency = args.GetInt("--self-consistency", 0, 1, 1 << 16);
+  const bool chat = args.Has("--chat");
+  const std::string system = args.Get("--system");
+  if (!system.empty() && !chat) throw UsageError{"--system needs --chat"};
+  std::string template_source, template_name;
+  GetTemplate(args, &template_source, &template_name);
+  if (args.Has("--template") && !chat) throw UsageError{"--template needs --chat"};
+  if (consistency > 0 && beams > 0) {
+    throw UsageError{"--self-consistency samples; it does not combine with --beams"};
+  }
   const std::string cache_path = args.Get("--prompt-cache");
   const bool cache_ro = args.Has("--prompt-cache-ro");
   if (args.Has("--prompt-cache") && cache_path.empty()) {
@@ -143,7 +230,24 @@ int RunCommand(int argc, char** argv) {
 
   // Special-token text in the prompt (e.g. a chat template) is parsed as
   // special tokens, as llama.cpp's tools do; BOS is added when the model says so.
-  std::vector<int32_t> ids = Tokenize(model.get(), prompt, true, true);
+  std::vector<int32_t> ids;
+  if (chat) {
+    std::vector<ember_chat_message> messages;
+    if (!system.empty()) messages.push_back({"system", system.c_str()});
+    messages.push_back({"user", prompt.c_str()});
+    const char* src = template_source.empty() ? nullptr : template_source.c_str();
+    const char* name = template_name.empty() ? nullptr : template_name.c_str();
+    size_t n = 0;
+    const ember_status s = ember_chat_prompt_tokens(model.get(), src, name, messages.data(),
+                                                    messages.size(), true, nullptr, 0, &n);
+    if (s != EMBER_OK && s != EMBER_ERR_BUFFER_TOO_SMALL) Check(s, "--chat");
+    ids.resize(n);
+    Check(ember_chat_prompt_tokens(model.get(), src, name, messages.data(), messages.size(), true,
+                                   ids.data(), ids.size(), &n),
+          "--chat");
+  } else {
+    ids = Tokenize(model.get(), prompt, true, true);
+  }
   if (ids.empty()) throw UsageError{"the prompt has no tokens"};
 
   ember_session_params sp = ember_session_default_params();
@@ -195,6 +299,10 @@ int RunCommand(int argc, char** argv) {
   gp.on_token_info = OnTokenInfo;
   // With a prompt cache, the prompt is matched against what the cache holds.
   gp.reuse_prefix = !cache_path.empty();
+  if (consistency > 0) {
+    gp.seed = sampling.seed;
+    return RunSelfConsistency(session.get(), ids, gp, static_cast<int32_t>(consistency), json);
+  }
   RunState st;
   st.stream = !json;
   st.record_probs = json && n_probs > 0;

@@ -13,6 +13,7 @@ void PrintUsage(FILE* to) {
       "usage: ember COMMAND [options]\n\n"
       "commands:\n"
       "  run        generate text from a prompt, streaming it to stdout\n"
+      "  chat       talk with an instruct model (its chat template, turn by turn)\n"
       "  tokenize   print the token ids of a text\n"
       "  eval       write the last position's logits of a prompt to a file\n"
       "  info       describe a model: architecture, dimensions, vocab, tensors\n"
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (cmd == "run") return cli::RunCommand(argc - 2, argv + 2);
+    if (cmd == "chat") return cli::ChatCommand(argc - 2, argv + 2);
     if (cmd == "tokenize") return cli::TokenizeCommand(argc - 2, argv + 2);
     if (cmd == "eval") return cli::EvalCommand(argc - 2, argv + 2);
     if (cmd == "info") return cli::InfoCommand(argc - 2, argv + 2);
