@@ -2,8 +2,9 @@
 #
 #   MODE=install       cmake --install BUILD_DIR into a fresh PREFIX; checks the
 #                      files are there and that libember.so exports ember_* only
-#   MODE=pkg-config    builds examples/stream.c with the compiler and
-#                      `pkg-config --cflags --libs ember` from PREFIX, runs it
+#   MODE=pkg-config    builds examples/stream.c and examples/chat.c with the
+#                      compiler and `pkg-config --cflags --libs ember` from
+#                      PREFIX, runs them
 #   MODE=find_package  builds it with the CMake project in this folder
 #                      (find_package(ember), ember::ember), runs it
 #
@@ -89,6 +90,20 @@ elseif(MODE STREQUAL "pkg-config")
   run(${CC} -std=c99 -Wall -Wextra -pedantic -Werror ${san_flags}
     ${SOURCE_DIR}/examples/stream.c ${flags} -Wl,-rpath,${libdir} -o ${WORK}/stream)
   run_example(${WORK}/stream)
+  # The terminal chat, fed two messages and a /reset (a plain-text template:
+  # the tiny model's vocabulary has no chat markers).
+  run(${CC} -std=c99 -Wall -Wextra -pedantic -Werror ${san_flags}
+    ${SOURCE_DIR}/examples/chat.c ${flags} -Wl,-rpath,${libdir} -o ${WORK}/chat)
+  execute_process(COMMAND ${WORK}/chat --template ${SOURCE_DIR}/tests/install/plain_chat.jinja
+    ${MODEL} "Be brief."
+    INPUT_FILE ${SOURCE_DIR}/tests/install/chat_input.txt
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message("$ chat --template plain_chat.jinja MODEL < chat_input.txt\n${out}${err}")
+  string(REGEX MATCHALL "tokens, [0-9]+ computed for the prompt" replies "${out}")
+  list(LENGTH replies n_replies)
+  if(NOT rc EQUAL 0 OR NOT n_replies EQUAL 2)
+    message(FATAL_ERROR "examples/chat.c: exit ${rc}, ${n_replies} replies instead of 2")
+  endif()
 
 elseif(MODE STREQUAL "find_package")
   file(REMOVE_RECURSE ${WORK})
