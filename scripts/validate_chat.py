@@ -101,7 +101,8 @@ def main():
             failed |= not same
             first_diff = next((i for i, (a, b) in enumerate(zip(expect, turn["prompt_tokens"]))
                                if a != b), min(len(expect), len(turn["prompt_tokens"])))
-            rows.append((label if k == 0 else "", meta["name"] if k == 0 else "", k + 1,
+            tname = meta["name"].rsplit(":", 1)[-1]
+            rows.append((label if k == 0 else "", tname if k == 0 else "", k + 1,
                          len(turn["prompt_tokens"]), len(expect),
                          "identical" if same else f"differ at {first_diff}",
                          turn["n_reused"], turn["n_prompt"] - turn["n_reused"],
