@@ -86,6 +86,43 @@ TEST_CASE("chat cli: piped messages, one reply each, the cache reused", "[cli][c
   CHECK(replies2[0]["n_prompt"].get<int>() > replies[1]["n_prompt"].get<int>());
 }
 
+TEST_CASE("run cli: --chat and --self-consistency", "[cli][chat]") {
+  const std::string model = ChatModel();
+  // --chat: the prompt as a user message in the model's template.
+  const auto chat = RunEmber(
+      "run -m " + model + " --chat --system 'Be brief.' -p Hi -n 4 --temp 0 --json --ignore-eos");
+  INFO("stderr: " << chat.err);
+  REQUIRE(chat.exit_code == 0);
+  const json c = json::parse(chat.out);
+  const auto plain = RunEmber(
+      "run -m " + model + " -p " +
+      ShellQuote("<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
+                 "<|im_start|>assistant\n") +
+      " -n 4 --temp 0 --json --ignore-eos");
+  REQUIRE(plain.exit_code == 0);
+  // The same tokens as the template's text typed by hand (special tokens parsed).
+  CHECK(c["n_prompt"] == json::parse(plain.out)["n_prompt"]);
+  CHECK(c["tokens"] == json::parse(plain.out)["tokens"]);
+
+  const auto sc = RunEmber("run -m " + model +
+                           " -p 'What is 6 times 7?' --self-consistency 4 -n 6 --temp 1 --seed 3 "
+                           "--ignore-eos --json");
+  INFO("stderr: " << sc.err);
+  REQUIRE(sc.exit_code == 0);
+  const json r = json::parse(sc.out);
+  REQUIRE(r["samples"].size() == 4);
+  int total = 0;
+  for (const auto& t : r["tally"]) total += t["votes"].get<int>();
+  CHECK(total <= 4);
+  if (!r["tally"].empty()) {
+    CHECK(r["answer"] == r["tally"][0]["answer"]);
+    CHECK(r["votes"] == r["tally"][0]["votes"]);
+  }
+  RequireCleanError(RunEmber("run -m " + model + " -p x --self-consistency 2 --beams 2"),
+                    "does not combine with --beams");
+  RequireCleanError(RunEmber("run -m " + model + " -p x --system y"), "--system needs --chat");
+}
+
 TEST_CASE("chat cli: bad input", "[cli][chat][bad-input]") {
   const std::string model = ChatModel();
   SECTION("invalid UTF-8 in a message: said, and the chat goes on") {
