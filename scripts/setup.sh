@@ -15,6 +15,7 @@ packages=(
   llvm-14  # llvm-mca-14: bench/mca/mca_arm.py (ARM kernel cost on paper)
   libedit-dev  # ember chat: line editing and history
   tmux  # tests that drive ember chat as a person would
+  clang-14 libclang-rt-14-dev libfuzzer-14-dev  # the fuzz targets (tests/fuzz)
 )
 
 missing=()

@@ -2,9 +2,11 @@
 # ember's test command (the one README.md names and .ci/run calls).
 #
 #   scripts/test.sh          native Release build (warnings are errors) + all tests
-#   scripts/test.sh --full   also: an ASan/UBSan build running the tests, and the
+#   scripts/test.sh --full   also: an ASan/UBSan build running the tests, the
 #                            aarch64 / armhf cross builds running the kernel tests
-#                            under qemu (CI runs this)
+#                            under qemu, and a fuzz smoke: each libFuzzer target
+#                            (tests/fuzz, clang) for EMBER_FUZZ_SECONDS [20] on
+#                            its seed corpus (CI runs this)
 #
 # Tests that need the real models (scripts/fetch-models.sh) run when the models
 # are in the cache and are reported as skipped (with the reason) otherwise.
@@ -58,5 +60,34 @@ if [ "$full" = 1 ]; then
       echo "=== cross $arch: skipped (${arch}-g++ or qemu-user-static missing; run scripts/setup.sh)"
     fi
   done
+fi
+if [ "$full" = 1 ]; then
+  if command -v clang++-14 >/dev/null; then
+    echo "=== fuzz smoke: configure + build (build-fuzz)"
+    if CXX=clang++-14 cmake -S tests/fuzz -B build-fuzz -G Ninja >build-fuzz.configure.log 2>&1 &&
+      cmake --build build-fuzz -j "$jobs"; then
+      seconds="${EMBER_FUZZ_SECONDS:-20}"
+      # target: its seed corpus (read-only; new inputs go to a scratch folder)
+      for target in "jinja_fuzz:../shared/templates"; do
+        name="${target%%:*}" seeds="${target#*:}"
+        corpus="$(mktemp -d)"
+        echo "=== fuzz smoke: $name for ${seconds} s"
+        if ! "build-fuzz/$name" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=2048 \
+          -print_final_stats=1 "$corpus" $seeds >"build-fuzz/$name.log" 2>&1; then
+          tail -n 60 "build-fuzz/$name.log"
+          echo "=== fuzz smoke: $name FAILED (the crashing input is in the log above)"
+          status=1
+        else
+          grep -E "^stat::number_of_executed_units|^Done" "build-fuzz/$name.log" || true
+        fi
+        rm -rf "$corpus"
+      done
+    else
+      cat build-fuzz.configure.log
+      status=1
+    fi
+  else
+    echo "=== fuzz smoke: skipped (clang++-14 missing; run scripts/setup.sh)"
+  fi
 fi
 exit $status
