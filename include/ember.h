@@ -564,6 +564,48 @@ ember_status ember_generate_text(ember_session* session, const char* prompt,
                                  const ember_generate_params* params, ember_piece_fn on_piece,
                                  void* user_data, ember_generate_stats* stats);
 
+/* ---- Speculative decoding ----------------------------------------------- */
+
+/* Drafted tokens verified by the model in one small-batch pass: a pass over k
+ * drafts costs little more than one token, and every draft the model agrees
+ * with is a token for free. The output is token for token what
+ * ember_generate gives with the same parameters, greedy or sampled (a draft
+ * is kept only where the model's own choice equals it). Drafts come from a
+ * smaller model of the same vocabulary, or from the context itself (prompt
+ * lookup: the tokens that followed an earlier occurrence of the last few). */
+typedef struct ember_speculative_params {
+  ember_session* draft; /* a session of the draft model (borrowed), or NULL */
+  int32_t lookup;       /* without a draft model: n-grams of up to this many tokens (1..8) */
+  int32_t draft_max;    /* tokens drafted per step at most, 1..32 (default 8) */
+  int32_t draft_min;    /* drafts shorter than this are not verified (default 0) */
+  bool adaptive;        /* adapt the draft length to the acceptance and the measured cost, and
+                           stop drafting where it does not pay (default true) */
+} ember_speculative_params;
+
+ember_speculative_params ember_speculative_default_params(void);
+
+typedef struct ember_speculative_stats {
+  int32_t n_steps;        /* model passes after the prompt */
+  int32_t n_drafted;      /* drafted tokens verified */
+  int32_t n_accepted;     /* of those, kept */
+  double acceptance;      /* n_accepted / n_drafted */
+  double tokens_per_step; /* generated tokens per model pass */
+  double draft_seconds;
+  double verify_seconds;
+} ember_speculative_stats;
+
+/* ember_generate with speculative decoding (spec: a draft model session or
+ * lookup > 0). Beam search is not speculative (params->beams must be 0), nor
+ * EMBER_NUMERICS_GGML. A draft model whose vocabulary differs from the
+ * model's in a token that is not a special one is EMBER_ERR_INVALID_ARGUMENT,
+ * naming the token. spec_stats may be NULL. */
+ember_status ember_generate_speculative(ember_session* session, const int32_t* prompt,
+                                        size_t n_prompt, const ember_generate_params* params,
+                                        const ember_speculative_params* spec,
+                                        ember_piece_fn on_piece, void* user_data,
+                                        ember_generate_stats* stats,
+                                        ember_speculative_stats* spec_stats);
+
 /* ---- Chat -------------------------------------------------------------- */
 
 /* Instruct models expect their chat template (Jinja, in the GGUF's
@@ -684,11 +726,12 @@ const char* ember_chat_template_name(const ember_chat* chat);
 typedef bool (*ember_chat_piece_fn)(const char* piece, size_t len, bool reasoning, void* user_data);
 
 typedef struct ember_chat_stats {
-  ember_generate_stats gen;   /* n_prompt: the whole rendered conversation */
-  int32_t n_reasoning;        /* reply tokens inside the reasoning section */
-  bool reasoning_budget_hit;  /* the budget closed the reasoning */
-  int32_t n_dropped_messages; /* old messages dropped to make room */
-  double first_token_seconds; /* from the call to the reply's first piece */
+  ember_generate_stats gen;     /* n_prompt: the whole rendered conversation */
+  int32_t n_reasoning;          /* reply tokens inside the reasoning section */
+  bool reasoning_budget_hit;    /* the budget closed the reasoning */
+  int32_t n_dropped_messages;   /* old messages dropped to make room */
+  double first_token_seconds;   /* from the call to the reply's first piece */
+  ember_speculative_stats spec; /* with ember_chat_set_speculative; zero otherwise */
 } ember_chat_stats;
 
 /* Sends a user message and generates the reply. params as for ember_generate
@@ -707,6 +750,11 @@ ember_status ember_chat_send(ember_chat* chat, const char* user_message,
  * EMBER_ERR_BUFFER_TOO_SMALL and writes nothing. */
 ember_status ember_chat_last_prompt(const ember_chat* chat, int32_t* tokens, size_t capacity,
                                     size_t* n_tokens);
+
+/* Makes the chat's replies speculative (spec as for
+ * ember_generate_speculative; its draft session is borrowed and must outlive
+ * the chat), or plain again with spec NULL. */
+ember_status ember_chat_set_speculative(ember_chat* chat, const ember_speculative_params* spec);
 
 /* Back to the system message alone. */
 void ember_chat_reset(ember_chat* chat);

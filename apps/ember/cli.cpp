@@ -399,4 +399,64 @@ void GetTemplate(const Args& args, std::string* source, std::string* name) {
   }
 }
 
+std::vector<OptionSpec> SpeculativeOptions() {
+  return {
+      {"--draft-model", "", "MODEL",
+       "speculative decoding: drafts from this smaller model of the same vocabulary, verified "
+       "in one pass (the output is the same as without)"},
+      {"--lookup", "", "N",
+       "speculative decoding without a second model: drafts from earlier occurrences of the "
+       "last 1..N tokens in the context (prompt lookup)"},
+      {"--draft-max", "", "K", "tokens drafted per step at most (default 8)"},
+      {"--draft-min", "", "N", "drafts shorter than N are not verified (default 0)"},
+      {"--draft-fixed", "", "",
+       "always draft --draft-max tokens (default: adapt to the acceptance and the cost)"},
+  };
+}
+
+void SetUpSpeculative(const Args& args, ember_model* target, const ember_session_params& sp,
+                      Speculative* out) {
+  const bool draft = args.Has("--draft-model"), lookup = args.Has("--lookup");
+  if (draft && lookup) throw UsageError{"give --draft-model or --lookup, not both"};
+  if (!draft && !lookup) {
+    for (const char* o : {"--draft-max", "--draft-min", "--draft-fixed"}) {
+      if (args.Has(o)) throw UsageError{std::string(o) + " needs --draft-model or --lookup"};
+    }
+    return;
+  }
+  out->on = true;
+  out->params = ember_speculative_default_params();
+  out->params.lookup = lookup ? static_cast<int32_t>(args.GetInt("--lookup", 3, 1, 8)) : 0;
+  out->params.draft_max = static_cast<int32_t>(args.GetInt("--draft-max", 8, 1, 32));
+  out->params.draft_min =
+      static_cast<int32_t>(args.GetInt("--draft-min", 0, 0, out->params.draft_max));
+  out->params.adaptive = !args.Has("--draft-fixed");
+  if (target == nullptr || !draft) return;
+  out->draft_model.reset(LoadModel(args.Get("--draft-model")));
+  ember_session* s = nullptr;
+  ember_session_params dp = sp;
+  dp.context_shift = false;  // the draft follows the target's context; it never shifts itself
+  Check(ember_session_create(out->draft_model.get(), &dp, &s), "--draft-model session");
+  out->draft_session.reset(s);
+  out->params.draft = s;
+}
+
+std::string DescribeSpeculative(const ember_speculative_stats& s) {
+  char buf[200];
+  std::snprintf(buf, sizeof(buf),
+                "; speculative: %d drafted, %d accepted (%.1f%%), %.2f tokens per pass",
+                s.n_drafted, s.n_accepted, 100.0 * s.acceptance, s.tokens_per_step);
+  return buf;
+}
+
+std::string SpeculativeJson(const ember_speculative_stats& s) {
+  char buf[320];
+  std::snprintf(buf, sizeof(buf),
+                ",\"speculative\":{\"steps\":%d,\"drafted\":%d,\"accepted\":%d,"
+                "\"acceptance\":%.4f,\"tokens_per_step\":%.3f,\"draft_s\":%.4f,"
+                "\"verify_s\":%.4f}",
+                s.n_steps, s.n_drafted, s.n_accepted, s.acceptance, s.tokens_per_step,
+                s.draft_seconds, s.verify_seconds);
+  return buf;
+}
 }  // namespace cli

@@ -135,6 +135,7 @@ int ChatCommand(int argc, char** argv) {
   for (OptionSpec& o : SamplingOptions("temperature; 0 is greedy (default 0.8)")) {
     specs.push_back(std::move(o));
   }
+  for (OptionSpec& o : SpeculativeOptions()) specs.push_back(std::move(o));
   Args args;
   if (!args.Parse("chat", "[-m MODEL] [--system TEXT] [--template NAME|FILE] [options]", specs,
                   argc, argv)) {
@@ -167,6 +168,8 @@ int ChatCommand(int argc, char** argv) {
 
   std::string template_source, template_name;
   GetTemplate(args, &template_source, &template_name);
+  Speculative spec;
+  SetUpSpeculative(args, nullptr, sp, &spec);  // flag errors before the model loads
 
   const std::string path = ResolveModelPath(args);
   ModelPtr model(LoadModel(path, false, EMBER_NUMERICS_EMBER, GetFloatWeights(args)));
@@ -190,6 +193,8 @@ int ChatCommand(int argc, char** argv) {
                      (template_source.empty() ? " (give a template with --template FILE)" : "")};
   }
   std::unique_ptr<ember_chat, ChatDeleter> chat(raw_chat);
+  SetUpSpeculative(args, model.get(), sp, &spec);
+  if (spec.on) Check(ember_chat_set_speculative(chat.get(), &spec.params), "speculative decoding");
 
   const bool tty = isatty(STDIN_FILENO) != 0;
   ReplyPrinter printer;
@@ -321,6 +326,7 @@ int ChatCommand(int argc, char** argv) {
             ember_finish_reason_str(stats.gen.finish_reason), stats.n_dropped_messages,
             stats.first_token_seconds, stats.gen.prefill_tokens_per_second,
             stats.gen.decode_tokens_per_second);
+        if (spec.on) std::printf("%s", SpeculativeJson(stats.spec).c_str());
         if (verbose_prompt) {
           size_t n = 0;
           std::vector<int32_t> ids(static_cast<size_t>(stats.gen.n_prompt));

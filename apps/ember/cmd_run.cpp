@@ -163,6 +163,7 @@ int RunCommand(int argc, char** argv) {
       kRepackOption,
   };
   for (OptionSpec& o : KvOptions(/*with_keep=*/true)) specs.push_back(std::move(o));
+  for (OptionSpec& o : SpeculativeOptions()) specs.push_back(std::move(o));
   for (OptionSpec& o : SamplingOptions("temperature; 0 is greedy (default 0.8)")) {
     specs.push_back(std::move(o));
   }
@@ -187,6 +188,11 @@ int RunCommand(int argc, char** argv) {
   std::string template_source, template_name;
   GetTemplate(args, &template_source, &template_name);
   if (args.Has("--template") && !chat) throw UsageError{"--template needs --chat"};
+  Speculative spec;
+  SetUpSpeculative(args, nullptr, ember_session_default_params(), &spec);  // flag errors first
+  if (spec.on && (beams > 0 || consistency > 0)) {
+    throw UsageError{"speculative decoding does not combine with --beams or --self-consistency"};
+  }
   if (consistency > 0 && beams > 0) {
     throw UsageError{"--self-consistency samples; it does not combine with --beams"};
   }
@@ -261,6 +267,7 @@ int RunCommand(int argc, char** argv) {
   ember_session* raw_session = nullptr;
   Check(ember_session_create(model.get(), &sp, &raw_session), "session");
   SessionPtr session(raw_session);
+  SetUpSpeculative(args, model.get(), sp, &spec);
   std::fprintf(stderr, "ember: %s; KV cache %s, %.1f MiB\n",
                DescribeThreads(session.get(), n_threads, n_threads_batch).c_str(),
                KvTypeLabel(sp.kv_type),
@@ -307,8 +314,15 @@ int RunCommand(int argc, char** argv) {
   st.stream = !json;
   st.record_probs = json && n_probs > 0;
   ember_generate_stats stats{};
-  Check(ember_generate(session.get(), ids.data(), ids.size(), &gp, OnPiece, &st, &stats),
-        "generate");
+  ember_speculative_stats spec_stats{};
+  if (spec.on) {
+    Check(ember_generate_speculative(session.get(), ids.data(), ids.size(), &gp, &spec.params,
+                                     OnPiece, &st, &stats, &spec_stats),
+          "generate");
+  } else {
+    Check(ember_generate(session.get(), ids.data(), ids.size(), &gp, OnPiece, &st, &stats),
+          "generate");
+  }
   if (!cache_path.empty()) {
     std::fprintf(stderr, "ember: prompt cache: reused %d of %d prompt tokens\n", stats.n_reused,
                  stats.n_prompt);
@@ -338,6 +352,7 @@ int RunCommand(int argc, char** argv) {
                   "\"logprob\":%.6f,\"prefill_tok_s\":%.2f,\"decode_tok_s\":%.2f", stats.logprob,
                   stats.prefill_tokens_per_second, stats.decode_tokens_per_second);
     out += tail;
+    if (spec.on) out += SpeculativeJson(spec_stats);
     if (st.record_probs) {
       out += ",\"probs\":[";
       for (size_t i = 0; i < st.records.size(); ++i) {
@@ -370,6 +385,7 @@ int RunCommand(int argc, char** argv) {
                stats.n_gen, stats.decode_seconds, stats.decode_tokens_per_second,
                ember_session_n_threads(session.get()),
                ember_finish_reason_str(stats.finish_reason));
+  if (spec.on) std::fputs(DescribeSpeculative(spec_stats).c_str(), stderr);
   const int32_t dropped = ember_session_n_dropped(session.get());
   if (dropped > 0) {
     std::fprintf(stderr, "; context shifts dropped %d tokens (kept the first %d)", dropped,

@@ -331,6 +331,7 @@ ember_status ember_chat_send(ember_chat* chat, const char* user_message,
       stats->reasoning_budget_hit = turn.budget_hit;
       stats->n_dropped_messages = static_cast<int32_t>(turn.n_dropped_messages);
       stats->first_token_seconds = turn.first_token_seconds;
+      SpeculativeStatsToC(turn.spec, static_cast<int64_t>(turn.gen.tokens.size()), &stats->spec);
     }
     return EMBER_OK;
   });
@@ -348,6 +349,23 @@ ember_status ember_chat_last_prompt(const ember_chat* chat, int32_t* tokens, siz
       return Fail(EMBER_ERR_BUFFER_TOO_SMALL, "ember_chat_last_prompt: buffer too small");
     }
     std::copy(p.begin(), p.end(), tokens);
+    return EMBER_OK;
+  });
+}
+
+ember_status ember_chat_set_speculative(ember_chat* chat, const ember_speculative_params* spec) {
+  return Guard([&]() -> ember_status {
+    EMBER_REQUIRE_ARG(chat != nullptr, "ember_chat_set_speculative: chat is NULL");
+    if (spec == nullptr) {
+      chat->conversation->SetSpeculative(nullptr, ember::SpeculativeParams());
+      return EMBER_OK;
+    }
+    std::unique_ptr<ember::DraftSource> draft;
+    ember::SpeculativeParams sp;
+    const ember_status s =
+        DraftSourceFromC(*spec, chat->conversation->session().model().tokenizer(), &draft, &sp);
+    if (s != EMBER_OK) return s;
+    chat->conversation->SetSpeculative(std::move(draft), sp);
     return EMBER_OK;
   });
 }

@@ -13,6 +13,7 @@
 #include "ember.h"
 #include "platform/status.h"
 #include "runtime/decoding/generate.h"
+#include "runtime/decoding/speculative.h"
 #include "runtime/model/model.h"
 #include "runtime/session/session.h"
 #include "sampling/chain.h"
@@ -116,5 +117,12 @@ ember_status GenerateParamsFromC(const ember_generate_params& p, ember::Generate
 // stop_index).
 void StatsToC(const ember::GenerateResult& r, const std::vector<std::string>& stop,
               ember_generate_stats* stats);
+// ember_speculative_params -> a draft source (a draft model's session checked
+// against `target`'s vocabulary, or prompt lookup) and its settings.
+ember_status DraftSourceFromC(const ember_speculative_params& p, const ember::Tokenizer& target,
+                              std::unique_ptr<ember::DraftSource>* out,
+                              ember::SpeculativeParams* sp);
+void SpeculativeStatsToC(const ember::SpeculativeStats& s, int64_t n_gen,
+                         ember_speculative_stats* out);
 
 }  // namespace ember::capi

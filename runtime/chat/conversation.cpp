@@ -214,7 +214,7 @@ Status Conversation::Send(std::string_view user_message, const GenerateParams& g
     part.n_prompt = turn->n_prompt;
     part.n_reused = turn->n_reused;
   } else {
-    EMBER_RETURN_IF_ERROR(Generate(*session_, prompt, g, piece_fn, token_fn, &part));
+    EMBER_RETURN_IF_ERROR(Run(prompt, g, piece_fn, token_fn, &part, &turn->spec));
     turn->n_reused = part.n_reused;
   }
   turn->gen = part;
@@ -233,7 +233,7 @@ Status Conversation::Send(std::string_view user_message, const GenerateParams& g
                              n_ctx - session_->n_past() - static_cast<int64_t>(forced.size())));
     if (rest.n_predict > 0 && !stopped_by_caller && !session_->cancel_requested()) {
       GenerateResult answer;
-      EMBER_RETURN_IF_ERROR(Generate(*session_, forced, rest, piece_fn, token_fn, &answer));
+      EMBER_RETURN_IF_ERROR(Run(forced, rest, piece_fn, token_fn, &answer, &turn->spec));
       AddResult(answer, &turn->gen);
     } else if (rest.n_predict > 0) {
       turn->gen.finish = FinishReason::kCancelled;
@@ -248,6 +248,21 @@ Status Conversation::Send(std::string_view user_message, const GenerateParams& g
   if (!turn->reasoning.empty()) reply["reasoning_content"] = turn->reasoning;
   messages.push_back(std::move(reply));
   messages_ = std::move(messages);
+  return Status::Ok();
+}
+
+Status Conversation::Run(const std::vector<int32_t>& prompt, const GenerateParams& g,
+                         const PieceFn& on_piece, const TokenFn& on_token, GenerateResult* out,
+                         SpeculativeStats* spec) {
+  if (!draft_) return Generate(*session_, prompt, g, on_piece, on_token, out);
+  SpeculativeStats part;
+  EMBER_RETURN_IF_ERROR(
+      GenerateSpeculative(*session_, *draft_, prompt, g, spec_, on_piece, on_token, out, &part));
+  spec->n_steps += part.n_steps;
+  spec->n_drafted += part.n_drafted;
+  spec->n_accepted += part.n_accepted;
+  spec->draft_seconds += part.draft_seconds;
+  spec->verify_seconds += part.verify_seconds;
   return Status::Ok();
 }
 

@@ -36,6 +36,7 @@
 #include "runtime/chat/chat_template.h"
 #include "runtime/chat/reasoning.h"
 #include "runtime/decoding/generate.h"
+#include "runtime/decoding/speculative.h"
 #include "runtime/session/session.h"
 
 namespace ember {
@@ -67,6 +68,7 @@ struct ChatTurn {
   bool budget_hit = false;         // the reasoning was closed by the budget
   int64_t n_dropped_messages = 0;  // old messages dropped to make room
   double first_token_seconds = 0;  // from Send to the first piece of the reply
+  SpeculativeStats spec;           // with SetSpeculative
 };
 
 // Receives the reply as it is generated: each piece with its channel.
@@ -88,6 +90,13 @@ class Conversation {
   // the room left in the context.
   Status Send(std::string_view user_message, const GenerateParams& gen, const ChatPieceFn& on_piece,
               ChatTurn* turn);
+
+  // Replies drafted by `draft` and verified (runtime/decoding/speculative.h),
+  // or plainly generated again with draft null.
+  void SetSpeculative(std::unique_ptr<DraftSource> draft, const SpeculativeParams& params) {
+    draft_ = std::move(draft);
+    spec_ = params;
+  }
 
   // Back to the system message alone (the cache is reused for it next turn).
   void Reset();
@@ -116,6 +125,10 @@ class Conversation {
   // prompt leaves `reserve` tokens of the context for the reply.
   Status Fit(nlohmann::ordered_json* messages, int64_t reserve, std::vector<int32_t>* tokens,
              std::string* rendered, int64_t* n_dropped) const;
+  // Generate, or GenerateSpeculative when a draft source is set (its stats
+  // added to *spec).
+  Status Run(const std::vector<int32_t>& prompt, const GenerateParams& g, const PieceFn& on_piece,
+             const TokenFn& on_token, GenerateResult* out, SpeculativeStats* spec);
 
   Session* session_;
   const ChatTemplate* tmpl_;
@@ -123,6 +136,8 @@ class Conversation {
   std::optional<ThinkingMarkers> markers_;
   nlohmann::ordered_json messages_ = nlohmann::ordered_json::array();
   std::vector<int32_t> last_prompt_;
+  std::unique_ptr<DraftSource> draft_;
+  SpeculativeParams spec_;
 };
 
 }  // namespace ember

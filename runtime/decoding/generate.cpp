@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "runtime/decoding/beam_search.h"
+#include "runtime/decoding/generate_parts.h"
 #include "runtime/text/stop_stream.h"
 #include "sampling/logprobs.h"
 
@@ -30,6 +31,49 @@ void RecordProbs(const float* logits, int64_t n_vocab, int32_t id, int32_t n_pro
     r->top_probs.push_back(std::move(top));
   }
 }
+
+}  // namespace
+
+TokenEmitter::TokenEmitter(const Tokenizer& tok, int64_t n_vocab, const GenerateParams& params,
+                           const PieceFn& on_piece, const TokenFn& on_token, GenerateResult* result)
+    : tok_(tok),
+      n_vocab_(n_vocab),
+      params_(params),
+      on_piece_(on_piece),
+      on_token_(on_token),
+      result_(result),
+      stream_(params.stop) {}
+
+bool TokenEmitter::Emit(const std::string& piece, int32_t token) {
+  if (piece.empty()) return true;
+  result_->text += piece;
+  return !on_piece_ || on_piece_(piece, token);
+}
+
+bool TokenEmitter::Commit(int32_t id, const float* logits) {
+  if (params_.logprobs || params_.n_probs > 0) {
+    RecordProbs(logits, n_vocab_, id, params_.n_probs, result_);
+  }
+  result_->tokens.push_back(id);
+  if ((on_token_ && !on_token_(id)) || !Emit(stream_.Push(tok_.TokenToPiece(id, false)), id)) {
+    result_->finish = FinishReason::kCancelled;
+    ended_ = true;
+    return false;
+  }
+  if (stream_.stopped()) {
+    result_->finish = FinishReason::kStop;
+    result_->stop = stream_.stop_string();
+    ended_ = true;
+    return false;
+  }
+  return true;
+}
+
+void TokenEmitter::Flush() {
+  if (!ended_) Emit(stream_.Flush(), result_->tokens.empty() ? -1 : result_->tokens.back());
+}
+
+namespace {
 
 // Hands text to the caller; false when the caller asked to stop.
 bool Emit(const std::string& piece, int32_t token, const PieceFn& on_piece, GenerateResult* r) {
@@ -90,8 +134,9 @@ const char* FinishReasonName(FinishReason r) {
   return "unknown";
 }
 
-Status Generate(Session& session, const std::vector<int32_t>& prompt, const GenerateParams& params,
-                const PieceFn& on_piece, const TokenFn& on_token, GenerateResult* result) {
+Status SetUpGenerate(const Session& session, const std::vector<int32_t>& prompt,
+                     const GenerateParams& params, std::unique_ptr<SamplerChain>* own,
+                     SamplerChain** chain) {
   if (params.n_predict < 0) {
     return InvalidArgument("n_predict must be >= 0 (got " + std::to_string(params.n_predict) + ")");
   }
@@ -116,18 +161,26 @@ Status Generate(Session& session, const std::vector<int32_t>& prompt, const Gene
   }
   // Build (and so validate) the chain before any work.
   const Tokenizer& tok = session.model().tokenizer();
-  const int64_t n_vocab = session.model().config().n_vocab;
-  std::unique_ptr<SamplerChain> own_chain;
-  SamplerChain* chain = params.chain;
-  if (chain == nullptr && params.beams == 0) {
+  *chain = params.chain;
+  if (*chain == nullptr && params.beams == 0) {
     std::vector<SamplerSpec> specs;
     EMBER_RETURN_IF_ERROR(SpecsFromParams(params.sampling, &specs));
     SamplerContext ctx;
-    ctx.n_vocab = static_cast<int32_t>(n_vocab);
+    ctx.n_vocab = static_cast<int32_t>(session.model().config().n_vocab);
     ctx.token_piece = [&tok](int32_t t) { return tok.pieces()[static_cast<size_t>(t)]; };
-    EMBER_RETURN_IF_ERROR(SamplerChain::Create(specs, ctx, params.sampling.seed, &own_chain));
-    chain = own_chain.get();
+    EMBER_RETURN_IF_ERROR(SamplerChain::Create(specs, ctx, params.sampling.seed, own));
+    *chain = own->get();
   }
+  return Status::Ok();
+}
+
+Status Generate(Session& session, const std::vector<int32_t>& prompt, const GenerateParams& params,
+                const PieceFn& on_piece, const TokenFn& on_token, GenerateResult* result) {
+  std::unique_ptr<SamplerChain> own_chain;
+  SamplerChain* chain = nullptr;
+  EMBER_RETURN_IF_ERROR(SetUpGenerate(session, prompt, params, &own_chain, &chain));
+  const Tokenizer& tok = session.model().tokenizer();
+  const int64_t n_vocab = session.model().config().n_vocab;
   *result = GenerateResult();
   result->n_prompt = static_cast<int64_t>(prompt.size());
 
@@ -150,12 +203,10 @@ Status Generate(Session& session, const std::vector<int32_t>& prompt, const Gene
   // Penalties see the prompt as history, as in llama.cpp.
   for (const int32_t id : prompt) chain->Accept(id);
 
-  StopStream stream(params.stop);
-  bool ended = false;  // by a stop string or the caller
+  TokenEmitter emitter(tok, n_vocab, params, on_piece, on_token, result);
   for (int64_t i = 0; i < params.n_predict; ++i) {
     if (session.cancel_requested()) {
       result->finish = FinishReason::kCancelled;
-      ended = true;
       break;
     }
     const float* logits = session.logits().data();
@@ -165,26 +216,7 @@ Status Generate(Session& session, const std::vector<int32_t>& prompt, const Gene
       break;
     }
     chain->Accept(id);
-    if (params.logprobs || params.n_probs > 0) {
-      RecordProbs(logits, n_vocab, id, params.n_probs, result);
-    }
-    result->tokens.push_back(id);
-    if (on_token && !on_token(id)) {
-      result->finish = FinishReason::kCancelled;
-      ended = true;
-      break;
-    }
-    if (!Emit(stream.Push(tok.TokenToPiece(id, false)), id, on_piece, result)) {
-      result->finish = FinishReason::kCancelled;
-      ended = true;
-      break;
-    }
-    if (stream.stopped()) {
-      result->finish = FinishReason::kStop;
-      result->stop = stream.stop_string();
-      ended = true;
-      break;
-    }
+    if (!emitter.Commit(id, logits)) break;
     if (i + 1 == params.n_predict) break;  // the last token needs no forward pass
     if (session.n_past() >= session.n_ctx() && !session.context_shift()) {
       break;  // context full: finish as "length"
@@ -192,9 +224,7 @@ Status Generate(Session& session, const std::vector<int32_t>& prompt, const Gene
     EMBER_RETURN_IF_ERROR(session.Decode({id}));
     ++result->n_decode_evals;
   }
-  if (!ended) {
-    Emit(stream.Flush(), result->tokens.empty() ? -1 : result->tokens.back(), on_piece, result);
-  }
+  if (result->finish != FinishReason::kCancelled) emitter.Flush();
   result->decode_seconds = Seconds(t1, std::chrono::steady_clock::now());
   return Status::Ok();
 }

@@ -123,6 +123,40 @@ TEST_CASE("run cli: --chat and --self-consistency", "[cli][chat]") {
   RequireCleanError(RunEmber("run -m " + model + " -p x --system y"), "--system needs --chat");
 }
 
+TEST_CASE("run and chat cli: speculative decoding gives the same text", "[cli][speculative]") {
+  const std::string model = ChatModel();
+  const std::string prompt = ShellQuote("a b c d a b c d a b c d a b");
+  const auto plain = RunEmber("run -m " + model + " -p " + prompt + " -n 40 --temp 0 --json -t 1");
+  REQUIRE(plain.exit_code == 0);
+  for (const std::string& how :
+       {std::string("--lookup 3"), "--draft-model " + model + " --draft-max 4"}) {
+    const auto r =
+        RunEmber("run -m " + model + " -p " + prompt + " -n 40 --temp 0 --json -t 1 " + how);
+    INFO(how << ": " << r.err);
+    REQUIRE(r.exit_code == 0);
+    const json a = json::parse(plain.out), b = json::parse(r.out);
+    CHECK(a["tokens"] == b["tokens"]);
+    REQUIRE(b.contains("speculative"));
+    CHECK(b["speculative"]["drafted"].get<int>() > 0);
+    CHECK(r.err.find("speculative:") != std::string::npos);
+  }
+  const std::string input = WriteText("spec_chat.txt", "Hello there.\nAgain?\n");
+  const auto c = RunEmber("chat -m " + model +
+                          " --json -n 6 --temp 0 --ignore-eos -t 1 --lookup 2 < " + input);
+  INFO(c.err);
+  REQUIRE(c.exit_code == 0);
+  const std::vector<json> replies = JsonLines(c.out);
+  REQUIRE(replies.size() == 2);
+  CHECK(replies[1].contains("speculative"));
+  RequireCleanError(RunEmber("run -m " + model + " -p x --lookup 2 --draft-model " + model),
+                    "--draft-model or --lookup, not both");
+  RequireCleanError(RunEmber("run -m " + model + " -p x --draft-max 4"),
+                    "--draft-max needs --draft-model or --lookup");
+  RequireCleanError(
+      RunEmber("run -m " + model + " -p x --draft-model " + ember::test::DefaultTinyModel()),
+      "another vocabulary");
+}
+
 TEST_CASE("chat cli: bad input", "[cli][chat][bad-input]") {
   const std::string model = ChatModel();
   SECTION("invalid UTF-8 in a message: said, and the chat goes on") {
