@@ -5,47 +5,14 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cstring>
 
 #include "ops/kernels.h"
+#include "ops/qgemm_avx512vnni_common.h"
 #include "quant/blocks.h"
 
 namespace ember {
 namespace {
-
-constexpr int kMr = 4;  // tokens per register tile
-
-// Decode (one token, one tile at a time) streams the weights once: a software
-// prefetch 8 KiB ahead of each 64-byte load keeps more lines in flight than the
-// hardware prefetcher does for a loop whose loads are spaced by arithmetic.
-// Measured from a 256 MiB matrix on one thread (ember_gemv_rate, 3 alternating
-// rounds): Q4 39 -> 42-45 GB/s, Q8 42 -> 43-44; 1, 2 and 16 KiB ahead were no
-// better or worse. Weights are tile-major, so ahead is the same stream.
-constexpr int kPrefetchBytes = 8192;
-
-template <int MR, int NT>
-inline void PrefetchAhead(const uint8_t* p) {
-  if constexpr (MR == 1 && NT == 1) {
-    _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes), _MM_HINT_T0);
-  }
-}
-
-inline __m512i Bcast4(const int8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return _mm512_set1_epi32(v);
-}
-
-// Stores 16 lanes to y[row0 ...], masking rows past n_rows.
-inline void Store(float* y, __m512 v, int64_t row0, int64_t n_rows) {
-  const int64_t left = n_rows - row0;
-  if (left >= 16) {
-    _mm512_storeu_ps(y + row0, v);
-  } else {
-    _mm512_mask_storeu_ps(y + row0, static_cast<__mmask16>((1u << left) - 1), v);
-  }
-}
 
 // IQ4x16's grid for vpshufb: kIq4Grid + 128 (1..241, the values as unsigned
 // bytes for vpdpbusd's unsigned operand) in each 128-bit lane, so that a
@@ -307,35 +274,6 @@ void TilesQ6(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
     for (int i = 0; i < MR; ++i) {
       Store(y + (t0 + i) * ldy, _mm512_load_ps(acc[j][i]), (tile + j) * kTileRows, w.n_rows);
     }
-  }
-}
-
-// Kernel<MR, NT>::Run(w, tile, a, t0, y, ldy) for a run-time mr in 1..MR.
-template <template <int, int> class Kernel, int NT, int MR>
-inline void RunTokens(int64_t mr, const PackedMatrix& w, int64_t tile, const QuantizedActs& a,
-                      int64_t t0, float* y, int64_t ldy) {
-  if constexpr (MR > 1) {
-    if (mr < MR) return RunTokens<Kernel, NT, MR - 1>(mr, w, tile, a, t0, y, ldy);
-  }
-  Kernel<MR, NT>::Run(w, tile, a, t0, y, ldy);
-}
-
-// Tiles in pairs (a last odd tile alone), tokens in groups of kMr. One token
-// (decode) goes one tile at a time: there the broadcasts are not the limit.
-template <template <int, int> class Kernel>
-void Drive(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const QuantizedActs& a,
-           float* y, int64_t ldy) {
-  for (int64_t tile = tile_begin; tile < tile_end;) {
-    const bool pair = a.m > 1 && tile + 1 < tile_end;
-    for (int64_t t = 0; t < a.m; t += kMr) {
-      const int64_t mr = std::min<int64_t>(kMr, a.m - t);
-      if (pair) {
-        RunTokens<Kernel, 2, kMr>(mr, w, tile, a, t, y, ldy);
-      } else {
-        RunTokens<Kernel, 1, kMr>(mr, w, tile, a, t, y, ldy);
-      }
-    }
-    tile += pair ? 2 : 1;
   }
 }
 

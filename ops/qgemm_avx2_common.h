@@ -1,0 +1,117 @@
+// Pieces shared by the AVX2 quantized-GEMM kernels (qgemm_avx2.cpp,
+// qgemm_kquant_avx2.cpp): internal linkage, so include only from sources
+// compiled with the AVX2 flags.
+#pragma once
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "ops/qgemm.h"
+
+namespace ember {
+namespace {
+
+constexpr int kMr = 4;  // tokens per kernel call (the switch below knows 1..4)
+
+inline __m256i Bcast4(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm256_set1_epi32(v);
+}
+
+// Keeps GCC from reassociating sums across it: without this it computed every
+// maddubs product of a slice first and spilled them all to the stack.
+inline void OpaqueReg(__m256i& v) { asm("" : "+x"(v)); }
+
+// Decode (one token) streams the weights once: a software prefetch 8 KiB ahead
+// of each 64-byte line keeps more lines in flight than the hardware prefetcher
+// does for a loop whose loads are spaced by arithmetic (as in
+// qgemm_avx512vnni.cpp, where it was measured).
+constexpr int kPrefetchBytes = 8192;
+
+template <int MR>
+inline void PrefetchAhead(const uint8_t* p) {
+  if constexpr (MR == 1) {
+    _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes), _MM_HINT_T0);
+  }
+}
+
+inline __m256i Dot4(__m256i w_u8, __m256i a_s8) {
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(w_u8, a_s8), _mm256_set1_epi16(1));
+}
+
+inline void Store(float* y, __m256 v, int64_t row0, int64_t n_rows) {
+  const int64_t left = n_rows - row0;
+  if (left >= 8) {
+    _mm256_storeu_ps(y + row0, v);
+  } else if (left > 0) {
+    float tmp[8];
+    _mm256_storeu_ps(tmp, v);
+    std::memcpy(y + row0, tmp, static_cast<size_t>(left) * sizeof(float));
+  }
+}
+
+inline float RoundToFp16(float x) {
+  return _cvtsh_ss(_cvtss_sh(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+inline __m256 LoadHalf(const uint8_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+// Q5x16's high bits of 32 bytes (one half of an unpacked vector) as 16 in
+// each marked byte: bits byte k of `bits` goes to bytes 8k .. 8k+7, where the
+// byte's own bit is tested.
+inline __m256i HighBits(uint32_t bits) {
+  const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,  //
+                                          2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+  const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ULL));
+  const __m256i x = _mm256_and_si256(
+      _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int32_t>(bits)), spread), bit);
+  return _mm256_and_si256(_mm256_cmpeq_epi8(x, bit), _mm256_set1_epi8(16));
+}
+
+template <template <int> class Kernel>
+void Drive(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const QuantizedActs& a,
+           float* y, int64_t ldy) {
+  // One token (decode) takes the same path: TileQ4<1> / TileQ8<1> share each
+  // activation broadcast between the two halves of a tile, 25-30% faster in
+  // cache than a kernel that broadcast per half (bench/gemv_rate.cpp).
+  // Loop order for the caches: a block of tiles (about kBlockBytes of
+  // weights, which stay in L2) meets every group of kMr tokens in turn, and
+  // each group's activations (kMr * k bytes) stay in L1 while the block's
+  // tiles pass. Tile-major order instead streamed all m * k activation bytes
+  // from L3 once per 8 rows. The order changes nothing in what is computed.
+  constexpr size_t kBlockBytes = size_t{160} << 10;
+  const int64_t block = std::max<int64_t>(1, static_cast<int64_t>(kBlockBytes / w.tile_bytes));
+  for (int64_t tb = tile_begin; tb < tile_end; tb += block) {
+    const int64_t te = std::min(tb + block, tile_end);
+    for (int64_t t = 0; t < a.m; t += kMr) {
+      const int64_t mr = std::min<int64_t>(kMr, a.m - t);
+      for (int64_t tile = tb; tile < te; ++tile) {
+        switch (mr) {
+          case 4:
+            Kernel<4>::Run(w, tile, a, t, y, ldy);
+            break;
+          case 3:
+            Kernel<3>::Run(w, tile, a, t, y, ldy);
+            break;
+          case 2:
+            Kernel<2>::Run(w, tile, a, t, y, ldy);
+            break;
+          default:
+            Kernel<1>::Run(w, tile, a, t, y, ldy);
+            break;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ember
+#endif  // __x86_64__
