@@ -49,6 +49,11 @@ struct Kernels {
     qgemm[static_cast<int>(PackedLayout::kQ6x16)] = q6x16;
     qgemm[static_cast<int>(PackedLayout::kIQ4x16)] = iq4x16;
   }
+  // Sets the K layouts' kernels of one ISA.
+  void SetQGemmK(QGemmFn q4kx16, QGemmFn q5kx16) {
+    qgemm[static_cast<int>(PackedLayout::kQ4Kx16)] = q4kx16;
+    qgemm[static_cast<int>(PackedLayout::kQ5Kx16)] = q5kx16;
+  }
 };
 
 // The table for `isa`: the best variant of each family at or below that level

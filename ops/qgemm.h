@@ -27,6 +27,8 @@ struct QuantizedActs {
                                 // multiplies stored mins, as ggml's Q8_1 blocks carry it
   std::vector<int32_t> qsum16;  // [m, k / 16] sum(q) per 16 columns: times Q6_K's offset
                                 // -32 inside each of its int8 scales per 16 weights
+  std::vector<float> dqsum;     // [m, k / 32] d * float(qsum), exact (|qsum| < 2^12 times
+                                // an fp16 value): what the K layouts' 6-bit mins multiply
 
   // Sets m and k and sizes the arrays for them (k a multiple of 32).
   void Resize(int64_t rows, int64_t cols) {
@@ -37,6 +39,7 @@ struct QuantizedActs {
     qsum.resize(static_cast<size_t>(m * k / 32));
     sm.resize(static_cast<size_t>(m * k / 32));
     qsum16.resize(static_cast<size_t>(m * k / 16));
+    dqsum.resize(static_cast<size_t>(m * k / 32));
   }
 
   const int8_t* q_row(int64_t t) const { return q.data() + t * k; }
@@ -44,11 +47,13 @@ struct QuantizedActs {
   const int32_t* qsum_row(int64_t t) const { return qsum.data() + t * (k / 32); }
   const float* sm_row(int64_t t) const { return sm.data() + t * (k / 32); }
   const int32_t* qsum16_row(int64_t t) const { return qsum16.data() + t * (k / 16); }
+  const float* dqsum_row(int64_t t) const { return dqsum.data() + t * (k / 32); }
 };
 
 // x [m, k] floats -> acts. Per group: q = round-to-nearest-even(x * (127 / max|x|)),
 // d = max|x| / 127 rounded to fp16 (as ggml stores it), qsum = sum(q),
-// sm = fp16((max|x| / 127) * sum(q)), qsum16 = sum(q) of each 16 columns. These are
+// sm = fp16((max|x| / 127) * sum(q)), qsum16 = sum(q) of each 16 columns, dqsum = d *
+// float(qsum). These are
 // exactly ggml's Q8_0 / Q8_1 activations, so the integer sums and scales equal llama.cpp's.
 void QuantizeActs_ref(const float* x, int64_t m, int64_t k, QuantizedActs* acts);
 using QuantizeActsFn = void (*)(const float* x, int64_t m, int64_t k, QuantizedActs* acts);
@@ -67,6 +72,10 @@ void QGemmQ8x16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
 void QGemmQ6x16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                     const QuantizedActs& a, float* y, int64_t ldy);
 void QGemmIQ4x16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                     const QuantizedActs& a, float* y, int64_t ldy);
+void QGemmQ4Kx16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                     const QuantizedActs& a, float* y, int64_t ldy);
+void QGemmQ5Kx16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                      const QuantizedActs& a, float* y, int64_t ldy);
 
 }  // namespace ember

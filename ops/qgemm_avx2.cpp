@@ -411,6 +411,7 @@ void QuantizeActs_avx2(const float* x, int64_t m, int64_t k, QuantizedActs* a) {
       const float d = RoundToFp16(d_exact);
       a->d[t * groups + g] = d;
       a->qsum[t * groups + g] = total;
+      a->dqsum[t * groups + g] = d * static_cast<float>(total);
       a->sm[t * groups + g] = RoundToFp16(d_exact * static_cast<float>(total));
     }
   }

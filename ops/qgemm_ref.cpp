@@ -13,7 +13,18 @@
 //   isum_g = sum(grid[q] a), no offset
 // (a SIMD variant may look up grid + 128 and take 128 qsum off: the same
 // integer).
+// The K layouts (Q4Kx16, Q5Kx16: w = d sc_j q - dmin m_j) apply the 6-bit
+// scale and min of each group exactly and d, dmin once per super-group of 256:
+//   sd = fma(float(sc_j isum_j), d_a_j, sd)    (j = 0..7, in order)
+//   sm = fma(float(m_j qsum_j), d_a_j, sm)
+//   acc = fma(d_w, sd, acc); acc = fma(-dmin_w, sm, acc)
+// sc_j isum_j and m_j qsum_j are exact integers below 2^23 (63 * 32 * 31 *
+// 127), so each fma rounds once; a variant may also compute either product as
+// float(isum_j) * (float(sc_j) d_a_j), or float(m_j) * dqsum_j (QuantizedActs:
+// d_a_j float(qsum_j)): sc_j d_a_j (6 by 11 significant bits) and dqsum_j (12
+// by 11) are exact, and the fma sees the same exact product.
 #include <cmath>
+#include <cstring>
 
 #include "ops/qgemm.h"
 #include "quant/blocks.h"
@@ -46,6 +57,7 @@ void QuantizeActs_ref(const float* x, int64_t m, int64_t k, QuantizedActs* a) {
       a->qsum16[t * (k / 16) + 2 * g + 1] = sum16[1];
       a->d[t * (k / 32) + g] = d;
       a->qsum[t * (k / 32) + g] = sum;
+      a->dqsum[t * (k / 32) + g] = d * static_cast<float>(sum);
       a->sm[t * (k / 32) + g] = Fp16ToFp32(Fp32ToFp16(d_exact * static_cast<float>(sum)));
     }
   }
@@ -122,7 +134,57 @@ void QGemm_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, cons
   }
 }
 
+// The K layouts (quant/packed.h): per row and token, the super-groups' sums
+// with d and dmin applied once each, as above.
+void QGemmK_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const QuantizedActs& a,
+                float* y, int64_t ldy) {
+  const PackedLayout quants =
+      w.layout == PackedLayout::kQ5Kx16 ? PackedLayout::kQ5x16 : PackedLayout::kQ4x16;
+  const int64_t n_supers = w.n_groups / kSuperGroups;
+  for (int64_t tile = tile_begin; tile < tile_end; ++tile) {
+    for (int64_t t = 0; t < a.m; ++t) {
+      for (int lane = 0; lane < kTileRows; ++lane) {
+        const int64_t row = tile * kTileRows + lane;
+        if (row >= w.n_rows) break;
+        float acc = 0.0f;
+        for (int64_t s = 0; s < n_supers; ++s) {
+          const uint8_t* sg = w.tile(tile) + static_cast<size_t>(s) * w.super_bytes;
+          float sd = 0.0f, sm = 0.0f;
+          for (int j = 0; j < kSuperGroups; ++j) {
+            const int64_t g = s * kSuperGroups + j;
+            const uint8_t* gq = sg + KHeaderBytes(w.layout) + j * w.group_bytes;
+            const int8_t* ag = a.q_row(t) + g * 32;
+            int32_t isum = 0;
+            for (int c = 0; c < 32; ++c) isum += Quant(quants, gq, lane, c) * ag[c];
+            const int32_t sc = sg[kKScaleOffset + 16 * j + lane];
+            const int32_t m = sg[kKMinOffset + 16 * j + lane];
+            const float da = a.d_row(t)[g];
+            sd = std::fma(static_cast<float>(sc * isum), da, sd);
+            sm = std::fma(static_cast<float>(m * a.qsum_row(t)[g]), da, sm);
+          }
+          uint16_t d, dmin;
+          std::memcpy(&d, sg + 2 * lane, 2);
+          std::memcpy(&dmin, sg + kKDminOffset + 2 * lane, 2);
+          acc = std::fma(Fp16ToFp32(d), sd, acc);
+          acc = std::fma(-Fp16ToFp32(dmin), sm, acc);
+        }
+        y[t * ldy + row] = acc;
+      }
+    }
+  }
+}
+
 }  // namespace
+
+void QGemmQ4Kx16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                     const QuantizedActs& a, float* y, int64_t ldy) {
+  QGemmK_ref(w, tile_begin, tile_end, a, y, ldy);
+}
+
+void QGemmQ5Kx16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                     const QuantizedActs& a, float* y, int64_t ldy) {
+  QGemmK_ref(w, tile_begin, tile_end, a, y, ldy);
+}
 
 void QGemmQ4x16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                     const QuantizedActs& a, float* y, int64_t ldy) {

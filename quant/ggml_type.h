@@ -55,6 +55,10 @@ enum class GgmlType : uint32_t {
   kEmberQ5x16Min = 0x4504,  // Q5x16 with per-row mins
   kEmberQ6x16 = 0x4505,     // Q6x16 (Q6_K's quants and scales)
   kEmberIQ4x16 = 0x4506,    // IQ4x16 (IQ4_NL / IQ4_XS grid indices, a scale per 32)
+  // The K layouts count in super-groups of 256 columns (148 / 180 bytes per
+  // row: 4.625 / 5.625 bits per weight).
+  kEmberQ4Kx16 = 0x4507,  // Q4Kx16 (Q4_K's quants, scales, mins, d and dmin)
+  kEmberQ5Kx16 = 0x4508,  // Q5Kx16 (Q5_K's)
 };
 
 struct GgmlTypeTraits {

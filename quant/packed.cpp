@@ -73,7 +73,7 @@ void StoreNibbles(uint8_t* qs, int64_t lane, const uint8_t* q) {
 }
 
 void Store(const GroupView& v, int64_t lane, const Q4Group& g) {
-  v.d[lane] = g.d;
+  if (v.d != nullptr) v.d[lane] = g.d;  // K layouts: scales in the super-group's header
   if (v.m != nullptr) v.m[lane] = g.m;
   StoreNibbles(v.qs, lane, g.q);
   if (v.qh == nullptr) return;
@@ -118,8 +118,8 @@ void UnpackNibbles32(const uint8_t* qs, uint8_t* q) {
   }
 }
 
-// Q4_0, Q4_1, Q4_K -> Q4 groups; Q5_0, Q5_1, Q5_K -> Q5 groups; IQ4_NL,
-// IQ4_XS -> IQ4 groups (grid indices).
+// Q4_0, Q4_1 -> Q4 groups; Q5_0, Q5_1 -> Q5 groups; IQ4_NL, IQ4_XS -> IQ4
+// groups (grid indices).
 Status RowToQ4(GgmlType type, const uint8_t* row, int64_t n_groups, Q4Group* out) {
   if (type == GgmlType::kIQ4_NL || type == GgmlType::kIQ4_XS) {
     // d * grid[q]: the same indices (nibbles ordered as Q4_0's) and scale,
@@ -190,38 +190,7 @@ Status RowToQ4(GgmlType type, const uint8_t* row, int64_t n_groups, Q4Group* out
     }
     return Status::Ok();
   }
-  // Q4_K / Q5_K: sub-block j of a super-block is d sc q - dmin m: one group
-  // with scale d sc and min -dmin m. Both products are exact in float; rounding
-  // them to fp16 is the only change (a relative 2^-11 of each).
-  const bool k5 = type == GgmlType::kQ5_K;
-  for (int64_t g = 0; g < n_groups; ++g) {
-    const int j = static_cast<int>(g % 8);
-    uint16_t d, dmin;
-    const uint8_t *scales, *qs, *qh = nullptr;
-    if (k5) {
-      const auto& b = reinterpret_cast<const BlockQ5_K*>(row)[g / 8];
-      d = b.d, dmin = b.dmin, scales = b.scales, qs = b.qs, qh = b.qh;
-    } else {
-      const auto& b = reinterpret_cast<const BlockQ4_K*>(row)[g / 8];
-      d = b.d, dmin = b.dmin, scales = b.scales, qs = b.qs;
-    }
-    int sc, m;
-    UnpackScaleMinK4(scales, j, &sc, &m);
-    const float ds = Fp16ToFp32(d) * static_cast<float>(sc);
-    const float dm = Fp16ToFp32(dmin) * static_cast<float>(m);
-    if (!(ds <= 65504.0f)) return NotFp16(k5 ? "Q5_K sub-block scale" : "Q4_K sub-block scale", ds);
-    if (!(dm <= 65504.0f)) return NotFp16(k5 ? "Q5_K sub-block min" : "Q4_K sub-block min", dm);
-    Q4Group& o = out[g];
-    o.d = Fp32ToFp16(ds);
-    o.m = Fp32ToFp16(-dm);
-    for (int l = 0; l < 32; ++l) {
-      const uint8_t byte = qs[32 * (j / 2) + l];
-      o.q[l] = j % 2 == 0 ? (byte & 0x0F) : (byte >> 4);
-      // Q5_K: bit j of qh[l] is bit 4 of sub-block j's weight l.
-      if (k5) o.q[l] = static_cast<uint8_t>(o.q[l] | (((qh[l] >> j) & 1) << 4));
-    }
-  }
-  return Status::Ok();
+  return Unsupported(std::string("no Q4 groups from ") + GgmlTypeName(type));
 }
 
 // Q6_K -> Q6 groups: the same quants, sub-block scales and d (exact). Group
@@ -243,6 +212,62 @@ void RowToQ6(const uint8_t* row, int64_t n_groups, Q6Group* out) {
     o.sc[0] = b.scales[2 * j];
     o.sc[1] = b.scales[2 * j + 1];
     o.d = b.d;
+  }
+}
+
+// ---- K layouts: Q4_K and Q5_K, their numbers unchanged. ----
+
+// One row's super-block in a K layout's terms, before the rows are interleaved:
+// group j's weight l is d * sc[j] * q[32 j + l] - dmin * m[j].
+struct KSuper {
+  uint16_t d, dmin;
+  uint8_t sc[kSuperGroups], m[kSuperGroups];
+  uint8_t q[kSuperCols];
+};
+
+void RowToK(GgmlType type, const uint8_t* row, int64_t n_supers, KSuper* out) {
+  const bool k5 = type == GgmlType::kQ5_K;
+  for (int64_t s = 0; s < n_supers; ++s) {
+    const uint8_t *scales, *qs, *qh = nullptr;
+    KSuper& o = out[s];
+    if (k5) {
+      const auto& b = reinterpret_cast<const BlockQ5_K*>(row)[s];
+      o.d = b.d, o.dmin = b.dmin, scales = b.scales, qs = b.qs, qh = b.qh;
+    } else {
+      const auto& b = reinterpret_cast<const BlockQ4_K*>(row)[s];
+      o.d = b.d, o.dmin = b.dmin, scales = b.scales, qs = b.qs;
+    }
+    for (int j = 0; j < kSuperGroups; ++j) {
+      int sc, m;
+      UnpackScaleMinK4(scales, j, &sc, &m);
+      o.sc[j] = static_cast<uint8_t>(sc);
+      o.m[j] = static_cast<uint8_t>(m);
+      for (int l = 0; l < kGroupCols; ++l) {
+        // Sub-block j's weight l: the low (even j) or high (odd j) nibble of
+        // qs[32 (j / 2) + l]; Q5_K's bit 4 is bit j of qh[l].
+        const uint8_t byte = qs[32 * (j / 2) + l];
+        int q = j % 2 == 0 ? (byte & 0x0F) : (byte >> 4);
+        if (k5) q |= ((qh[l] >> j) & 1) << 4;
+        o.q[32 * j + l] = static_cast<uint8_t>(q);
+      }
+    }
+  }
+}
+
+// Row `lane` of super-group s of a tile at `tile`.
+void StoreK(const PackedMatrix& w, uint8_t* tile, int64_t lane, int64_t s, const KSuper& k) {
+  uint8_t* sg = tile + static_cast<size_t>(s) * w.super_bytes;
+  std::memcpy(sg + 2 * lane, &k.d, 2);
+  std::memcpy(sg + kKDminOffset + 2 * lane, &k.dmin, 2);
+  for (int j = 0; j < kSuperGroups; ++j) {
+    sg[kKScaleOffset + 16 * j + lane] = k.sc[j];
+    sg[kKMinOffset + 16 * j + lane] = k.m[j];
+    Q4Group g{};  // Q4x16's nibbles (and Q5x16's high bits) of the group
+    std::memcpy(g.q, k.q + 32 * j, kGroupCols);
+    uint8_t* gq = sg + KHeaderBytes(w.layout) + j * KGroupBytes(w.layout);
+    Store(GroupView{gq, w.layout == PackedLayout::kQ5Kx16 ? gq + 256 : nullptr, nullptr, nullptr,
+                    nullptr},
+          lane, g);
   }
 }
 
@@ -307,21 +332,20 @@ Status RowToQ8(GgmlType type, const uint8_t* row, int64_t n_groups, float* scrat
 }
 
 // Sources whose groups carry a min of their own (the others have an offset).
-bool HasMins(GgmlType type) {
-  return type == GgmlType::kQ4_1 || type == GgmlType::kQ4_K || type == GgmlType::kQ5_1 ||
-         type == GgmlType::kQ5_K;
-}
+bool HasMins(GgmlType type) { return type == GgmlType::kQ4_1 || type == GgmlType::kQ5_1; }
 
 PackedLayout LayoutFor(GgmlType type) {
   switch (type) {
     case GgmlType::kQ4_0:
     case GgmlType::kQ4_1:
-    case GgmlType::kQ4_K:
       return PackedLayout::kQ4x16;
     case GgmlType::kQ5_0:
     case GgmlType::kQ5_1:
-    case GgmlType::kQ5_K:
       return PackedLayout::kQ5x16;
+    case GgmlType::kQ4_K:
+      return PackedLayout::kQ4Kx16;
+    case GgmlType::kQ5_K:
+      return PackedLayout::kQ5Kx16;
     case GgmlType::kQ6_K:
       return PackedLayout::kQ6x16;
     case GgmlType::kIQ4_NL:
@@ -332,9 +356,26 @@ PackedLayout LayoutFor(GgmlType type) {
   }
 }
 
+// Sets a matrix's shape and the byte sizes that follow from it.
+void SetGeometry(PackedLayout layout, bool has_min, int64_t n_rows, int64_t n_cols,
+                 PackedMatrix* w) {
+  w->layout = layout;
+  w->has_min = has_min;
+  w->n_rows = n_rows;
+  w->n_cols = n_cols;
+  w->n_tiles = (n_rows + kTileRows - 1) / kTileRows;
+  w->n_groups = n_cols / kGroupCols;
+  w->group_bytes = PackedGroupBytes(layout, has_min);
+  w->super_bytes = IsKLayout(layout) ? KSuperBytes(layout) : 0;
+  w->tile_bytes = IsKLayout(layout)
+                      ? w->super_bytes * static_cast<size_t>(w->n_groups / kSuperGroups)
+                      : w->group_bytes * static_cast<size_t>(w->n_groups);
+}
+
 }  // namespace
 
 size_t PackedGroupBytes(PackedLayout layout, bool has_min) {
+  if (IsKLayout(layout)) return KGroupBytes(layout);
   return PackedQuantBytes(layout) + 32 + (has_min ? 32 : 0);
 }
 
@@ -363,8 +404,8 @@ bool CanRepack(GgmlType type) {
 
 bool RepackIsExact(GgmlType type) {
   return type == GgmlType::kQ4_0 || type == GgmlType::kQ4_1 || type == GgmlType::kQ8_0 ||
-         type == GgmlType::kQ5_0 || type == GgmlType::kQ5_1 || type == GgmlType::kQ6_K ||
-         type == GgmlType::kIQ4_NL;
+         type == GgmlType::kQ5_0 || type == GgmlType::kQ5_1 || type == GgmlType::kQ4_K ||
+         type == GgmlType::kQ5_K || type == GgmlType::kQ6_K || type == GgmlType::kIQ4_NL;
 }
 
 Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols,
@@ -380,17 +421,22 @@ Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols,
                            " matrix (columns must be a multiple of 32 and of the block size)");
   }
   PackedMatrix w;
-  w.layout = LayoutFor(type);
-  w.has_min = HasMins(type);
-  w.n_rows = n_rows;
-  w.n_cols = n_cols;
-  w.n_tiles = (n_rows + kTileRows - 1) / kTileRows;
-  w.n_groups = n_cols / kGroupCols;
-  w.group_bytes = PackedGroupBytes(w.layout, w.has_min);
-  w.tile_bytes = w.group_bytes * static_cast<size_t>(w.n_groups);
+  SetGeometry(LayoutFor(type), HasMins(type), n_rows, n_cols, &w);
   w.data = {AllocAligned(w.bytes()), FreeAligned};
   std::memset(w.data.get(), 0, w.bytes());  // padding rows: d = m = 0, q = 0
   const size_t row_bytes = GgmlRowBytes(type, static_cast<uint64_t>(n_cols));
+
+  if (IsKLayout(w.layout)) {
+    const int64_t n_supers = n_cols / kSuperCols;
+    std::vector<KSuper> k(static_cast<size_t>(n_supers));
+    for (int64_t r = 0; r < n_rows; ++r) {
+      RowToK(type, src + static_cast<size_t>(r) * row_bytes, n_supers, k.data());
+      uint8_t* tile = w.data.get() + static_cast<size_t>(r / kTileRows) * w.tile_bytes;
+      for (int64_t s = 0; s < n_supers; ++s) StoreK(w, tile, r % kTileRows, s, k[s]);
+    }
+    *out = std::move(w);
+    return Status::Ok();
+  }
 
   const size_t n_groups = static_cast<size_t>(w.n_groups);
   const bool int8 = w.layout == PackedLayout::kQ8x16;
@@ -433,6 +479,8 @@ constexpr NativeType kNativeTypes[] = {
     {GgmlType::kEmberQ8x16, PackedLayout::kQ8x16, false},
     {GgmlType::kEmberQ6x16, PackedLayout::kQ6x16, false},
     {GgmlType::kEmberIQ4x16, PackedLayout::kIQ4x16, false},
+    {GgmlType::kEmberQ4Kx16, PackedLayout::kQ4Kx16, false},
+    {GgmlType::kEmberQ5Kx16, PackedLayout::kQ5Kx16, false},
 };
 
 const NativeType* FindNative(GgmlType type) {
@@ -461,22 +509,17 @@ Status PackedView(GgmlType type, const uint8_t* data, size_t bytes, int64_t n_ro
                             GgmlTypeName(type) + " matrix";
   const NativeType* native = FindNative(type);
   if (native == nullptr) return InvalidArgument(shape + " is not in a native layout");
-  if (n_rows <= 0 || n_cols <= 0 || n_rows % kTileRows != 0 || n_cols % kGroupCols != 0) {
+  const int64_t col_unit = IsKLayout(native->layout) ? kSuperCols : kGroupCols;
+  if (n_rows <= 0 || n_cols <= 0 || n_rows % kTileRows != 0 || n_cols % col_unit != 0) {
     return InvalidArgument("cannot map a " + shape +
-                           " (rows must be a multiple of 16, columns of 32)");
+                           " (rows must be a multiple of 16, columns of " +
+                           std::to_string(col_unit) + ")");
   }
   if (reinterpret_cast<uintptr_t>(data) % 32 != 0) {
     return InvalidArgument("the data of a " + shape + " is not 32-byte aligned");
   }
   PackedMatrix w;
-  w.layout = native->layout;
-  w.has_min = native->has_min;
-  w.n_rows = n_rows;
-  w.n_cols = n_cols;
-  w.n_tiles = n_rows / kTileRows;
-  w.n_groups = n_cols / kGroupCols;
-  w.group_bytes = PackedGroupBytes(w.layout, w.has_min);
-  w.tile_bytes = w.group_bytes * static_cast<size_t>(w.n_groups);
+  SetGeometry(native->layout, native->has_min, n_rows, n_cols, &w);
   if (w.bytes() != bytes) {
     return InvalidArgument("a " + shape + " takes " + std::to_string(w.bytes()) + " bytes, not " +
                            std::to_string(bytes));
@@ -490,6 +533,25 @@ Status PackedView(GgmlType type, const uint8_t* data, size_t bytes, int64_t n_ro
 float PackedWeight(const PackedMatrix& w, int64_t row, int64_t col) {
   const int64_t tile = row / kTileRows, lane = row % kTileRows;
   const int64_t g = col / kGroupCols, c = col % kGroupCols;
+  if (IsKLayout(w.layout)) {
+    const uint8_t* sg = w.tile(tile) + static_cast<size_t>(g / kSuperGroups) * w.super_bytes;
+    const int j = static_cast<int>(g % kSuperGroups);
+    uint16_t d, dmin;
+    std::memcpy(&d, sg + 2 * lane, 2);
+    std::memcpy(&dmin, sg + kKDminOffset + 2 * lane, 2);
+    const uint8_t* gq = sg + KHeaderBytes(w.layout) + j * KGroupBytes(w.layout);
+    const uint8_t byte = gq[(c / 8) * 64 + lane * 4 + c % 4];
+    int q = c % 8 < 4 ? (byte & 0x0F) : (byte >> 4);
+    if (w.layout == PackedLayout::kQ5Kx16) {
+      const int bit = static_cast<int>(lane) * 4 + static_cast<int>(c % 4);
+      q |= ((gq[256 + (c / 4) * 8 + bit / 8] >> (bit % 8)) & 1) << 4;
+    }
+    // As DequantizeRowQ4_K / Q5_K: d * sc and dmin * m exact, (d * sc) * q
+    // exact, one rounding in the subtraction.
+    const float ds = Fp16ToFp32(d) * static_cast<float>(sg[kKScaleOffset + 16 * j + lane]);
+    const float dm = Fp16ToFp32(dmin) * static_cast<float>(sg[kKMinOffset + 16 * j + lane]);
+    return ds * static_cast<float>(q) - dm;
+  }
   GroupView v = View(w, w.data.get(), tile, g);
   const float d = Fp16ToFp32(v.d[lane]);
   if (w.layout == PackedLayout::kQ8x16) {

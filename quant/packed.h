@@ -44,6 +44,21 @@
 //   int8   qs[8][64]  sub-chunk s covers columns 4s .. 4s+3; bytes 4r .. 4r+3
 //                     are row r's four columns.
 //   fp16   d[16]
+//
+// K layouts: Q4_K and Q5_K kept exact at their own scales. A tile's storage is
+// a run of super-groups of 256 columns (a K-quant super-block: 8 groups of
+// 32), each a header and then the 8 groups' quants, so the super-block's d
+// and dmin are stored once and applied once:
+// Q4Kx16 / Q5Kx16 super-group (value = d * sc_j * q - dmin * m_j for group j,
+// q in [0, 15] / [0, 31]; Q4_K's / Q5_K's own numbers), 2368 / 2880 bytes:
+//   fp16   d[16]      row r's super-block d          (offset 0)
+//   fp16   dmin[16]   row r's super-block dmin       (offset 32)
+//   uint8  sc[8][16]  sc[j][r]: row r's 6-bit scale of group j  (offset 64)
+//   uint8  m[8][16]   m[j][r]: row r's 6-bit min of group j     (offset 192)
+//   then group j = 0..7 at 320 + j * KGroupBytes: Q4x16's qs[4][64] (and for
+//   Q5Kx16 Q5x16's qh[8] after them), the quants without scales.
+// 148 / 180 bytes per row and 256 columns: 4.625 / 5.625 bits per weight
+// (Q4_K's 4.5 and Q5_K's 5.5 plus a byte instead of 6 bits per scale and min).
 #pragma once
 
 #include <cstddef>
@@ -64,8 +79,32 @@ enum class PackedLayout {
   kQ8x16,   // int8 with scale
   kQ6x16,   // int6 (int4 + a plane of 2-bit crumbs) with int8 scales per 16 and an fp16 scale
   kIQ4x16,  // 4-bit indices into the IQ4 grid (int8 values) with scale
+  kQ4Kx16,  // Q4_K: int4 in super-groups of 256 with 6-bit scales and mins per 32
+  kQ5Kx16,  // Q5_K: int5 (Q5x16's planes) in Q4Kx16's super-groups
 };
-constexpr int kPackedLayoutCount = 5;
+constexpr int kPackedLayoutCount = 7;
+
+// Whether a layout stores super-groups of 256 columns with a header (the K
+// layouts) rather than self-contained TileGroups of 32.
+constexpr bool IsKLayout(PackedLayout layout) {
+  return layout == PackedLayout::kQ4Kx16 || layout == PackedLayout::kQ5Kx16;
+}
+
+constexpr int kSuperCols = 256;  // columns of a K layout's super-group
+constexpr int kSuperGroups = 8;  // groups of 32 in a super-group
+
+// K layouts: bytes of a super-group's header, and of one group's quants.
+constexpr size_t KHeaderBytes(PackedLayout /*layout*/) { return 320; }
+constexpr size_t KGroupBytes(PackedLayout layout) {
+  return layout == PackedLayout::kQ5Kx16 ? 320 : 256;
+}
+constexpr size_t KSuperBytes(PackedLayout layout) {
+  return KHeaderBytes(layout) + kSuperGroups * KGroupBytes(layout);
+}
+// Where the pieces of a Q4Kx16 / Q5Kx16 header start.
+constexpr size_t kKDminOffset = 32;
+constexpr size_t kKScaleOffset = 64;
+constexpr size_t kKMinOffset = 192;
 
 // Bytes of one TileGroup before its fp16 scales d[16]: the quants (and, for
 // Q6x16, the int8 sub-block scales sc[2][16]).
@@ -109,30 +148,29 @@ struct PackedMatrix {
   int64_t n_cols = 0;
   int64_t n_tiles = 0;     // ceil(n_rows / 16)
   int64_t n_groups = 0;    // n_cols / 32
-  size_t group_bytes = 0;  // bytes of one TileGroup
-  size_t tile_bytes = 0;   // group_bytes * n_groups
+  size_t group_bytes = 0;  // bytes of one TileGroup (K layouts: of one group's quants)
+  size_t super_bytes = 0;  // K layouts: bytes of one super-group (header + 8 groups); else 0
+  size_t tile_bytes = 0;   // group_bytes * n_groups (K layouts: super_bytes * n_groups / 8)
   std::unique_ptr<uint8_t[], void (*)(uint8_t*)> data{nullptr, nullptr};
 
   const uint8_t* tile(int64_t t) const { return data.get() + static_cast<size_t>(t) * tile_bytes; }
   size_t bytes() const { return tile_bytes * static_cast<size_t>(n_tiles); }
 };
 
-// Size of one TileGroup.
+// Size of one TileGroup (K layouts: of one group's quants, KGroupBytes).
 size_t PackedGroupBytes(PackedLayout layout, bool has_min);
 
 // Whether GGUF rows of `type` can be repacked into a native layout:
-//   Q4_0, Q4_1, Q4_K -> Q4x16 (Q4_1 and Q4_K with mins);
-//   Q5_0, Q5_1, Q5_K -> Q5x16 (Q5_1 and Q5_K with mins);
+//   Q4_0, Q4_1 -> Q4x16 (Q4_1 with mins); Q4_K -> Q4Kx16;
+//   Q5_0, Q5_1 -> Q5x16 (Q5_1 with mins); Q5_K -> Q5Kx16;
 //   Q6_K -> Q6x16;
 //   IQ4_NL, IQ4_XS -> IQ4x16;
 //   Q8_0, F16, BF16, F32, and for now Q2_K, Q3_K -> Q8x16.
 bool CanRepack(GgmlType type);
 
 // Whether repacking `type` keeps every weight's GGUF dequantized value bit for
-// bit (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q6_K, IQ4_NL). The others are near-exact
-// or lossy:
-//   Q4_K, Q5_K: the per-32 scale d * sc and min -dmin * m are rounded to fp16
-//     (|error| <= 2^-11 (q_max d sc + dmin m), plus 16 * 2^-25 if subnormal);
+// bit (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_NL). The others are
+// near-exact or lossy:
 //   IQ4_XS: the per-32 scale d * (ls - 32) is rounded to fp16 (|error| <=
 //     2^-11 * 127 |d (ls - 32)|, plus subnormals as above);
 //   F16, BF16, F32, Q2_K, Q3_K: the group of 32 is requantized to int8,
@@ -147,9 +185,9 @@ bool RepackIsExact(GgmlType type);
 Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols, PackedMatrix* out);
 
 // The GGUF type that stores the layout `type` repacks to (Q4_0 -> kEmberQ4x16,
-// Q4_1 and Q4_K -> kEmberQ4x16Min, Q5_0 -> kEmberQ5x16, Q5_1 and Q5_K ->
-// kEmberQ5x16Min, Q6_K -> kEmberQ6x16, IQ4_NL and IQ4_XS -> kEmberIQ4x16, the
-// rest -> kEmberQ8x16); requires CanRepack.
+// Q4_1 -> kEmberQ4x16Min, Q5_0 -> kEmberQ5x16, Q5_1 -> kEmberQ5x16Min, Q4_K ->
+// kEmberQ4Kx16, Q5_K -> kEmberQ5Kx16, Q6_K -> kEmberQ6x16, IQ4_NL and IQ4_XS ->
+// kEmberIQ4x16, the rest -> kEmberQ8x16); requires CanRepack.
 GgmlType NativeTypeFor(GgmlType type);
 bool IsNativeType(GgmlType type);
 
@@ -157,8 +195,8 @@ bool IsNativeType(GgmlType type);
 // as Repack lays it out) without copying: `out` points into `data`, which must
 // outlive it and be 32-byte aligned (the AVX2 kernels load aligned). Errors:
 // InvalidArgument for a type that is not native, rows that are not a multiple
-// of 16, columns that are not a multiple of 32, a size that does not match,
-// misaligned data.
+// of 16, columns that are not a multiple of 32 (of 256 for the K layouts), a
+// size that does not match, misaligned data.
 Status PackedView(GgmlType type, const uint8_t* data, size_t bytes, int64_t n_rows, int64_t n_cols,
                   PackedMatrix* out);
 

@@ -39,11 +39,12 @@ std::vector<uint8_t> RandomGguf(GgmlType type, int64_t n, int64_t k, std::mt1993
 QGemmFn Pick(const Kernels& k, const PackedMatrix& w) { return k.qgemm_for(w.layout); }
 
 // One GGUF type per native layout and min form: Q4x16 without / with mins,
-// Q5x16 without / with mins (Q5_0, Q5_1), Q8x16, Q6x16 (Q6_K), and IQ4x16 from
-// both its sources (IQ4_NL: blocks of 32; IQ4_XS: super-blocks of 256).
-constexpr GgmlType kLayoutTypes[] = {GgmlType::kQ4_0,   GgmlType::kQ4_1,  GgmlType::kQ5_0,
-                                     GgmlType::kQ5_1,   GgmlType::kQ8_0,  GgmlType::kQ6_K,
-                                     GgmlType::kIQ4_NL, GgmlType::kIQ4_XS};
+// Q5x16 without / with mins (Q5_0, Q5_1), Q8x16, Q6x16 (Q6_K), IQ4x16 from
+// both its sources (IQ4_NL: blocks of 32; IQ4_XS: super-blocks of 256), and
+// the K layouts Q4Kx16 (Q4_K) and Q5Kx16 (Q5_K).
+constexpr GgmlType kLayoutTypes[] = {
+    GgmlType::kQ4_0, GgmlType::kQ4_1,   GgmlType::kQ5_0,   GgmlType::kQ5_1, GgmlType::kQ8_0,
+    GgmlType::kQ6_K, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kQ4_K, GgmlType::kQ5_K};
 
 int64_t BlockElems(GgmlType type) { return FindGgmlType(static_cast<uint32_t>(type))->block_elems; }
 
@@ -152,9 +153,8 @@ TEST_CASE("qgemm: every ISA variant matches _ref over ragged shapes", "[qgemm][i
               for (int64_t i = 0; i < m * ldy; ++i) {
                 INFO(IsaName(isa) << " " << GgmlTypeName(type) << " n=" << n << " k=" << k
                                   << " m=" << m << " split=" << split << " i=" << i);
-                // Same integer sums and the same fma order: within float rounding
-                // of the group sums (designed to be bit-identical).
-                REQUIRE(std::fabs(got[i] - want[i]) <= 1e-5f * (1.0f + std::fabs(want[i])));
+                // Same integer sums and the same fma order: the same bits.
+                REQUIRE(std::memcmp(&got[i], &want[i], sizeof(float)) == 0);
               }
             }
           }
@@ -248,6 +248,7 @@ TEST_CASE("qgemm: every ISA variant quantizes activations exactly as _ref", "[qg
       CHECK(got.qsum == want.qsum);
       CHECK(got.sm == want.sm);
       CHECK(got.qsum16 == want.qsum16);
+      CHECK(got.dqsum == want.dqsum);
     }
   }
 }
@@ -259,8 +260,8 @@ TEST_CASE("qgemm: a matrix larger than the cache block gives the same result", "
   if (isas.empty()) EMBER_SKIP("no SIMD variants for this CPU");
   std::mt19937 rng(19);
   const Kernels ref = KernelsFor(Isa::kRef);
-  for (GgmlType type :
-       {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0, GgmlType::kQ6_K, GgmlType::kIQ4_NL}) {
+  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0, GgmlType::kQ6_K,
+                        GgmlType::kIQ4_NL, GgmlType::kQ4_K}) {
     const int64_t n = 70, k = 8192, m = 6;
     auto src = RandomGguf(type, n, k, rng);
     PackedMatrix w;
@@ -287,7 +288,8 @@ TEST_CASE("qgemm: the largest quants times the largest activations do not overfl
           "[qgemm][isa]") {
   // Every weight at its layout's largest quant (int4 15, int5 31, int8 127 and
   // -127, int6 63 with int8 scales 127 and -128, the IQ4 grid's ends -127 and
-  // 113) and every activation at +-127: the integer sums at their extremes,
+  // 113, Q4_K / Q5_K's 15 / 31 with scales and mins 63) and every activation at
+  // +-127: the integer sums at their extremes,
   // where a kernel that keeps too many products in int16 saturates (AVX2's
   // maddubs path widens int5 sums every two sub-chunks for this, int6 and the
   // IQ4 grid's int8 sums after every one).
@@ -334,6 +336,33 @@ TEST_CASE("qgemm: the largest quants times the largest activations do not overfl
         std::memset(b.qh, r % 2 == 0 ? 0xFF : 0x00, sizeof(b.qh));
         for (int j = 0; j < 16; ++j) b.scales[j] = static_cast<int8_t>(j % 2 == 0 ? 127 : -128);
         std::memcpy(&src[r * rb], &b, sizeof(b));
+      }
+    }
+    if (type == GgmlType::kQ4_K || type == GgmlType::kQ5_K) {
+      // By hand: every quant 15 / 31 (even rows) or 0 (odd rows), every 6-bit
+      // scale and min 63: the group sums sc * isum reach 63 * 32 * 31 * 127,
+      // AVX2's int16 sums 2 * 2 * 15 * 127 per sub-chunk (4 of them) or 2 * 2
+      // * 31 * 127 (2 of them) before they widen.
+      for (int64_t r = 0; r < n; ++r) {
+        const uint8_t q = r % 2 == 0 ? 0xFF : 0x00;
+        if (type == GgmlType::kQ4_K) {
+          REQUIRE(rb == sizeof(BlockQ4_K));
+          BlockQ4_K b{};
+          b.d = Fp32ToFp16(1.0f / 1024);
+          b.dmin = Fp32ToFp16(1.0f / 2048);
+          std::memset(b.scales, 0xFF, sizeof(b.scales));
+          std::memset(b.qs, q, sizeof(b.qs));
+          std::memcpy(&src[r * rb], &b, sizeof(b));
+        } else {
+          REQUIRE(rb == sizeof(BlockQ5_K));
+          BlockQ5_K b{};
+          b.d = Fp32ToFp16(1.0f / 1024);
+          b.dmin = Fp32ToFp16(1.0f / 2048);
+          std::memset(b.scales, 0xFF, sizeof(b.scales));
+          std::memset(b.qs, q, sizeof(b.qs));
+          std::memset(b.qh, q, sizeof(b.qh));
+          std::memcpy(&src[r * rb], &b, sizeof(b));
+        }
       }
     }
     PackedMatrix w;

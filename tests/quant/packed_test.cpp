@@ -55,18 +55,15 @@ TEST_CASE("packed: 5-bit sources keep their size as native types", "[packed]") {
     GgmlType source, native;
     bool has_min;
   } cases[] = {{GgmlType::kQ5_0, GgmlType::kEmberQ5x16, false},
-               {GgmlType::kQ5_1, GgmlType::kEmberQ5x16Min, true},
-               {GgmlType::kQ5_K, GgmlType::kEmberQ5x16Min, true}};
+               {GgmlType::kQ5_1, GgmlType::kEmberQ5x16Min, true}};
   for (const auto& c : cases) {
     INFO(GgmlTypeName(c.source));
     CHECK(NativeTypeFor(c.source) == c.native);
-    const int64_t cols = c.source == GgmlType::kQ5_K ? 256 : 64;
+    const int64_t cols = 64;
     const PackedMatrix p = RandomPacked(32, cols, c.source);
     CHECK(p.layout == PackedLayout::kQ5x16);
     CHECK(GgmlRowBytes(c.native, static_cast<uint64_t>(cols)) * 32 == p.bytes());
-    if (c.source != GgmlType::kQ5_K) {
-      CHECK(GgmlRowBytes(c.source, static_cast<uint64_t>(cols)) * 32 == p.bytes());
-    }
+    CHECK(GgmlRowBytes(c.source, static_cast<uint64_t>(cols)) * 32 == p.bytes());
     PackedMatrix v;
     REQUIRE(PackedView(c.native, p.data.get(), p.bytes(), 32, cols, &v).ok());
     CHECK(v.has_min == c.has_min);
@@ -133,6 +130,45 @@ TEST_CASE("packed: IQ4_NL and IQ4_XS map to IQ4x16 at 4.5 bits per weight", "[pa
     // Q4x16 without mins has the same size: only the type id tells them apart.
     REQUIRE(PackedView(GgmlType::kEmberQ4x16, p.data.get(), p.bytes(), rows, cols, &v).ok());
     CHECK(v.layout == PackedLayout::kQ4x16);
+  }
+}
+
+TEST_CASE("packed: Q4_K and Q5_K map to the K layouts at 4.625 and 5.625 bits", "[packed]") {
+  // A super-group of 16 rows x 256 columns: a 320-byte header (d, dmin, the
+  // scales and mins as bytes) and the quants, 2368 / 2880 bytes: 148 / 180 per
+  // row and 256 weights, against Q4_K's 144 and Q5_K's 176.
+  const struct {
+    GgmlType source, native;
+    PackedLayout layout;
+    size_t super_bytes, row_bytes;
+  } cases[] = {{GgmlType::kQ4_K, GgmlType::kEmberQ4Kx16, PackedLayout::kQ4Kx16, 2368, 148},
+               {GgmlType::kQ5_K, GgmlType::kEmberQ5Kx16, PackedLayout::kQ5Kx16, 2880, 180}};
+  for (const auto& c : cases) {
+    INFO(GgmlTypeName(c.source));
+    CHECK(NativeTypeFor(c.source) == c.native);
+    CHECK(IsNativeType(c.native));
+    CHECK(KSuperBytes(c.layout) == c.super_bytes);
+    CHECK(GgmlRowBytes(c.native, 256) == c.row_bytes);
+    const int64_t rows = 48, cols = 768;
+    const PackedMatrix p = RandomPacked(rows, cols, c.source);
+    CHECK(p.layout == c.layout);
+    CHECK_FALSE(p.has_min);
+    CHECK(p.super_bytes == c.super_bytes);
+    CHECK(p.bytes() == c.super_bytes * 3 * 3);
+    CHECK(GgmlRowBytes(c.native, cols) * rows == p.bytes());
+    PackedMatrix v;
+    REQUIRE(PackedView(c.native, p.data.get(), p.bytes(), rows, cols, &v).ok());
+    CHECK(v.layout == c.layout);
+    CHECK(v.data.get() == p.data.get());
+    CHECK(v.tile_bytes == p.tile_bytes);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t col = 0; col < cols; ++col) {
+        REQUIRE(PackedWeight(v, r, col) == PackedWeight(p, r, col));
+      }
+    }
+    // Columns must be whole super-groups of 256.
+    CHECK(PackedView(c.native, p.data.get(), p.bytes(), rows, 736, &v).code() ==
+          Code::kInvalidArgument);
   }
 }
 

@@ -82,8 +82,8 @@ TEST_CASE("quantize: bad requests are errors and leave no file", "[quantize][bad
 }
 
 TEST_CASE("quantize: native layouts load by mapping and give the same logits", "[quantize]") {
-  // Tied and separate outputs; Q4_0, Q4_1, Q8_0, and a K-quant / F16 mix (near-exact
-  // repacks: the stored layout is what the loader would have made; the F16
+  // Tied and separate outputs; Q4_0, Q4_1, Q8_0, K-quants, and a K-quant / F16 mix
+  // (the stored layout is what the loader would have made; the F16
   // matrix stays F16, which the loader multiplies as stored). The GPT-2
   // vocabulary has 50257 rows, not whole tiles: the embedding and output keep
   // their type and are repacked at load, beside mapped layer matrices.
@@ -101,11 +101,17 @@ TEST_CASE("quantize: native layouts load by mapping and give the same logits", "
        true,
        {{"blk.0.ffn_down.weight", GgmlType::kQ6_K}, {"blk.1.attn_v.weight", GgmlType::kF16}},
        GgmlType::kEmberQ6x16},
-      // The 5-bit layouts: Q5_0 (no mins), Q5_1 and Q5_K (mins).
+      // The 5-bit layouts: Q5_0 (no mins), Q5_1 (mins), Q5_K (Q5Kx16).
       {GgmlType::kQ5_0,
        false,
        {{"blk.0.ffn_down.weight", GgmlType::kQ5_1}, {"blk.1.attn_v.weight", GgmlType::kQ5_K}},
        GgmlType::kEmberQ5x16Min},
+      // The K layouts: every layer matrix Q4_K (Q4Kx16), one Q5_K (Q5Kx16).
+      {GgmlType::kQ4_K, true, {{"blk.1.attn_v.weight", GgmlType::kQ5_K}}, GgmlType::kEmberQ4Kx16},
+      {GgmlType::kQ4_0,
+       false,
+       {{"blk.0.ffn_down.weight", GgmlType::kQ5_K}},
+       GgmlType::kEmberQ5Kx16},
       // Every layer matrix Q6_K (Q6x16, exact), with a Q8_0 one beside them.
       {GgmlType::kQ6_K, false, {{"blk.1.attn_v.weight", GgmlType::kQ8_0}}, GgmlType::kEmberQ6x16},
       // IQ4x16: IQ4_NL (exact) and IQ4_XS (near-exact), tied.
