@@ -91,6 +91,8 @@ void QGemmQ5x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&
 void QGemmQ8x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ6x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmIQ4x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
+void QGemmQ4Kx16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
+void QGemmQ5Kx16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ4x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                            int64_t);
 void QGemmQ5x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
@@ -100,6 +102,10 @@ void QGemmQ8x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const Quantize
 void QGemmQ6x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                            int64_t);
 void QGemmIQ4x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
+                            int64_t);
+void QGemmQ4Kx16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
+                            int64_t);
+void QGemmQ5Kx16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                             int64_t);
 void AttendHead_neon(const float* q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
                      float scale, float* scores, float* out);
