@@ -97,7 +97,28 @@ void Run(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const Quan
   Drive<kL, false>(w, tile_begin, tile_end, a, y, ldy);
 }
 
+// One group's integer sums of a quad (wq from LoadQuadWeights) with one
+// token's 32 activations: the K layouts' Dot for QuadK.
+struct GroupDot {
+  static int32x4_t Sum(const int8x16_t (&wq)[8], const int8_t* aq) {
+    int32x4_t sum = vdupq_n_s32(0);
+#pragma GCC unroll 8
+    for (int s = 0; s < 8; ++s) sum = vaddq_s32(sum, Dot4x4(wq[s], Bcast4(aq + 4 * s)));
+    return sum;
+  }
+};
+
 }  // namespace
+
+void QGemmQ4Kx16_neon(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                      const QuantizedActs& a, float* y, int64_t ldy) {
+  DriveK<PackedLayout::kQ4Kx16, GroupDot, kMr>(w, tile_begin, tile_end, a, y, ldy);
+}
+
+void QGemmQ5Kx16_neon(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                      const QuantizedActs& a, float* y, int64_t ldy) {
+  DriveK<PackedLayout::kQ5Kx16, GroupDot, kMr>(w, tile_begin, tile_end, a, y, ldy);
+}
 
 void QGemmQ4x16_neon(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                      const QuantizedActs& a, float* y, int64_t ldy) {

@@ -1,6 +1,7 @@
-// Pieces shared by the NEON quantized-GEMM kernels (qgemm_neon.cpp and
-// qgemm_neon_dot.cpp). Internal linkage: each kernel file compiles them with
-// its own target flags.
+// Pieces shared by the NEON quantized-GEMM kernels (qgemm_neon.cpp,
+// qgemm_neon_dot.cpp, qgemm_neon_i8mm.cpp), among them the K layouts' quad
+// kernel QuadK, which each file instantiates with its own group dot product.
+// Internal linkage: each kernel file compiles them with its own target flags.
 //
 // The loops over sub-chunks, tokens and row pairs in these kernels carry
 // `#pragma GCC unroll`: their trip counts are constants, but GCC at -O2 keeps
@@ -185,6 +186,94 @@ inline void LoadQuadWeights(const uint8_t* gp, int q, int8x16_t wq[8]) {
       }
       wq[2 * s] = vreinterpretq_s8_u8(lo);
       wq[2 * s + 1] = vreinterpretq_s8_u8(hi);
+    }
+  }
+}
+
+// ---- The K layouts (Q4Kx16, Q5Kx16): super-groups of 8 groups with a header.
+
+// 4 bytes (one per row of a quad) as float lanes.
+inline float32x4_t QuadBytesToFloat(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  const uint16x8_t h = vmovl_u8(vreinterpret_u8_u32(vdup_n_u32(v)));
+  return vcvtq_f32_u32(vmovl_u16(vget_low_u16(h)));
+}
+
+// The layout of a K layout's group quants (Q4x16's nibbles, Q5x16's planes).
+template <PackedLayout kL>
+constexpr PackedLayout KQuantLayout() {
+  return kL == PackedLayout::kQ5Kx16 ? PackedLayout::kQ5x16 : PackedLayout::kQ4x16;
+}
+
+// Rows 4q..4q+3 of a tile of a K layout for MR tokens, as qgemm_ref.cpp:
+// per group, sd = fma(float(isum), float(sc) * d_a, sd) (the exact product sc
+// * isum * d_a, rounded once) and sm = fma(float(m), dqsum, sm); per
+// super-group, acc = fma(d, sd, acc), acc = fms(dmin, sm, acc).
+// Dot::Sum(wq, aq) is the ISA's integer sum of one group (wq as
+// LoadQuadWeights gives it, aq the token's 32 activations).
+template <int MR, PackedLayout kL, class Dot>
+void QuadK(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, int64_t t0, float* y,
+           int64_t ldy) {
+  constexpr size_t kHeader = KHeaderBytes(kL), kGroup = KGroupBytes(kL);
+  float32x4_t acc[MR];
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) acc[i] = vdupq_n_f32(0.0f);
+  const uint8_t* sg = w.tile(tile);
+  const int64_t n_supers = w.n_groups / kSuperGroups;
+  for (int64_t s = 0; s < n_supers; ++s, sg += w.super_bytes) {
+    float32x4_t sd[MR], sm[MR];
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) sd[i] = sm[i] = vdupq_n_f32(0.0f);
+    for (int jg = 0; jg < kSuperGroups; ++jg) {
+      const int64_t g = s * kSuperGroups + jg;
+      int8x16_t wq[8];
+      LoadQuadWeights<KQuantLayout<kL>()>(sg + kHeader + jg * kGroup, q, wq);
+      const float32x4_t sc = QuadBytesToFloat(sg + kKScaleOffset + 16 * jg + 4 * q);
+      const float32x4_t m = QuadBytesToFloat(sg + kKMinOffset + 16 * jg + 4 * q);
+#pragma GCC unroll 8
+      for (int i = 0; i < MR; ++i) {
+        const int32x4_t isum = Dot::Sum(wq, a.q_row(t0 + i) + g * 32);
+        sd[i] = vfmaq_f32(sd[i], vcvtq_f32_s32(isum), vmulq_n_f32(sc, a.d_row(t0 + i)[g]));
+        sm[i] = vfmaq_f32(sm[i], m, vdupq_n_f32(a.dqsum_row(t0 + i)[g]));
+      }
+    }
+    const float32x4_t d = LoadF16x4(sg + 8 * q), dmin = LoadF16x4(sg + kKDminOffset + 8 * q);
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      acc[i] = vfmaq_f32(acc[i], d, sd[i]);
+      acc[i] = vfmsq_f32(acc[i], dmin, sm[i]);  // acc - dmin * sm, one rounding
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i)
+    StoreRows4(y + (t0 + i) * ldy, acc[i], tile * kTileRows + 4 * q, w.n_rows);
+}
+
+// Every quad of tiles [tile_begin, tile_end) for all tokens, kMr (2 or 4) at
+// a time and the rest in one call.
+template <PackedLayout kL, class Dot, int kMr>
+void DriveK(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const QuantizedActs& a,
+            float* y, int64_t ldy) {
+  static_assert(kMr == 2 || kMr == 4);
+  for (int64_t tile = tile_begin; tile < tile_end; ++tile) {
+    for (int q = 0; q < 4; ++q) {
+      if (tile * kTileRows + 4 * q >= w.n_rows) break;
+      int64_t t = 0;
+      for (; t + kMr <= a.m; t += kMr) QuadK<kMr, kL, Dot>(w, tile, q, a, t, y, ldy);
+      switch (a.m - t) {
+        case 1:
+          QuadK<1, kL, Dot>(w, tile, q, a, t, y, ldy);
+          break;
+        case 2:
+          QuadK<2, kL, Dot>(w, tile, q, a, t, y, ldy);
+          break;
+        case 3:
+          QuadK<3, kL, Dot>(w, tile, q, a, t, y, ldy);
+          break;
+        default:
+          break;
+      }
     }
   }
 }

@@ -89,7 +89,35 @@ void Run(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const Quan
   Drive<kL, false>(w, tile_begin, tile_end, a, y, ldy);
 }
 
+// One group's integer sums of a quad (wq from LoadQuadWeights) with one
+// token's 32 activations: the K layouts' Dot for QuadK.
+struct GroupDot {
+  static int32x4_t Sum(const int8x16_t (&wq)[8], const int8_t* aq) {
+    const int8x16_t a0 = vld1q_s8(aq), a1 = vld1q_s8(aq + 16);
+    int32x4_t s0 = vdupq_n_s32(0), s1 = vdupq_n_s32(0);  // two chains: half the latency
+    s0 = vdotq_laneq_s32(s0, wq[0], a0, 0);
+    s1 = vdotq_laneq_s32(s1, wq[1], a0, 1);
+    s0 = vdotq_laneq_s32(s0, wq[2], a0, 2);
+    s1 = vdotq_laneq_s32(s1, wq[3], a0, 3);
+    s0 = vdotq_laneq_s32(s0, wq[4], a1, 0);
+    s1 = vdotq_laneq_s32(s1, wq[5], a1, 1);
+    s0 = vdotq_laneq_s32(s0, wq[6], a1, 2);
+    s1 = vdotq_laneq_s32(s1, wq[7], a1, 3);
+    return vaddq_s32(s0, s1);
+  }
+};
+
 }  // namespace
+
+void QGemmQ4Kx16_neon_dot(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                          const QuantizedActs& a, float* y, int64_t ldy) {
+  DriveK<PackedLayout::kQ4Kx16, GroupDot, kMr>(w, tile_begin, tile_end, a, y, ldy);
+}
+
+void QGemmQ5Kx16_neon_dot(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                          const QuantizedActs& a, float* y, int64_t ldy) {
+  DriveK<PackedLayout::kQ5Kx16, GroupDot, kMr>(w, tile_begin, tile_end, a, y, ldy);
+}
 
 void QGemmQ4x16_neon_dot(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                          const QuantizedActs& a, float* y, int64_t ldy) {

@@ -172,7 +172,115 @@ void Run(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const Quan
   Drive<kL, false>(w, tile_begin, tile_end, a, y, ldy);
 }
 
+// The K layouts (Q4Kx16, Q5Kx16): QuadPairs' block products per group, and
+// qgemm_ref.cpp's order of the scales (as QuadK in qgemm_neon_common.h), with
+// every factor laid out as the accumulators: row pair (r, r+1) x tokens (t, u).
+template <int NP, PackedLayout kL>
+void QuadPairsK(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, int64_t t0,
+                int last, float* y, int64_t ldy) {
+  constexpr size_t kHeader = KHeaderBytes(kL), kGroup = KGroupBytes(kL);
+  float32x4_t acc01[NP], acc23[NP];
+#pragma GCC unroll 8
+  for (int p = 0; p < NP; ++p) acc01[p] = acc23[p] = vdupq_n_f32(0.0f);
+  int64_t tok[2 * NP];
+#pragma GCC unroll 8
+  for (int i = 0; i < 2 * NP; ++i) tok[i] = t0 + (i < last ? i : i - 1);
+  const uint8_t* sg = w.tile(tile);
+  const int64_t n_supers = w.n_groups / kSuperGroups;
+  for (int64_t s = 0; s < n_supers; ++s, sg += w.super_bytes) {
+    float32x4_t sd01[NP], sd23[NP], sm01[NP], sm23[NP];
+#pragma GCC unroll 8
+    for (int p = 0; p < NP; ++p) sd01[p] = sd23[p] = sm01[p] = sm23[p] = vdupq_n_f32(0.0f);
+    for (int jg = 0; jg < kSuperGroups; ++jg) {
+      const int64_t g = s * kSuperGroups + jg;
+      int8x16_t wq[8];
+      LoadQuadWeights<KQuantLayout<kL>()>(sg + kHeader + jg * kGroup, q, wq);
+      int8x16_t w01[4], w23[4];  // [j]: columns 8j..8j+7 of a row pair
+#pragma GCC unroll 8
+      for (int j = 0; j < 4; ++j) {
+        const int32x4_t lo = vreinterpretq_s32_s8(wq[2 * j]);
+        const int32x4_t hi = vreinterpretq_s32_s8(wq[2 * j + 1]);
+        w01[j] = vreinterpretq_s8_s32(vzip1q_s32(lo, hi));
+        w23[j] = vreinterpretq_s8_s32(vzip2q_s32(lo, hi));
+      }
+      const float32x4_t sc = QuadBytesToFloat(sg + kKScaleOffset + 16 * jg + 4 * q);
+      const float32x4_t sc01 = vzip1q_f32(sc, sc), sc23 = vzip2q_f32(sc, sc);
+      const float32x4_t m = QuadBytesToFloat(sg + kKMinOffset + 16 * jg + 4 * q);
+      const float32x4_t m01 = vzip1q_f32(m, m), m23 = vzip2q_f32(m, m);
+#pragma GCC unroll 8
+      for (int p = 0; p < NP; ++p) {
+        const int64_t t = tok[2 * p], u = tok[2 * p + 1];
+        const int8_t* at = a.q_row(t) + g * 32;
+        const int8_t* au = a.q_row(u) + g * 32;
+        int32x4_t i01 = vdupq_n_s32(0), i23 = vdupq_n_s32(0);
+#pragma GCC unroll 8
+        for (int j = 0; j < 4; ++j) {
+          const int8x16_t act = TokenPair(at, au, 8 * j);
+          i01 = vmmlaq_s32(i01, w01[j], act);
+          i23 = vmmlaq_s32(i23, w23[j], act);
+        }
+        const float dt = a.d_row(t)[g], du = a.d_row(u)[g];
+        const float32x4_t da = {dt, du, dt, du};
+        sd01[p] = vfmaq_f32(sd01[p], vcvtq_f32_s32(i01), vmulq_f32(sc01, da));
+        sd23[p] = vfmaq_f32(sd23[p], vcvtq_f32_s32(i23), vmulq_f32(sc23, da));
+        const float ft = a.dqsum_row(t)[g], fu = a.dqsum_row(u)[g];
+        const float32x4_t f = {ft, fu, ft, fu};
+        sm01[p] = vfmaq_f32(sm01[p], m01, f);
+        sm23[p] = vfmaq_f32(sm23[p], m23, f);
+      }
+    }
+    const float32x4_t d = LoadF16x4(sg + 8 * q), dmin = LoadF16x4(sg + kKDminOffset + 8 * q);
+    const float32x4_t d01 = vzip1q_f32(d, d), d23 = vzip2q_f32(d, d);
+    const float32x4_t dmin01 = vzip1q_f32(dmin, dmin), dmin23 = vzip2q_f32(dmin, dmin);
+#pragma GCC unroll 8
+    for (int p = 0; p < NP; ++p) {
+      acc01[p] = vfmsq_f32(vfmaq_f32(acc01[p], d01, sd01[p]), dmin01, sm01[p]);
+      acc23[p] = vfmsq_f32(vfmaq_f32(acc23[p], d23, sd23[p]), dmin23, sm23[p]);
+    }
+  }
+  const int64_t row0 = tile * kTileRows + 4 * q;
+#pragma GCC unroll 8
+  for (int p = 0; p < NP; ++p) {
+    StoreRows4(y + (t0 + 2 * p) * ldy, vuzp1q_f32(acc01[p], acc23[p]), row0, w.n_rows);
+    if (2 * p + 1 < last) {
+      StoreRows4(y + (t0 + 2 * p + 1) * ldy, vuzp2q_f32(acc01[p], acc23[p]), row0, w.n_rows);
+    }
+  }
+}
+
+template <PackedLayout kL>
+void DriveK(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const QuantizedActs& a,
+            float* y, int64_t ldy) {
+  constexpr int kBlock = 2 * kPairs;
+  for (int64_t tile = tile_begin; tile < tile_end; ++tile) {
+    for (int q = 0; q < 4; ++q) {
+      if (tile * kTileRows + 4 * q >= w.n_rows) break;
+      int64_t t = 0;
+      for (; t + kBlock <= a.m; t += kBlock)
+        QuadPairsK<kPairs, kL>(w, tile, q, a, t, kBlock, y, ldy);
+      const int left = static_cast<int>(a.m - t);
+      if (left > 2) {
+        QuadPairsK<2, kL>(w, tile, q, a, t, left, y, ldy);
+      } else if (left > 0) {
+        QuadPairsK<1, kL>(w, tile, q, a, t, left, y, ldy);
+      }
+    }
+  }
+}
+
 }  // namespace
+
+void QGemmQ4Kx16_neon_i8mm(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                           const QuantizedActs& a, float* y, int64_t ldy) {
+  if (a.m == 1) return QGemmQ4Kx16_neon_dot(w, tile_begin, tile_end, a, y, ldy);
+  DriveK<PackedLayout::kQ4Kx16>(w, tile_begin, tile_end, a, y, ldy);
+}
+
+void QGemmQ5Kx16_neon_i8mm(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                           const QuantizedActs& a, float* y, int64_t ldy) {
+  if (a.m == 1) return QGemmQ5Kx16_neon_dot(w, tile_begin, tile_end, a, y, ldy);
+  DriveK<PackedLayout::kQ5Kx16>(w, tile_begin, tile_end, a, y, ldy);
+}
 
 void QGemmQ4x16_neon_i8mm(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                           const QuantizedActs& a, float* y, int64_t ldy) {

@@ -32,8 +32,10 @@ CPUS = [("cortex-a53", False), ("cortex-a72", False), ("cortex-a76", True), ("ne
 # (label, ember function, which of the one-token loops): each layout's function
 # holds the no-min and the min variants; the shorter is the no-min one.
 EMBER = [("Q4_0 (Q4x16)", "QGemmQ4x16", "shortest"),
-         ("Q4_K (Q4x16 + mins)", "QGemmQ4x16", "longest"),
+         ("Q4_1 (Q4x16 + mins)", "QGemmQ4x16", "longest"),
+         ("Q4_K (Q4Kx16)", "QGemmQ4Kx16", "shortest"),
          ("Q5_0 (Q5x16)", "QGemmQ5x16", "shortest"),
+         ("Q5_K (Q5Kx16)", "QGemmQ5Kx16", "shortest"),
          ("Q6_K (Q6x16)", "QGemmQ6x16", "shortest"),
          ("IQ4_NL / IQ4_XS (IQ4x16)", "QGemmIQ4x16", "shortest"),
          ("Q8_0 (Q8x16)", "QGemmQ8x16", "shortest")]
