@@ -2,8 +2,10 @@
 // for a matrix that stays in the caches and for one far larger than them. If
 // the in-cache rate is well above the machine's memory read bandwidth, decode
 // is bound by memory and not by the kernel (docs/PERFORMANCE.md "Bounds").
+// With m > 1 tokens (prefill's GEMM), multiply-adds per second instead, of a
+// 1024-row matrix.
 //
-//   ember_gemv_rate [k=2048] [seconds per matrix=1]
+//   ember_gemv_rate [k=2048] [seconds per matrix=1] [m=1]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -21,7 +23,7 @@ using namespace ember;
 
 namespace {
 
-// A random Q4_0, Q8_0, Q6_K or IQ4_NL matrix [rows, k], repacked to its native
+// A random Q4_0, Q8_0, Q6_K, IQ4_NL, Q4_K or Q5_K matrix [rows, k], repacked to its native
 // layout (IQ4_NL blocks from the tests' plain quantizer: ember does not write
 // IQ4 files).
 PackedMatrix MakeMatrix(GgmlType type, int64_t rows, int64_t k, std::mt19937& rng) {
@@ -42,12 +44,13 @@ PackedMatrix MakeMatrix(GgmlType type, int64_t rows, int64_t k, std::mt19937& rn
   return p;
 }
 
-// Weight GB/s of y = W x, m = 1: the best of 20 runs of about seconds / 20
-// each (the best is the kernel's rate; other tenants only slow a run down).
-double Rate(const PackedMatrix& w, const QuantizedActs& a, double seconds) {
+// Calls per second of Y = X W^T for the a.m tokens of `a`: the best of 20
+// runs of about seconds / 20 each (the best is the kernel's rate; other
+// tenants only slow a run down).
+double CallRate(const PackedMatrix& w, const QuantizedActs& a, double seconds) {
   const Kernels& k = Active();
   const QGemmFn fn = k.qgemm_for(w.layout);
-  std::vector<float> y(static_cast<size_t>(w.n_rows));
+  std::vector<float> y(static_cast<size_t>(w.n_rows * a.m));
   fn(w, 0, w.n_tiles, a, y.data(), w.n_rows);  // warm-up
   using Clock = std::chrono::steady_clock;
   double best = 0.0;
@@ -60,9 +63,14 @@ double Rate(const PackedMatrix& w, const QuantizedActs& a, double seconds) {
       ++calls;
       elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
     } while (elapsed < seconds / 20);
-    best = std::max(best, static_cast<double>(w.bytes()) * static_cast<double>(calls) / elapsed);
+    best = std::max(best, static_cast<double>(calls) / elapsed);
   }
-  return best / 1e9;
+  return best;
+}
+
+// Weight GB/s of y = W x (one token).
+double Rate(const PackedMatrix& w, const QuantizedActs& a, double seconds) {
+  return CallRate(w, a, seconds) * static_cast<double>(w.bytes()) / 1e9;
 }
 
 }  // namespace
@@ -70,20 +78,31 @@ double Rate(const PackedMatrix& w, const QuantizedActs& a, double seconds) {
 int main(int argc, char** argv) {
   const int64_t k = argc > 1 ? std::atoll(argv[1]) : 2048;
   const double seconds = argc > 2 ? std::atof(argv[2]) : 1.0;
-  if (k <= 0 || k % 32 != 0) {
-    std::fprintf(stderr, "gemv_rate: k must be a positive multiple of 32\n");
+  const int64_t m = argc > 3 ? std::atoll(argv[3]) : 1;
+  if (k <= 0 || k % 32 != 0 || m <= 0) {
+    std::fprintf(stderr, "gemv_rate: k must be a positive multiple of 32, m positive\n");
     return 2;
   }
-  std::printf("kernels: %s, k = %lld, one thread\n", IsaName(Active().isa),
-              static_cast<long long>(k));
+  std::printf("kernels: %s, k = %lld, m = %lld, one thread\n", IsaName(Active().isa),
+              static_cast<long long>(k), static_cast<long long>(m));
   std::mt19937 rng(1);
-  std::vector<float> x(static_cast<size_t>(k));
+  std::vector<float> x(static_cast<size_t>(m * k));
   std::normal_distribution<float> d(0.0f, 1.0f);
   for (float& v : x) v = d(rng);
   QuantizedActs a;
-  Active().quantize_acts(x.data(), 1, k, &a);
-  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ8_0, GgmlType::kQ6_K, GgmlType::kIQ4_NL}) {
-    if (k % FindGgmlType(static_cast<uint32_t>(type))->block_elems != 0) continue;  // Q6_K: 256
+  Active().quantize_acts(x.data(), m, k, &a);
+  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ8_0, GgmlType::kQ6_K, GgmlType::kIQ4_NL,
+                        GgmlType::kQ4_K, GgmlType::kQ5_K}) {
+    if (k % FindGgmlType(static_cast<uint32_t>(type))->block_elems != 0) continue;  // K: 256
+    if (m > 1) {
+      const int64_t rows = 1024;
+      const PackedMatrix w = MakeMatrix(type, rows, k, rng);
+      const double macs = static_cast<double>(rows * k * m);
+      std::printf("%-6s %lld x %lld times %lld tokens: %6.1f GMAC/s\n", GgmlTypeName(type),
+                  static_cast<long long>(rows), static_cast<long long>(k),
+                  static_cast<long long>(m), CallRate(w, a, seconds) * macs / 1e9);
+      continue;
+    }
     // ~128 KiB (L2-resident) and ~256 MiB (far past any L3) of weights.
     const size_t per_row = GgmlRowBytes(type, static_cast<uint64_t>(k));
     const int64_t small_rows = std::max<int64_t>(16, (128 << 10) / per_row / 16 * 16);
