@@ -7,6 +7,7 @@ Kernels KernelsFor(Isa isa) {
   k.isa = isa;
   k.SetQGemm(QGemmQ4x16_ref, QGemmQ5x16_ref, QGemmQ8x16_ref, QGemmQ6x16_ref, QGemmIQ4x16_ref);
   k.SetQGemmK(QGemmQ4Kx16_ref, QGemmQ5Kx16_ref);
+  k.SetQGemmK16(QGemmQ3Kx16_ref, QGemmQ2Kx16_ref);
   k.quantize_acts = QuantizeActs_ref;
   k.fgemm = FGemm_ref;
   k.float_row = FloatRow;

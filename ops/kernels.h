@@ -54,6 +54,10 @@ struct Kernels {
     qgemm[static_cast<int>(PackedLayout::kQ4Kx16)] = q4kx16;
     qgemm[static_cast<int>(PackedLayout::kQ5Kx16)] = q5kx16;
   }
+  void SetQGemmK16(QGemmFn q3kx16, QGemmFn q2kx16) {
+    qgemm[static_cast<int>(PackedLayout::kQ3Kx16)] = q3kx16;
+    qgemm[static_cast<int>(PackedLayout::kQ2Kx16)] = q2kx16;
+  }
 };
 
 // The table for `isa`: the best variant of each family at or below that level

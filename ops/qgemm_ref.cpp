@@ -23,6 +23,14 @@
 // float(isum_j) * (float(sc_j) d_a_j), or float(m_j) * dqsum_j (QuantizedActs:
 // d_a_j float(qsum_j)): sc_j d_a_j (6 by 11 significant bits) and dqsum_j (12
 // by 11) are exact, and the fma sees the same exact product.
+// Q3Kx16 and Q2Kx16 have a scale (and Q2_K a min) per 16 columns: per group j
+// and half h (columns 16h..16h+15, sub-block b = 2j + h), in integers,
+//   Q3Kx16: isum_j = sc_b0 (isum_h0 - 4 qsum16_h0) + sc_b1 (isum_h1 - 4 qsum16_h1)
+//   Q2Kx16: isum_j = sc_b0 isum_h0 + sc_b1 isum_h1, msum_j = m_b0 qsum16_h0 + m_b1 qsum16_h1
+// (|isum_j| <= 2 * 32 * 16 * 4 * 127, |msum_j| <= 2 * 15 * 16 * 127: exact
+// in float), then as above: sd = fma(float(isum_j), d_a_j, sd), sm =
+// fma(float(msum_j), d_a_j, sm), and per super-group acc = fma(d_w, sd, acc)
+// (and acc = fma(-dmin_w, sm, acc) for Q2Kx16).
 #include <cmath>
 #include <cstring>
 
@@ -174,7 +182,76 @@ void QGemmK_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, con
   }
 }
 
+// A Q3Kx16 / Q2Kx16 quant: the low 2 bits from the crumbs, Q3Kx16's bit 2
+// from its high-bit plane (quant/packed.h).
+int QuantK16(PackedLayout layout, const uint8_t* gq, int lane, int c) {
+  int q = (gq[(c / 16) * 64 + lane * 4 + c % 4] >> (2 * ((c / 4) % 4))) & 3;
+  if (layout == PackedLayout::kQ3Kx16)
+    q |= ((gq[kQ3HighOffset + lane * 4 + c % 4] >> (c / 4)) & 1) << 2;
+  return q;
+}
+
+void QGemmK16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                  const QuantizedActs& a, float* y, int64_t ldy) {
+  const bool q3 = w.layout == PackedLayout::kQ3Kx16;
+  const int64_t n_supers = w.n_groups / kSuperGroups;
+  for (int64_t tile = tile_begin; tile < tile_end; ++tile) {
+    for (int64_t t = 0; t < a.m; ++t) {
+      for (int lane = 0; lane < kTileRows; ++lane) {
+        const int64_t row = tile * kTileRows + lane;
+        if (row >= w.n_rows) break;
+        float acc = 0.0f;
+        for (int64_t s = 0; s < n_supers; ++s) {
+          const uint8_t* sg = w.tile(tile) + static_cast<size_t>(s) * w.super_bytes;
+          float sd = 0.0f, sm = 0.0f;
+          for (int j = 0; j < kSuperGroups; ++j) {
+            const int64_t g = s * kSuperGroups + j;
+            const uint8_t* gq = sg + KHeaderBytes(w.layout) + j * w.group_bytes;
+            const int8_t* ag = a.q_row(t) + g * 32;
+            int32_t isum = 0, msum = 0;
+            for (int h = 0; h < 2; ++h) {
+              const uint8_t scb = sg[K16ScaleOffset(w.layout) + 16 * (2 * j + h) + lane];
+              const int32_t qsum16 = a.qsum16_row(t)[2 * g + h];
+              int32_t half = 0;
+              for (int c = 16 * h; c < 16 * h + 16; ++c)
+                half += QuantK16(w.layout, gq, lane, c) * ag[c];
+              if (q3) {
+                isum += static_cast<int8_t>(scb) * (half - 4 * qsum16);
+              } else {
+                isum += (scb & 0x0F) * half;
+                msum += (scb >> 4) * qsum16;
+              }
+            }
+            const float da = a.d_row(t)[g];
+            sd = std::fma(static_cast<float>(isum), da, sd);
+            if (!q3) sm = std::fma(static_cast<float>(msum), da, sm);
+          }
+          uint16_t d;
+          std::memcpy(&d, sg + 2 * lane, 2);
+          acc = std::fma(Fp16ToFp32(d), sd, acc);
+          if (!q3) {
+            uint16_t dmin;
+            std::memcpy(&dmin, sg + kKDminOffset + 2 * lane, 2);
+            acc = std::fma(-Fp16ToFp32(dmin), sm, acc);
+          }
+        }
+        y[t * ldy + row] = acc;
+      }
+    }
+  }
+}
+
 }  // namespace
+
+void QGemmQ3Kx16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                     const QuantizedActs& a, float* y, int64_t ldy) {
+  QGemmK16_ref(w, tile_begin, tile_end, a, y, ldy);
+}
+
+void QGemmQ2Kx16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                     const QuantizedActs& a, float* y, int64_t ldy) {
+  QGemmK16_ref(w, tile_begin, tile_end, a, y, ldy);
+}
 
 void QGemmQ4Kx16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                      const QuantizedActs& a, float* y, int64_t ldy) {

@@ -46,6 +46,8 @@ constexpr GgmlTypeTraits kGgmlTypeTraits[] = {
     {GgmlType::kEmberIQ4x16, "EMBER_IQ4x16", 32, 18},
     {GgmlType::kEmberQ4Kx16, "EMBER_Q4Kx16", 256, 148},
     {GgmlType::kEmberQ5Kx16, "EMBER_Q5Kx16", 256, 180},
+    {GgmlType::kEmberQ3Kx16, "EMBER_Q3Kx16", 256, 114},
+    {GgmlType::kEmberQ2Kx16, "EMBER_Q2Kx16", 256, 84},
 };
 
 }  // namespace

@@ -59,6 +59,8 @@ enum class GgmlType : uint32_t {
   // row: 4.625 / 5.625 bits per weight).
   kEmberQ4Kx16 = 0x4507,  // Q4Kx16 (Q4_K's quants, scales, mins, d and dmin)
   kEmberQ5Kx16 = 0x4508,  // Q5Kx16 (Q5_K's)
+  kEmberQ3Kx16 = 0x4509,  // Q3Kx16 (Q3_K's quants, scales and d; 114 bytes per 256)
+  kEmberQ2Kx16 = 0x450A,  // Q2Kx16 (Q2_K's quants, scales, mins, d and dmin; 84)
 };
 
 struct GgmlTypeTraits {

@@ -225,7 +225,16 @@ struct KSuper {
   uint8_t q[kSuperCols];
 };
 
-void RowToK(GgmlType type, const uint8_t* row, int64_t n_supers, KSuper* out) {
+// A super-block's fp16 d or dmin that is inf or nan: every weight it scales
+// would be too (the exact layouts keep the bits; ggml would compute nan).
+bool NotFinite(uint16_t fp16) { return (fp16 & 0x7C00) == 0x7C00; }
+
+Status NotFiniteScale(GgmlType type, const char* which, uint16_t fp16) {
+  return InvalidArgument(std::string("a weight is not finite (") + GgmlTypeName(type) +
+                         " super-block " + which + " = " + std::to_string(Fp16ToFp32(fp16)) + ")");
+}
+
+Status RowToK(GgmlType type, const uint8_t* row, int64_t n_supers, KSuper* out) {
   const bool k5 = type == GgmlType::kQ5_K;
   for (int64_t s = 0; s < n_supers; ++s) {
     const uint8_t *scales, *qs, *qh = nullptr;
@@ -237,6 +246,8 @@ void RowToK(GgmlType type, const uint8_t* row, int64_t n_supers, KSuper* out) {
       const auto& b = reinterpret_cast<const BlockQ4_K*>(row)[s];
       o.d = b.d, o.dmin = b.dmin, scales = b.scales, qs = b.qs;
     }
+    if (NotFinite(o.d)) return NotFiniteScale(type, "d", o.d);
+    if (NotFinite(o.dmin)) return NotFiniteScale(type, "dmin", o.dmin);
     for (int j = 0; j < kSuperGroups; ++j) {
       int sc, m;
       UnpackScaleMinK4(scales, j, &sc, &m);
@@ -252,6 +263,7 @@ void RowToK(GgmlType type, const uint8_t* row, int64_t n_supers, KSuper* out) {
       }
     }
   }
+  return Status::Ok();
 }
 
 // Row `lane` of super-group s of a tile at `tile`.
@@ -268,6 +280,76 @@ void StoreK(const PackedMatrix& w, uint8_t* tile, int64_t lane, int64_t s, const
     Store(GroupView{gq, w.layout == PackedLayout::kQ5Kx16 ? gq + 256 : nullptr, nullptr, nullptr,
                     nullptr},
           lane, g);
+  }
+}
+
+// ---- K layouts with scales per 16: Q3_K and Q2_K, their numbers unchanged. ----
+
+// One row's super-block: per sub-block b of 16 weights, Q3_K's scale minus 32
+// (as int8 bits) or Q2_K's byte (scale | min << 4); q[i] in 0..7 (Q3_K: value
+// d * sc_b * (q - 4)) or 0..3 (Q2_K: d * sc_b * q - dmin * m_b).
+struct K16Super {
+  uint16_t d, dmin;
+  uint8_t scb[16];
+  uint8_t q[kSuperCols];
+};
+
+Status RowToK16(GgmlType type, const uint8_t* row, int64_t n_supers, K16Super* out) {
+  for (int64_t s = 0; s < n_supers; ++s) {
+    K16Super& o = out[s];
+    const uint8_t* qs;
+    if (type == GgmlType::kQ3_K) {
+      const auto& b = reinterpret_cast<const BlockQ3_K*>(row)[s];
+      o.d = b.d, o.dmin = 0, qs = b.qs;
+      for (int j = 0; j < 16; ++j) {
+        o.scb[j] = static_cast<uint8_t>(static_cast<int8_t>(UnpackScaleQ3_K(b.scales, j) - 32));
+      }
+      // Weight i's bit 2 is bit i / 32 of hmask[i % 32]; set means q - 4 = low
+      // 2 bits, clear means low 2 bits - 4 (quant/blocks.h).
+      for (int i = 0; i < kSuperCols; ++i)
+        o.q[i] = static_cast<uint8_t>(((b.hmask[i % 32] >> (i / 32)) & 1) << 2);
+    } else {
+      const auto& b = reinterpret_cast<const BlockQ2_K*>(row)[s];
+      o.d = b.d, o.dmin = b.dmin, qs = b.qs;
+      std::memcpy(o.scb, b.scales, 16);
+      std::memset(o.q, 0, sizeof(o.q));
+    }
+    if (NotFinite(o.d)) return NotFiniteScale(type, "d", o.d);
+    if (NotFinite(o.dmin)) return NotFiniteScale(type, "dmin", o.dmin);
+    // The low 2 bits: weight 128 h + 32 p + l at bits 2p, 2p+1 of qs[32 h + l].
+    for (int i = 0; i < kSuperCols; ++i) {
+      o.q[i] = static_cast<uint8_t>(o.q[i] |
+                                    ((qs[32 * (i / 128) + i % 32] >> (2 * ((i % 128) / 32))) & 3));
+    }
+  }
+  return Status::Ok();
+}
+
+// The low 2 bits of a row's 32 quants as crumbs: column c is byte 4 lane + c %
+// 4 of unpacked vector c / 4, whose bits go to bits 2k, 2k+1 (k = (c / 4) %
+// 4) of that byte of crumb vector c / 16.
+void StoreCrumbs(uint8_t* qc, int64_t lane, const uint8_t* q) {
+  for (int c = 0; c < kGroupCols; ++c) {
+    uint8_t& byte = qc[(c / 16) * 64 + lane * 4 + c % 4];
+    byte = static_cast<uint8_t>(byte | ((q[c] & 3) << (2 * ((c / 4) % 4))));
+  }
+}
+
+void StoreK16(const PackedMatrix& w, uint8_t* tile, int64_t lane, int64_t s, const K16Super& k) {
+  uint8_t* sg = tile + static_cast<size_t>(s) * w.super_bytes;
+  std::memcpy(sg + 2 * lane, &k.d, 2);
+  if (w.layout == PackedLayout::kQ2Kx16) std::memcpy(sg + kKDminOffset + 2 * lane, &k.dmin, 2);
+  for (int b = 0; b < 16; ++b) sg[K16ScaleOffset(w.layout) + 16 * b + lane] = k.scb[b];
+  for (int j = 0; j < kSuperGroups; ++j) {
+    uint8_t* gq = sg + KHeaderBytes(w.layout) + j * KGroupBytes(w.layout);
+    const uint8_t* q = k.q + 32 * j;
+    StoreCrumbs(gq, lane, q);
+    if (w.layout != PackedLayout::kQ3Kx16) continue;
+    // Bit 2 of column c: bit c / 4 (its unpacked vector) of byte 4 lane + c % 4.
+    for (int c = 0; c < kGroupCols; ++c) {
+      uint8_t& byte = gq[kQ3HighOffset + lane * 4 + c % 4];
+      byte = static_cast<uint8_t>(byte | (((q[c] >> 2) & 1) << (c / 4)));
+    }
   }
 }
 
@@ -318,8 +400,7 @@ Status RowToQ8(GgmlType type, const uint8_t* row, int64_t n_groups, float* scrat
     }
     return Status::Ok();
   }
-  // F16, BF16, F32, and Q2_K / Q3_K (two scales per 32 that one int8 scale
-  // cannot hold; until they have layouts of their own): requantize the values.
+  // F16, BF16, F32 (with --repack int8): requantize the values.
   DequantizeRow(type, row, scratch, n_groups * kGroupCols);
   for (int64_t g = 0; g < n_groups; ++g) {
     float amax;
@@ -346,6 +427,10 @@ PackedLayout LayoutFor(GgmlType type) {
       return PackedLayout::kQ4Kx16;
     case GgmlType::kQ5_K:
       return PackedLayout::kQ5Kx16;
+    case GgmlType::kQ3_K:
+      return PackedLayout::kQ3Kx16;
+    case GgmlType::kQ2_K:
+      return PackedLayout::kQ2Kx16;
     case GgmlType::kQ6_K:
       return PackedLayout::kQ6x16;
     case GgmlType::kIQ4_NL:
@@ -404,8 +489,9 @@ bool CanRepack(GgmlType type) {
 
 bool RepackIsExact(GgmlType type) {
   return type == GgmlType::kQ4_0 || type == GgmlType::kQ4_1 || type == GgmlType::kQ8_0 ||
-         type == GgmlType::kQ5_0 || type == GgmlType::kQ5_1 || type == GgmlType::kQ4_K ||
-         type == GgmlType::kQ5_K || type == GgmlType::kQ6_K || type == GgmlType::kIQ4_NL;
+         type == GgmlType::kQ5_0 || type == GgmlType::kQ5_1 || type == GgmlType::kQ2_K ||
+         type == GgmlType::kQ3_K || type == GgmlType::kQ4_K || type == GgmlType::kQ5_K ||
+         type == GgmlType::kQ6_K || type == GgmlType::kIQ4_NL;
 }
 
 Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols,
@@ -426,11 +512,24 @@ Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols,
   std::memset(w.data.get(), 0, w.bytes());  // padding rows: d = m = 0, q = 0
   const size_t row_bytes = GgmlRowBytes(type, static_cast<uint64_t>(n_cols));
 
+  if (w.layout == PackedLayout::kQ3Kx16 || w.layout == PackedLayout::kQ2Kx16) {
+    const int64_t n_supers = n_cols / kSuperCols;
+    std::vector<K16Super> k(static_cast<size_t>(n_supers));
+    for (int64_t r = 0; r < n_rows; ++r) {
+      EMBER_RETURN_IF_ERROR(
+          RowToK16(type, src + static_cast<size_t>(r) * row_bytes, n_supers, k.data()));
+      uint8_t* tile = w.data.get() + static_cast<size_t>(r / kTileRows) * w.tile_bytes;
+      for (int64_t s = 0; s < n_supers; ++s) StoreK16(w, tile, r % kTileRows, s, k[s]);
+    }
+    *out = std::move(w);
+    return Status::Ok();
+  }
   if (IsKLayout(w.layout)) {
     const int64_t n_supers = n_cols / kSuperCols;
     std::vector<KSuper> k(static_cast<size_t>(n_supers));
     for (int64_t r = 0; r < n_rows; ++r) {
-      RowToK(type, src + static_cast<size_t>(r) * row_bytes, n_supers, k.data());
+      EMBER_RETURN_IF_ERROR(
+          RowToK(type, src + static_cast<size_t>(r) * row_bytes, n_supers, k.data()));
       uint8_t* tile = w.data.get() + static_cast<size_t>(r / kTileRows) * w.tile_bytes;
       for (int64_t s = 0; s < n_supers; ++s) StoreK(w, tile, r % kTileRows, s, k[s]);
     }
@@ -481,6 +580,8 @@ constexpr NativeType kNativeTypes[] = {
     {GgmlType::kEmberIQ4x16, PackedLayout::kIQ4x16, false},
     {GgmlType::kEmberQ4Kx16, PackedLayout::kQ4Kx16, false},
     {GgmlType::kEmberQ5Kx16, PackedLayout::kQ5Kx16, false},
+    {GgmlType::kEmberQ3Kx16, PackedLayout::kQ3Kx16, false},
+    {GgmlType::kEmberQ2Kx16, PackedLayout::kQ2Kx16, false},
 };
 
 const NativeType* FindNative(GgmlType type) {
@@ -533,6 +634,28 @@ Status PackedView(GgmlType type, const uint8_t* data, size_t bytes, int64_t n_ro
 float PackedWeight(const PackedMatrix& w, int64_t row, int64_t col) {
   const int64_t tile = row / kTileRows, lane = row % kTileRows;
   const int64_t g = col / kGroupCols, c = col % kGroupCols;
+  if (w.layout == PackedLayout::kQ3Kx16 || w.layout == PackedLayout::kQ2Kx16) {
+    const uint8_t* sg = w.tile(tile) + static_cast<size_t>(g / kSuperGroups) * w.super_bytes;
+    const uint8_t* gq = sg + KHeaderBytes(w.layout) + (g % kSuperGroups) * KGroupBytes(w.layout);
+    const uint8_t crumbs = gq[(c / 16) * 64 + lane * 4 + c % 4];
+    const int q = (crumbs >> (2 * ((c / 4) % 4))) & 3;
+    const int b = static_cast<int>(2 * (g % kSuperGroups) + c / 16);  // sub-block of 16
+    const uint8_t scb = sg[K16ScaleOffset(w.layout) + 16 * b + lane];
+    uint16_t d;
+    std::memcpy(&d, sg + 2 * lane, 2);
+    if (w.layout == PackedLayout::kQ3Kx16) {
+      const int high = (gq[kQ3HighOffset + lane * 4 + c % 4] >> (c / 4)) & 1;
+      // As DequantizeRowQ3_K: (d * sc) * (q - 4), both products exact.
+      const float dl = Fp16ToFp32(d) * static_cast<float>(static_cast<int8_t>(scb));
+      return dl * static_cast<float>(q + 4 * high - 4);
+    }
+    // As DequantizeRowQ2_K: (d * sc) * q - dmin * m, one rounding.
+    uint16_t dmin;
+    std::memcpy(&dmin, sg + kKDminOffset + 2 * lane, 2);
+    const float dl = Fp16ToFp32(d) * static_cast<float>(scb & 0x0F);
+    const float ml = Fp16ToFp32(dmin) * static_cast<float>(scb >> 4);
+    return dl * static_cast<float>(q) - ml;
+  }
   if (IsKLayout(w.layout)) {
     const uint8_t* sg = w.tile(tile) + static_cast<size_t>(g / kSuperGroups) * w.super_bytes;
     const int j = static_cast<int>(g % kSuperGroups);

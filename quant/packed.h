@@ -59,6 +59,24 @@
 //   Q5Kx16 Q5x16's qh[8] after them), the quants without scales.
 // 148 / 180 bytes per row and 256 columns: 4.625 / 5.625 bits per weight
 // (Q4_K's 4.5 and Q5_K's 5.5 plus a byte instead of 6 bits per scale and min).
+// Q3Kx16 super-group (Q3_K: value = d * sc_b * (q - 4) for sub-block b of 16
+// columns, q in [0, 7], sc_b Q3_K's 6-bit scale minus 32), 1824 bytes:
+//   fp16   d[16]       row r's super-block d                        (offset 0)
+//   int8   sc[16][16]  sc[b][r]: row r's scale of columns 16b..16b+15 (offset 32)
+//   then group j = 0..7 at 288 + 192 j: the quants as 2-bit crumbs (Q6x16's
+//   crumb planes, holding the low 2 bits) and a plane of high bits:
+//     uint8 qc[2][64]  bits 2k, 2k+1 of byte i of qc[c]: bits 0-1 of byte i
+//                      of unpacked vector 4c + k (vectors as in Q5x16: v =
+//                      columns 4v..4v+3, byte 4r + b = row r, column 4v + b)
+//     uint8 qh[64]     bit v of byte i: bit 2 of byte i of unpacked vector v
+// 114 bytes per row and 256 columns: 3.5625 bits per weight (Q3_K's 3.4375
+// plus a byte instead of 6 bits per scale).
+// Q2Kx16 super-group (Q2_K: value = d * sc_b * q - dmin * m_b, q in [0, 3],
+// 4-bit sc_b and m_b per 16 columns), 1344 bytes:
+//   fp16   d[16], dmin[16]                                   (offsets 0, 32)
+//   uint8  scm[16][16]  scm[b][r] = sc_b | m_b << 4 of row r (Q2_K's bytes) (64)
+//   then group j = 0..7 at 320 + 128 j: qc[2][64] as Q3Kx16's, the whole quant.
+// 84 bytes per row and 256 columns: 2.625 bits per weight, Q2_K's own size.
 #pragma once
 
 #include <cstddef>
@@ -81,30 +99,51 @@ enum class PackedLayout {
   kIQ4x16,  // 4-bit indices into the IQ4 grid (int8 values) with scale
   kQ4Kx16,  // Q4_K: int4 in super-groups of 256 with 6-bit scales and mins per 32
   kQ5Kx16,  // Q5_K: int5 (Q5x16's planes) in Q4Kx16's super-groups
+  kQ3Kx16,  // Q3_K: int3 (crumbs + a high-bit plane), int8 scales per 16, d per 256
+  kQ2Kx16,  // Q2_K: int2 (crumbs), 4-bit scales and mins per 16, d and dmin per 256
 };
-constexpr int kPackedLayoutCount = 7;
+constexpr int kPackedLayoutCount = 9;
 
 // Whether a layout stores super-groups of 256 columns with a header (the K
 // layouts) rather than self-contained TileGroups of 32.
 constexpr bool IsKLayout(PackedLayout layout) {
-  return layout == PackedLayout::kQ4Kx16 || layout == PackedLayout::kQ5Kx16;
+  return layout == PackedLayout::kQ4Kx16 || layout == PackedLayout::kQ5Kx16 ||
+         layout == PackedLayout::kQ3Kx16 || layout == PackedLayout::kQ2Kx16;
 }
 
 constexpr int kSuperCols = 256;  // columns of a K layout's super-group
 constexpr int kSuperGroups = 8;  // groups of 32 in a super-group
 
 // K layouts: bytes of a super-group's header, and of one group's quants.
-constexpr size_t KHeaderBytes(PackedLayout /*layout*/) { return 320; }
+constexpr size_t KHeaderBytes(PackedLayout layout) {
+  return layout == PackedLayout::kQ3Kx16 ? 288 : 320;
+}
 constexpr size_t KGroupBytes(PackedLayout layout) {
-  return layout == PackedLayout::kQ5Kx16 ? 320 : 256;
+  switch (layout) {
+    case PackedLayout::kQ5Kx16:
+      return 320;
+    case PackedLayout::kQ3Kx16:
+      return 192;
+    case PackedLayout::kQ2Kx16:
+      return 128;
+    default:
+      return 256;
+  }
 }
 constexpr size_t KSuperBytes(PackedLayout layout) {
   return KHeaderBytes(layout) + kSuperGroups * KGroupBytes(layout);
 }
-// Where the pieces of a Q4Kx16 / Q5Kx16 header start.
+// Where the pieces of a K layout's header start: dmin (Q4Kx16, Q5Kx16,
+// Q2Kx16), the scales and mins per 32 (Q4Kx16, Q5Kx16), the scales per 16
+// (Q3Kx16's int8 sc, Q2Kx16's scm).
 constexpr size_t kKDminOffset = 32;
 constexpr size_t kKScaleOffset = 64;
 constexpr size_t kKMinOffset = 192;
+constexpr size_t K16ScaleOffset(PackedLayout layout) {
+  return layout == PackedLayout::kQ3Kx16 ? 32 : 64;
+}
+// Where a Q3Kx16 group's high-bit plane starts (after the crumbs).
+constexpr size_t kQ3HighOffset = 128;
 
 // Bytes of one TileGroup before its fp16 scales d[16]: the quants (and, for
 // Q6x16, the int8 sub-block scales sc[2][16]).
@@ -163,17 +202,17 @@ size_t PackedGroupBytes(PackedLayout layout, bool has_min);
 // Whether GGUF rows of `type` can be repacked into a native layout:
 //   Q4_0, Q4_1 -> Q4x16 (Q4_1 with mins); Q4_K -> Q4Kx16;
 //   Q5_0, Q5_1 -> Q5x16 (Q5_1 with mins); Q5_K -> Q5Kx16;
-//   Q6_K -> Q6x16;
+//   Q6_K -> Q6x16; Q3_K -> Q3Kx16; Q2_K -> Q2Kx16;
 //   IQ4_NL, IQ4_XS -> IQ4x16;
-//   Q8_0, F16, BF16, F32, and for now Q2_K, Q3_K -> Q8x16.
+//   Q8_0, F16, BF16, F32 -> Q8x16.
 bool CanRepack(GgmlType type);
 
 // Whether repacking `type` keeps every weight's GGUF dequantized value bit for
-// bit (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_NL). The others are
-// near-exact or lossy:
+// bit (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL).
+// The others are near-exact or lossy:
 //   IQ4_XS: the per-32 scale d * (ls - 32) is rounded to fp16 (|error| <=
 //     2^-11 * 127 |d (ls - 32)|, plus subnormals as above);
-//   F16, BF16, F32, Q2_K, Q3_K: the group of 32 is requantized to int8,
+//   F16, BF16, F32 (with --repack int8): the group of 32 is requantized to int8,
 //     |error| <= d / 2 with d = max|w| / 127 rounded up to fp16
 //     (docs/FORMATS.md has the measured errors).
 bool RepackIsExact(GgmlType type);
@@ -181,13 +220,16 @@ bool RepackIsExact(GgmlType type);
 // Repacks a GGUF matrix (n_rows rows of n_cols elements of `type`, contiguous)
 // into `out`, exactly or within the bounds above. Errors: Unsupported when
 // !CanRepack(type); InvalidArgument for columns that are not whole blocks (or
-// groups of 32), for weights that are not finite, and for scales beyond fp16.
+// groups of 32), for weights that are not finite (requantized types; for the
+// K layouts, a super-block d or dmin that is inf or nan), and for scales
+// beyond fp16.
 Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols, PackedMatrix* out);
 
 // The GGUF type that stores the layout `type` repacks to (Q4_0 -> kEmberQ4x16,
 // Q4_1 -> kEmberQ4x16Min, Q5_0 -> kEmberQ5x16, Q5_1 -> kEmberQ5x16Min, Q4_K ->
-// kEmberQ4Kx16, Q5_K -> kEmberQ5Kx16, Q6_K -> kEmberQ6x16, IQ4_NL and IQ4_XS ->
-// kEmberIQ4x16, the rest -> kEmberQ8x16); requires CanRepack.
+// kEmberQ4Kx16, Q5_K -> kEmberQ5Kx16, Q3_K -> kEmberQ3Kx16, Q2_K ->
+// kEmberQ2Kx16, Q6_K -> kEmberQ6x16, IQ4_NL and IQ4_XS -> kEmberIQ4x16, the rest
+// -> kEmberQ8x16); requires CanRepack.
 GgmlType NativeTypeFor(GgmlType type);
 bool IsNativeType(GgmlType type);
 

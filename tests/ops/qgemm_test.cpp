@@ -41,10 +41,11 @@ QGemmFn Pick(const Kernels& k, const PackedMatrix& w) { return k.qgemm_for(w.lay
 // One GGUF type per native layout and min form: Q4x16 without / with mins,
 // Q5x16 without / with mins (Q5_0, Q5_1), Q8x16, Q6x16 (Q6_K), IQ4x16 from
 // both its sources (IQ4_NL: blocks of 32; IQ4_XS: super-blocks of 256), and
-// the K layouts Q4Kx16 (Q4_K) and Q5Kx16 (Q5_K).
-constexpr GgmlType kLayoutTypes[] = {
-    GgmlType::kQ4_0, GgmlType::kQ4_1,   GgmlType::kQ5_0,   GgmlType::kQ5_1, GgmlType::kQ8_0,
-    GgmlType::kQ6_K, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kQ4_K, GgmlType::kQ5_K};
+// the K layouts Q4Kx16 (Q4_K), Q5Kx16 (Q5_K), Q3Kx16 (Q3_K) and Q2Kx16 (Q2_K).
+constexpr GgmlType kLayoutTypes[] = {GgmlType::kQ4_0,   GgmlType::kQ4_1, GgmlType::kQ5_0,
+                                     GgmlType::kQ5_1,   GgmlType::kQ8_0, GgmlType::kQ6_K,
+                                     GgmlType::kQ2_K,   GgmlType::kQ3_K, GgmlType::kIQ4_NL,
+                                     GgmlType::kIQ4_XS, GgmlType::kQ4_K, GgmlType::kQ5_K};
 
 int64_t BlockElems(GgmlType type) { return FindGgmlType(static_cast<uint32_t>(type))->block_elems; }
 
@@ -77,7 +78,7 @@ TEST_CASE("repack: native layouts keep every weight exactly", "[qgemm]") {
   }
   PackedMatrix w;
   std::vector<uint8_t> junk(1000);
-  CHECK(Repack(GgmlType::kIQ2_XXS, junk.data(), 4, 256, &w).code() == Code::kUnsupported);
+  CHECK(Repack(GgmlType::kIQ2_S, junk.data(), 4, 256, &w).code() == Code::kUnsupported);
   CHECK(Repack(GgmlType::kQ8_0, junk.data(), 4, 48, &w).code() == Code::kInvalidArgument);
 }
 
@@ -261,7 +262,7 @@ TEST_CASE("qgemm: a matrix larger than the cache block gives the same result", "
   std::mt19937 rng(19);
   const Kernels ref = KernelsFor(Isa::kRef);
   for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0, GgmlType::kQ6_K,
-                        GgmlType::kIQ4_NL, GgmlType::kQ4_K}) {
+                        GgmlType::kIQ4_NL, GgmlType::kQ4_K, GgmlType::kQ3_K, GgmlType::kQ2_K}) {
     const int64_t n = 70, k = 8192, m = 6;
     auto src = RandomGguf(type, n, k, rng);
     PackedMatrix w;
@@ -288,7 +289,8 @@ TEST_CASE("qgemm: the largest quants times the largest activations do not overfl
           "[qgemm][isa]") {
   // Every weight at its layout's largest quant (int4 15, int5 31, int8 127 and
   // -127, int6 63 with int8 scales 127 and -128, the IQ4 grid's ends -127 and
-  // 113, Q4_K / Q5_K's 15 / 31 with scales and mins 63) and every activation at
+  // 113, Q4_K / Q5_K's 15 / 31 with scales and mins 63, Q3_K's 7 and 0 with
+  // scales 31 and -32, Q2_K's 3 with scales and mins 15) and every activation at
   // +-127: the integer sums at their extremes,
   // where a kernel that keeps too many products in int16 saturates (AVX2's
   // maddubs path widens int5 sums every two sub-chunks for this, int6 and the
@@ -363,6 +365,32 @@ TEST_CASE("qgemm: the largest quants times the largest activations do not overfl
           std::memset(b.qh, q, sizeof(b.qh));
           std::memcpy(&src[r * rb], &b, sizeof(b));
         }
+      }
+    }
+    if (type == GgmlType::kQ3_K) {
+      // By hand: even rows every quant 7 (3 after the - 4) with 6-bit scales 63
+      // (31 after the - 32), odd rows every quant 0 (-4) with scales 0 (-32).
+      REQUIRE(rb == sizeof(BlockQ3_K));
+      for (int64_t r = 0; r < n; ++r) {
+        const uint8_t fill = r % 2 == 0 ? 0xFF : 0x00;
+        BlockQ3_K b{};
+        b.d = Fp32ToFp16(1.0f / 1024);
+        std::memset(b.hmask, fill, sizeof(b.hmask));
+        std::memset(b.qs, fill, sizeof(b.qs));
+        std::memset(b.scales, fill, sizeof(b.scales));
+        std::memcpy(&src[r * rb], &b, sizeof(b));
+      }
+    }
+    if (type == GgmlType::kQ2_K) {
+      // By hand: every quant 3, every 4-bit scale and min 15.
+      REQUIRE(rb == sizeof(BlockQ2_K));
+      for (int64_t r = 0; r < n; ++r) {
+        BlockQ2_K b{};
+        b.d = Fp32ToFp16(1.0f / 1024);
+        b.dmin = Fp32ToFp16(1.0f / 2048);
+        std::memset(b.qs, 0xFF, sizeof(b.qs));
+        std::memset(b.scales, 0xFF, sizeof(b.scales));
+        std::memcpy(&src[r * rb], &b, sizeof(b));
       }
     }
     PackedMatrix w;

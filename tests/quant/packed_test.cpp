@@ -133,7 +133,9 @@ TEST_CASE("packed: IQ4_NL and IQ4_XS map to IQ4x16 at 4.5 bits per weight", "[pa
   }
 }
 
-TEST_CASE("packed: Q4_K and Q5_K map to the K layouts at 4.625 and 5.625 bits", "[packed]") {
+TEST_CASE(
+    "packed: K-quants map to the K layouts (Q4_K 4.625, Q5_K 5.625, Q3_K 3.5625, Q2_K 2.625 bits)",
+    "[packed]") {
   // A super-group of 16 rows x 256 columns: a 320-byte header (d, dmin, the
   // scales and mins as bytes) and the quants, 2368 / 2880 bytes: 148 / 180 per
   // row and 256 weights, against Q4_K's 144 and Q5_K's 176.
@@ -142,7 +144,12 @@ TEST_CASE("packed: Q4_K and Q5_K map to the K layouts at 4.625 and 5.625 bits", 
     PackedLayout layout;
     size_t super_bytes, row_bytes;
   } cases[] = {{GgmlType::kQ4_K, GgmlType::kEmberQ4Kx16, PackedLayout::kQ4Kx16, 2368, 148},
-               {GgmlType::kQ5_K, GgmlType::kEmberQ5Kx16, PackedLayout::kQ5Kx16, 2880, 180}};
+               {GgmlType::kQ5_K, GgmlType::kEmberQ5Kx16, PackedLayout::kQ5Kx16, 2880, 180},
+               // Q3_K (110 bytes per 256) and Q2_K (84): a 288 / 320-byte
+               // header with the scales per 16 as bytes, 192 / 128 bytes of
+               // quants per group.
+               {GgmlType::kQ3_K, GgmlType::kEmberQ3Kx16, PackedLayout::kQ3Kx16, 1824, 114},
+               {GgmlType::kQ2_K, GgmlType::kEmberQ2Kx16, PackedLayout::kQ2Kx16, 1344, 84}};
   for (const auto& c : cases) {
     INFO(GgmlTypeName(c.source));
     CHECK(NativeTypeFor(c.source) == c.native);

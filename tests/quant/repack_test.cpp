@@ -114,6 +114,8 @@ TEST_CASE("repack: every weight equals the GGUF value or stays within its bound"
                          : type == GgmlType::kQ5_0 || type == GgmlType::kQ5_1 ? PackedLayout::kQ5x16
                          : type == GgmlType::kQ4_K ? PackedLayout::kQ4Kx16
                          : type == GgmlType::kQ5_K ? PackedLayout::kQ5Kx16
+                         : type == GgmlType::kQ3_K ? PackedLayout::kQ3Kx16
+                         : type == GgmlType::kQ2_K ? PackedLayout::kQ2Kx16
                          : type == GgmlType::kQ6_K ? PackedLayout::kQ6x16
                                                    : PackedLayout::kQ8x16));
       const size_t rb = GgmlRowBytes(type, static_cast<uint64_t>(k));
@@ -142,13 +144,12 @@ TEST_CASE("repack: every weight equals the GGUF value or stays within its bound"
 
 TEST_CASE("repack: which types repack, which exactly, and what is refused", "[quant]") {
   for (GgmlType t : kAllTypes) CHECK(CanRepack(t));
-  for (GgmlType t :
-       {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ8_0, GgmlType::kQ5_0, GgmlType::kQ5_1,
-        GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kIQ4_NL}) {
+  for (GgmlType t : {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ8_0, GgmlType::kQ5_0,
+                     GgmlType::kQ5_1, GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kQ4_K,
+                     GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kIQ4_NL}) {
     CHECK(RepackIsExact(t));
   }
-  for (GgmlType t : {GgmlType::kF16, GgmlType::kBF16, GgmlType::kF32, GgmlType::kQ2_K,
-                     GgmlType::kQ3_K, GgmlType::kIQ4_XS}) {
+  for (GgmlType t : {GgmlType::kF16, GgmlType::kBF16, GgmlType::kF32, GgmlType::kIQ4_XS}) {
     CHECK_FALSE(RepackIsExact(t));
   }
   PackedMatrix w;
@@ -158,6 +159,21 @@ TEST_CASE("repack: which types repack, which exactly, and what is refused", "[qu
   // K-quant rows are whole super-blocks of 256.
   CHECK(Repack(GgmlType::kQ4_K, junk.data(), 2, 96, &w).code() == Code::kInvalidArgument);
   CHECK(Repack(GgmlType::kF16, junk.data(), 2, 48, &w).code() == Code::kInvalidArgument);
+
+  // A K-quant super-block whose d or dmin is inf or nan is refused (the exact
+  // layouts would carry it into every weight it scales).
+  {
+    BlockQ4_K q4{};
+    q4.d = 0x7E00;  // nan
+    Status s = Repack(GgmlType::kQ4_K, reinterpret_cast<const uint8_t*>(&q4), 1, 256, &w);
+    CHECK(s.code() == Code::kInvalidArgument);
+    CHECK(s.message().find("not finite") != std::string::npos);
+    BlockQ2_K q2{};
+    q2.dmin = 0x7C00;  // inf
+    s = Repack(GgmlType::kQ2_K, reinterpret_cast<const uint8_t*>(&q2), 1, 256, &w);
+    CHECK(s.code() == Code::kInvalidArgument);
+    CHECK(s.message().find("Q2_K super-block dmin") != std::string::npos);
+  }
 
   // Float weights that no int8 group with an fp16 scale can hold are refused.
   std::vector<float> f(64, 0.5f);
@@ -209,7 +225,8 @@ TEST_CASE("repack: zero groups, tiny groups and extreme Q6_K scales", "[quant]")
 }
 
 TEST_CASE("repack: GEMV on repacked K-quant and IQ4 matrices matches float math", "[quant]") {
-  // y = W x with W repacked from Q4_K / Q5_K / Q6_K / IQ4_NL / IQ4_XS, through
+  // y = W x with W repacked from Q2_K / Q3_K / Q4_K / Q5_K / Q6_K / IQ4_NL /
+  // IQ4_XS, through
   // every compiled kernel, against the float dot product of the GGUF
   // dequantized weights with the unquantized activations. The allowed error is
   // built from the inputs: per column, |w| times the activation's int8
@@ -217,8 +234,8 @@ TEST_CASE("repack: GEMV on repacked K-quant and IQ4 matrices matches float math"
   // are chosen) plus |x| times the weight's repacking bound, plus float
   // rounding of the sum.
   std::mt19937 rng(33);
-  for (GgmlType type :
-       {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS}) {
+  for (GgmlType type : {GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kQ4_K, GgmlType::kQ5_K,
+                        GgmlType::kQ6_K, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS}) {
     for (int64_t n : {5, 16, 45}) {
       const int64_t k = 768, m = 3;
       const auto wf = ModelLikeWeights(n, k, rng);
