@@ -61,10 +61,12 @@ Kernels KernelsFor(Isa isa) {
     k.SetQGemm(QGemmQ4x16_avx2, QGemmQ5x16_avx2, QGemmQ8x16_avx2, QGemmQ6x16_avx2,
                QGemmIQ4x16_avx2);
     k.SetQGemmK(QGemmQ4Kx16_avx2, QGemmQ5Kx16_avx2);
+    k.SetQGemmK16(QGemmQ3Kx16_avx2, QGemmQ2Kx16_avx2);
   } else if (isa == Isa::kAvx512Vnni) {
     k.SetQGemm(QGemmQ4x16_avx512vnni, QGemmQ5x16_avx512vnni, QGemmQ8x16_avx512vnni,
                QGemmQ6x16_avx512vnni, QGemmIQ4x16_avx512vnni);
     k.SetQGemmK(QGemmQ4Kx16_avx512vnni, QGemmQ5Kx16_avx512vnni);
+    k.SetQGemmK16(QGemmQ3Kx16_avx512vnni, QGemmQ2Kx16_avx512vnni);
     k.ggml_dot_q4_1 = GgmlVecDotQ4_1Q8_1_avx512vnni;
     k.ggml_dot_q8_0 = GgmlVecDotQ8_0Q8_0_avx512vnni;
     k.ggml_dot_q4_0 = GgmlVecDotQ4_0Q8_0_avx512vnni;

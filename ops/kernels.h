@@ -97,6 +97,8 @@ void QGemmQ6x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&
 void QGemmIQ4x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ4Kx16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ5Kx16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
+void QGemmQ3Kx16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
+void QGemmQ2Kx16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ4x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                            int64_t);
 void QGemmQ5x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
@@ -110,6 +112,10 @@ void QGemmIQ4x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const Quantiz
 void QGemmQ4Kx16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                             int64_t);
 void QGemmQ5Kx16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
+                            int64_t);
+void QGemmQ3Kx16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
+                            int64_t);
+void QGemmQ2Kx16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                             int64_t);
 void AttendHead_neon(const float* q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
                      float scale, float* scores, float* out);

@@ -126,6 +126,169 @@ void TileK(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t 
   }
 }
 
+// Unpacked vector V (columns 4V..4V+3) of a Q3Kx16 / Q2Kx16 group, 8 rows,
+// from its crumbs (32 bytes of crumb vector V / 4) and high-bit plane, as
+// qgemm_kquant_avx512vnni.cpp's UnpackK16.
+template <int V, bool kQ3>
+inline __m256i UnpackK16(__m256i cr, __m256i hb) {
+  __m256i q = cr;
+  if constexpr (V % 4 != 0) q = _mm256_srli_epi16(cr, 2 * (V % 4));
+  q = _mm256_and_si256(q, _mm256_set1_epi8(3));
+  if constexpr (kQ3) {
+    __m256i h = hb;
+    if constexpr (V < 2) h = _mm256_slli_epi16(hb, 2 - V);
+    if constexpr (V > 2) h = _mm256_srli_epi16(hb, V - 2);
+    q = _mm256_or_si256(q, _mm256_and_si256(h, _mm256_set1_epi8(4)));
+  }
+  return q;
+}
+
+inline int32_t Pair16(int32_t lo, int32_t hi) {
+  return static_cast<int32_t>((static_cast<uint32_t>(lo) & 0xFFFFu) |
+                              (static_cast<uint32_t>(hi) << 16));
+}
+
+// One tile of Q3Kx16 or Q2Kx16 for MR tokens, both halves of rows per
+// broadcast as in TileK. A half of the group's columns (4 vectors, 16
+// columns: one scale) sums its maddubs pairs in int16 (4 * 2 * 7 * 127 per
+// lane at most), and the widening madd multiplies by the row's scale of that
+// half, so the int32 sums come out as sc_b0 isum_0 + sc_b1 isum_1. Q3_K's
+// offset comes off as 4 (sc_b0 qsum16_0 + sc_b1 qsum16_1) and Q2_K's mins are
+// m_b0 qsum16_0 + m_b1 qsum16_1: one madd each of the rows' pairs with the
+// token's pair of qsum16 (as Q6x16's offsets in qgemm_avx2.cpp). The same
+// integers as qgemm_ref.cpp.
+template <int MR, bool kQ3>
+void TileK16(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
+             int64_t ldy) {
+  constexpr PackedLayout kLayout = kQ3 ? PackedLayout::kQ3Kx16 : PackedLayout::kQ2Kx16;
+  constexpr size_t kHeader = KHeaderBytes(kLayout), kGroup = KGroupBytes(kLayout);
+  constexpr size_t kScales = K16ScaleOffset(kLayout);
+  alignas(32) float acc[MR][kTileRows] = {};
+  alignas(32) float sd[MR][kTileRows], sm[MR][kTileRows];
+  const int8_t* aq[MR];
+  for (int i = 0; i < MR; ++i) aq[i] = a.q_row(t0 + i);
+  const uint8_t* sg = w.tile(tile);
+  int64_t g = 0;
+  __m256i sum16[MR][2];  // the half's int16 sums: rows 0-7, 8-15
+  // Vector V into sum16, given its crumbs and the high-bit plane (rows 0-7,
+  // 8-15). A template, so that the shifts are constants.
+  const auto vector = [&]<int V>(__m256i cr0, __m256i cr1, __m256i hb0, __m256i hb1) {
+    const __m256i q0 = UnpackK16<V, kQ3>(cr0, hb0), q1 = UnpackK16<V, kQ3>(cr1, hb1);
+    for (int i = 0; i < MR; ++i) {
+      const __m256i b = Bcast4(aq[i] + g * 32 + 4 * V);
+      sum16[i][0] = _mm256_add_epi16(sum16[i][0], _mm256_maddubs_epi16(q0, b));
+      sum16[i][1] = _mm256_add_epi16(sum16[i][1], _mm256_maddubs_epi16(q1, b));
+      OpaqueReg(sum16[i][0]);
+      OpaqueReg(sum16[i][1]);
+    }
+  };
+  const int64_t n_supers = w.n_groups / kSuperGroups;
+  for (int64_t s = 0; s < n_supers; ++s, sg += w.super_bytes) {
+    for (size_t line = 0; line < kHeader; line += 64) PrefetchAhead<MR>(sg + line);
+    std::memset(sd, 0, sizeof(sd));
+    if constexpr (!kQ3) std::memset(sm, 0, sizeof(sm));
+    for (int jg = 0; jg < kSuperGroups; ++jg) {
+      g = s * kSuperGroups + jg;
+      const uint8_t* gp = sg + kHeader + jg * kGroup;
+      // The scales of the group's halves (sub-blocks 2 jg, 2 jg + 1), 16 rows.
+      __m128i s0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(sg + kScales + 32 * jg));
+      __m128i s1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(sg + kScales + 32 * jg + 16));
+      __m128i m0 = _mm_setzero_si128(), m1 = _mm_setzero_si128();
+      if constexpr (!kQ3) {
+        const __m128i low4 = _mm_set1_epi8(0x0F);
+        m0 = _mm_and_si128(_mm_srli_epi16(s0, 4), low4);
+        m1 = _mm_and_si128(_mm_srli_epi16(s1, 4), low4);
+        s0 = _mm_and_si128(s0, low4);
+        s1 = _mm_and_si128(s1, low4);
+      }
+      // Bytes to int16 (Q3_K's scales are signed, Q2_K's unsigned).
+      const auto widen = [](__m128i v) {
+        return kQ3 ? _mm256_cvtepi8_epi16(v) : _mm256_cvtepu8_epi16(v);
+      };
+      __m256i isum[MR][2];
+      for (int i = 0; i < MR; ++i) isum[i][0] = isum[i][1] = _mm256_setzero_si256();
+      __m256i hb0 = _mm256_setzero_si256(), hb1 = _mm256_setzero_si256();
+      if constexpr (kQ3) {
+        PrefetchAhead<MR>(gp + kQ3HighOffset);
+        hb0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + kQ3HighOffset));
+        hb1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + kQ3HighOffset + 32));
+      }
+      for (int c = 0; c < 2; ++c) {  // half c: columns 16c .. 16c + 15, crumb vector c
+        PrefetchAhead<MR>(gp + 64 * c);
+        const __m256i cr0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * c));
+        const __m256i cr1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * c + 32));
+        for (int i = 0; i < MR; ++i) sum16[i][0] = sum16[i][1] = _mm256_setzero_si256();
+        if (c == 0) {
+          vector.template operator()<0>(cr0, cr1, hb0, hb1);
+          vector.template operator()<1>(cr0, cr1, hb0, hb1);
+          vector.template operator()<2>(cr0, cr1, hb0, hb1);
+          vector.template operator()<3>(cr0, cr1, hb0, hb1);
+        } else {
+          vector.template operator()<4>(cr0, cr1, hb0, hb1);
+          vector.template operator()<5>(cr0, cr1, hb0, hb1);
+          vector.template operator()<6>(cr0, cr1, hb0, hb1);
+          vector.template operator()<7>(cr0, cr1, hb0, hb1);
+        }
+        // Each row's scale of this half as an int16 pair (sc, sc): rows 0-7, 8-15.
+        const __m128i sc = c == 0 ? s0 : s1;
+        const __m256i scw0 = widen(_mm_unpacklo_epi8(sc, sc));
+        const __m256i scw1 = widen(_mm_unpackhi_epi8(sc, sc));
+        for (int i = 0; i < MR; ++i) {
+          isum[i][0] = _mm256_add_epi32(isum[i][0], _mm256_madd_epi16(sum16[i][0], scw0));
+          isum[i][1] = _mm256_add_epi32(isum[i][1], _mm256_madd_epi16(sum16[i][1], scw1));
+        }
+      }
+      // Each row's (sc_b0, sc_b1) and (m_b0, m_b1) as int16 pairs: rows 0-7, 8-15.
+      const __m256i scp[2] = {widen(_mm_unpacklo_epi8(s0, s1)), widen(_mm_unpackhi_epi8(s0, s1))};
+      const __m256i mp[2] = {widen(_mm_unpacklo_epi8(m0, m1)), widen(_mm_unpackhi_epi8(m0, m1))};
+      for (int i = 0; i < MR; ++i) {
+        const int32_t* qsum16 = a.qsum16_row(t0 + i) + 2 * g;
+        const __m256i qpair = _mm256_set1_epi32(Pair16(qsum16[0], qsum16[1]));
+        const __m256 da = _mm256_set1_ps(a.d_row(t0 + i)[g]);
+        for (int h = 0; h < 2; ++h) {
+          __m256i sum = isum[i][h];
+          if constexpr (kQ3) {  // - 4 (sc_b0 qsum16_0 + sc_b1 qsum16_1)
+            sum = _mm256_sub_epi32(sum, _mm256_slli_epi32(_mm256_madd_epi16(scp[h], qpair), 2));
+          }
+          _mm256_store_ps(sd[i] + 8 * h, _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), da,
+                                                         _mm256_load_ps(sd[i] + 8 * h)));
+          if constexpr (!kQ3) {
+            const __m256i msum = _mm256_madd_epi16(mp[h], qpair);
+            _mm256_store_ps(sm[i] + 8 * h, _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), da,
+                                                           _mm256_load_ps(sm[i] + 8 * h)));
+          }
+        }
+      }
+    }
+    for (int h = 0; h < 2; ++h) {
+      const __m256 d = LoadHalf(sg + 16 * h);
+      const __m256 dmin = kQ3 ? _mm256_setzero_ps() : LoadHalf(sg + kKDminOffset + 16 * h);
+      for (int i = 0; i < MR; ++i) {
+        __m256 r =
+            _mm256_fmadd_ps(d, _mm256_load_ps(sd[i] + 8 * h), _mm256_load_ps(acc[i] + 8 * h));
+        if constexpr (!kQ3) r = _mm256_fnmadd_ps(dmin, _mm256_load_ps(sm[i] + 8 * h), r);
+        _mm256_store_ps(acc[i] + 8 * h, r);
+      }
+    }
+  }
+  for (int i = 0; i < MR; ++i) {
+    for (int h = 0; h < 2; ++h) {
+      Store(y + (t0 + i) * ldy, _mm256_load_ps(acc[i] + 8 * h), tile * kTileRows + 8 * h, w.n_rows);
+    }
+  }
+}
+
+template <bool kQ3>
+struct K16 {
+  template <int MR>
+  struct Tile {
+    static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0,
+                    float* y, int64_t ldy) {
+      TileK16<MR, kQ3>(w, tile, a, t0, y, ldy);
+    }
+  };
+};
+
 template <bool kQ5>
 struct K {
   template <int MR>
@@ -147,6 +310,16 @@ void QGemmQ4Kx16_avx2(const PackedMatrix& w, int64_t tile_begin, int64_t tile_en
 void QGemmQ5Kx16_avx2(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                       const QuantizedActs& a, float* y, int64_t ldy) {
   Drive<K<true>::Tile>(w, tile_begin, tile_end, a, y, ldy);
+}
+
+void QGemmQ3Kx16_avx2(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                      const QuantizedActs& a, float* y, int64_t ldy) {
+  Drive<K16<true>::Tile>(w, tile_begin, tile_end, a, y, ldy);
+}
+
+void QGemmQ2Kx16_avx2(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                      const QuantizedActs& a, float* y, int64_t ldy) {
+  Drive<K16<false>::Tile>(w, tile_begin, tile_end, a, y, ldy);
 }
 
 }  // namespace ember

@@ -108,13 +108,163 @@ void TilesK(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t
   }
 }
 
+// Unpacked vector V (columns 4V..4V+3 of the group) of a Q3Kx16 / Q2Kx16
+// group from its crumb vector (V / 4) and high-bit plane: the crumbs of V moved
+// down from bits 2 (V % 4), and for Q3Kx16 bit V of the plane moved to bit 2.
+// 16-bit shifts are fine: what crosses a byte boundary lands outside the mask.
+template <int V, bool kQ3>
+inline __m512i UnpackK16(__m512i cr, __m512i hb) {
+  __m512i q = cr;
+  if constexpr (V % 4 != 0) q = _mm512_srli_epi16(cr, 2 * (V % 4));
+  q = _mm512_and_si512(q, _mm512_set1_epi8(3));
+  if constexpr (kQ3) {
+    __m512i h = hb;
+    if constexpr (V < 2) h = _mm512_slli_epi16(hb, 2 - V);
+    if constexpr (V > 2) h = _mm512_srli_epi16(hb, V - 2);
+    q = _mm512_ternarylogic_epi32(q, h, _mm512_set1_epi8(4), 0xF8);  // q | (h & 4)
+  }
+  return q;
+}
+
+// Two int16 values as the pair of one 32-bit lane (lo, hi).
+inline int32_t Pair16(int32_t lo, int32_t hi) {
+  return static_cast<int32_t>((static_cast<uint32_t>(lo) & 0xFFFFu) |
+                              (static_cast<uint32_t>(hi) << 16));
+}
+
+// NT tiles x MR tokens of Q3Kx16 or Q2Kx16 (scales, Q2_K's mins, per 16
+// columns). Each token keeps two int32 sums per tile, one per half of the
+// group (vectors 0-3: columns 0-15, 4-7: 16-31). A half's sum fits int16
+// (16 * 7 * 127, or with Q3_K's offset 16 * 4 * 127), so the two halves are
+// packed as int16 pairs (one blend), Q3_K's - 4 qsum16 comes off both at once,
+// and one vpmaddwd with the rows' (sc_b0, sc_b1) pairs gives qgemm_ref.cpp's
+// integer sc_b0 isum_0 + sc_b1 isum_1; Q2_K's mins m_b0 qsum16_0 + m_b1 qsum16_1
+// are one more vpmaddwd. The float sums wait in L1: the integer sums of two
+// halves take the registers.
+template <int MR, int NT, PackedLayout kLayout>
+void TilesK16(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
+              int64_t ldy) {
+  constexpr bool kQ3 = kLayout == PackedLayout::kQ3Kx16;
+  constexpr size_t kHeader = KHeaderBytes(kLayout), kGroup = KGroupBytes(kLayout);
+  constexpr size_t kScales = K16ScaleOffset(kLayout);
+  alignas(64) float acc[NT][MR][kTileRows] = {};
+  alignas(64) float sd[NT][MR][kTileRows], sm[NT][MR][kTileRows];
+  const uint8_t* sg[NT];
+  for (int j = 0; j < NT; ++j) sg[j] = w.tile(tile + j);
+  const int8_t* aq[MR];
+  for (int i = 0; i < MR; ++i) aq[i] = a.q_row(t0 + i);
+  int64_t g = 0;
+  size_t gq = 0;  // the group's offset in its super-group
+  // Vector V of every tile into the sums of its half, given the tiles' crumb
+  // vectors and high-bit planes. A template, so that the shifts are constants.
+  const auto vector = [&]<int V>(const __m512i(&cr)[NT], const __m512i(&hb)[NT],
+                                 __m512i(&isum)[NT][MR]) {
+    __m512i q[NT];
+    for (int j = 0; j < NT; ++j) q[j] = UnpackK16<V, kQ3>(cr[j], hb[j]);
+    for (int i = 0; i < MR; ++i) {
+      const __m512i b = Bcast4(aq[i] + g * 32 + 4 * V);
+      for (int j = 0; j < NT; ++j) isum[j][i] = _mm512_dpbusd_epi32(isum[j][i], q[j], b);
+    }
+  };
+  const int64_t n_supers = w.n_groups / kSuperGroups;
+  for (int64_t s = 0; s < n_supers; ++s) {
+    for (size_t line = 0; line < kHeader; line += 64) PrefetchAhead<MR, NT>(sg[0] + line);
+    std::memset(sd, 0, sizeof(sd));
+    if constexpr (!kQ3) std::memset(sm, 0, sizeof(sm));
+    for (int jg = 0; jg < kSuperGroups; ++jg) {
+      g = s * kSuperGroups + jg;
+      gq = kHeader + jg * kGroup;
+      __m512i isum0[NT][MR], isum1[NT][MR];  // columns 0-15, 16-31
+      for (int j = 0; j < NT; ++j) {
+        for (int i = 0; i < MR; ++i) isum0[j][i] = isum1[j][i] = _mm512_setzero_si512();
+      }
+      __m512i cr[NT], hb[NT];
+      for (int j = 0; j < NT; ++j) {
+        hb[j] = kQ3 ? _mm512_loadu_si512(sg[j] + gq + kQ3HighOffset) : _mm512_setzero_si512();
+      }
+      if constexpr (kQ3) PrefetchAhead<MR, NT>(sg[0] + gq + kQ3HighOffset);
+      PrefetchAhead<MR, NT>(sg[0] + gq);
+      for (int j = 0; j < NT; ++j) cr[j] = _mm512_loadu_si512(sg[j] + gq);
+      vector.template operator()<0>(cr, hb, isum0);
+      vector.template operator()<1>(cr, hb, isum0);
+      vector.template operator()<2>(cr, hb, isum0);
+      vector.template operator()<3>(cr, hb, isum0);
+      PrefetchAhead<MR, NT>(sg[0] + gq + 64);
+      for (int j = 0; j < NT; ++j) cr[j] = _mm512_loadu_si512(sg[j] + gq + 64);
+      vector.template operator()<4>(cr, hb, isum1);
+      vector.template operator()<5>(cr, hb, isum1);
+      vector.template operator()<6>(cr, hb, isum1);
+      vector.template operator()<7>(cr, hb, isum1);
+      for (int j = 0; j < NT; ++j) {
+        // The rows' (sc_b0, sc_b1) and Q2_K's (m_b0, m_b1) as int16 pairs.
+        const __m128i s0 =
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(sg[j] + kScales + 32 * jg));
+        const __m128i s1 =
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(sg[j] + kScales + 32 * jg + 16));
+        __m512i scp, mp = _mm512_setzero_si512();
+        if constexpr (kQ3) {
+          scp = _mm512_cvtepi8_epi16(
+              _mm256_set_m128i(_mm_unpackhi_epi8(s0, s1), _mm_unpacklo_epi8(s0, s1)));
+        } else {
+          const __m128i low4 = _mm_set1_epi8(0x0F);
+          const __m128i c0 = _mm_and_si128(s0, low4), c1 = _mm_and_si128(s1, low4);
+          const __m128i m0 = _mm_and_si128(_mm_srli_epi16(s0, 4), low4);
+          const __m128i m1 = _mm_and_si128(_mm_srli_epi16(s1, 4), low4);
+          scp = _mm512_cvtepu8_epi16(
+              _mm256_set_m128i(_mm_unpackhi_epi8(c0, c1), _mm_unpacklo_epi8(c0, c1)));
+          mp = _mm512_cvtepu8_epi16(
+              _mm256_set_m128i(_mm_unpackhi_epi8(m0, m1), _mm_unpacklo_epi8(m0, m1)));
+        }
+        for (int i = 0; i < MR; ++i) {
+          const int32_t* qsum16 = a.qsum16_row(t0 + i) + 2 * g;
+          // (isum_0, isum_1) as int16 pairs: isum_1's low half to the top.
+          __m512i pair =
+              _mm512_mask_blend_epi16(0xAAAAAAAAu, isum0[j][i], _mm512_slli_epi32(isum1[j][i], 16));
+          if constexpr (kQ3) {
+            pair = _mm512_sub_epi16(pair, _mm512_set1_epi32(Pair16(4 * qsum16[0], 4 * qsum16[1])));
+          }
+          const __m512 da = _mm512_set1_ps(a.d_row(t0 + i)[g]);
+          const __m512i isum = _mm512_madd_epi16(pair, scp);
+          _mm512_store_ps(sd[j][i],
+                          _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), da, _mm512_load_ps(sd[j][i])));
+          if constexpr (!kQ3) {
+            const __m512i msum =
+                _mm512_madd_epi16(mp, _mm512_set1_epi32(Pair16(qsum16[0], qsum16[1])));
+            _mm512_store_ps(
+                sm[j][i], _mm512_fmadd_ps(_mm512_cvtepi32_ps(msum), da, _mm512_load_ps(sm[j][i])));
+          }
+        }
+      }
+    }
+    for (int j = 0; j < NT; ++j) {
+      const __m512 d = LoadFp16x16(sg[j]);
+      const __m512 dmin = kQ3 ? _mm512_setzero_ps() : LoadFp16x16(sg[j] + kKDminOffset);
+      for (int i = 0; i < MR; ++i) {
+        __m512 r = _mm512_fmadd_ps(d, _mm512_load_ps(sd[j][i]), _mm512_load_ps(acc[j][i]));
+        if constexpr (!kQ3) r = _mm512_fnmadd_ps(dmin, _mm512_load_ps(sm[j][i]), r);
+        _mm512_store_ps(acc[j][i], r);
+      }
+      sg[j] += w.super_bytes;
+    }
+  }
+  for (int j = 0; j < NT; ++j) {
+    for (int i = 0; i < MR; ++i) {
+      Store(y + (t0 + i) * ldy, _mm512_load_ps(acc[j][i]), (tile + j) * kTileRows, w.n_rows);
+    }
+  }
+}
+
 template <PackedLayout kLayout>
 struct KKernel {
   template <int MR, int NT>
   struct K {
     static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0,
                     float* y, int64_t ldy) {
-      TilesK<MR, NT, kLayout>(w, tile, a, t0, y, ldy);
+      if constexpr (kLayout == PackedLayout::kQ3Kx16 || kLayout == PackedLayout::kQ2Kx16) {
+        TilesK16<MR, NT, kLayout>(w, tile, a, t0, y, ldy);
+      } else {
+        TilesK<MR, NT, kLayout>(w, tile, a, t0, y, ldy);
+      }
     }
   };
 };
@@ -129,6 +279,16 @@ void QGemmQ4Kx16_avx512vnni(const PackedMatrix& w, int64_t tile_begin, int64_t t
 void QGemmQ5Kx16_avx512vnni(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                             const QuantizedActs& a, float* y, int64_t ldy) {
   Drive<KKernel<PackedLayout::kQ5Kx16>::K>(w, tile_begin, tile_end, a, y, ldy);
+}
+
+void QGemmQ3Kx16_avx512vnni(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                            const QuantizedActs& a, float* y, int64_t ldy) {
+  Drive<KKernel<PackedLayout::kQ3Kx16>::K>(w, tile_begin, tile_end, a, y, ldy);
+}
+
+void QGemmQ2Kx16_avx512vnni(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                            const QuantizedActs& a, float* y, int64_t ldy) {
+  Drive<KKernel<PackedLayout::kQ2Kx16>::K>(w, tile_begin, tile_end, a, y, ldy);
 }
 
 }  // namespace ember
