@@ -83,6 +83,7 @@ Kernels KernelsFor(Isa isa) {
     k.SetQGemm(QGemmQ4x16_neon, QGemmQ5x16_neon, QGemmQ8x16_neon, QGemmQ6x16_neon,
                QGemmIQ4x16_neon);
     k.SetQGemmK(QGemmQ4Kx16_neon, QGemmQ5Kx16_neon);
+    k.SetQGemmK16(QGemmQ3Kx16_neon, QGemmQ2Kx16_neon);
   }
 #if defined(__aarch64__)
   // These kernels need only base NEON. armhf keeps their _ref
@@ -103,11 +104,13 @@ Kernels KernelsFor(Isa isa) {
     k.SetQGemm(QGemmQ4x16_neon_dot, QGemmQ5x16_neon_dot, QGemmQ8x16_neon_dot, QGemmQ6x16_neon_dot,
                QGemmIQ4x16_neon_dot);
     k.SetQGemmK(QGemmQ4Kx16_neon_dot, QGemmQ5Kx16_neon_dot);
+    k.SetQGemmK16(QGemmQ3Kx16_neon_dot, QGemmQ2Kx16_neon_dot);
   } else if (isa == Isa::kNeonI8mm) {
     k.SetQGemm(QGemmQ4x16_neon_i8mm, QGemmQ5x16_neon_i8mm, QGemmQ8x16_neon_i8mm,
                QGemmQ6x16_neon_i8mm,
                QGemmIQ4x16_neon_i8mm);  // smmla for batches, sdot for one token
     k.SetQGemmK(QGemmQ4Kx16_neon_i8mm, QGemmQ5Kx16_neon_i8mm);
+    k.SetQGemmK16(QGemmQ3Kx16_neon_i8mm, QGemmQ2Kx16_neon_i8mm);
   }
 #endif
 #endif

@@ -133,6 +133,8 @@ void QGemmQ6x16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&
 void QGemmIQ4x16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ4Kx16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ5Kx16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
+void QGemmQ3Kx16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
+void QGemmQ2Kx16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ4x16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                          int64_t);
 void QGemmQ5x16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
@@ -147,6 +149,10 @@ void QGemmQ4Kx16_neon_dot(const PackedMatrix&, int64_t, int64_t, const Quantized
                           int64_t);
 void QGemmQ5Kx16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                           int64_t);
+void QGemmQ3Kx16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
+                          int64_t);
+void QGemmQ2Kx16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
+                          int64_t);
 void QGemmQ4x16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                           int64_t);
 void QGemmQ5x16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
@@ -160,6 +166,10 @@ void QGemmIQ4x16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const Quantize
 void QGemmQ4Kx16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                            int64_t);
 void QGemmQ5Kx16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
+                           int64_t);
+void QGemmQ3Kx16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
+                           int64_t);
+void QGemmQ2Kx16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                            int64_t);
 
 }  // namespace ember

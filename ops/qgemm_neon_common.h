@@ -138,6 +138,39 @@ inline int8x16_t Iq4Lookup(uint8x16_t index) {
 #endif
 }
 
+// Unpacked vector V of a quad of a Q3Kx16 / Q2Kx16 group: the quad's 16
+// bytes of crumb vector V / 4 moved down from bits 2 (V % 4), and for Q3Kx16
+// bit V of its 16 bytes of the high-bit plane moved to bit 2 (quant/packed.h).
+template <int V, bool kQ3>
+inline int8x16_t UnpackK16(uint8x16_t cr, uint8x16_t hb) {
+  uint8x16_t q = cr;
+  if constexpr (V % 4 != 0) q = vshrq_n_u8(cr, 2 * (V % 4));
+  q = vandq_u8(q, vdupq_n_u8(3));
+  if constexpr (kQ3) {
+    uint8x16_t h = hb;
+    if constexpr (V < 2) h = vshlq_n_u8(hb, 2 - V);
+    if constexpr (V > 2) h = vshrq_n_u8(hb, V - 2);
+    q = vorrq_u8(q, vandq_u8(h, vdupq_n_u8(4)));
+  }
+  return vreinterpretq_s8_u8(q);
+}
+
+// The weights of quad q of a Q3Kx16 / Q2Kx16 group at gq (its quants only):
+// wq[v] = columns 4v..4v+3 of the 4 rows, 0..7 / 0..3.
+template <bool kQ3>
+inline void LoadQuadWeightsK16(const uint8_t* gq, int q, int8x16_t wq[8]) {
+  const uint8x16_t cr0 = vld1q_u8(gq + 16 * q), cr1 = vld1q_u8(gq + 64 + 16 * q);
+  const uint8x16_t hb = kQ3 ? vld1q_u8(gq + kQ3HighOffset + 16 * q) : vdupq_n_u8(0);
+  wq[0] = UnpackK16<0, kQ3>(cr0, hb);
+  wq[1] = UnpackK16<1, kQ3>(cr0, hb);
+  wq[2] = UnpackK16<2, kQ3>(cr0, hb);
+  wq[3] = UnpackK16<3, kQ3>(cr0, hb);
+  wq[4] = UnpackK16<4, kQ3>(cr1, hb);
+  wq[5] = UnpackK16<5, kQ3>(cr1, hb);
+  wq[6] = UnpackK16<6, kQ3>(cr1, hb);
+  wq[7] = UnpackK16<7, kQ3>(cr1, hb);
+}
+
 // The weights of quad q (rows 4q..4q+3) of one TileGroup at gp: wq[s] holds
 // columns 4s..4s+3 of the group for the 4 rows (int4, int5 and int6 unpacked
 // to bytes, 0..15, 0..31 and 0..63, non-negative as int8; IQ4x16's indices
@@ -270,6 +303,107 @@ void DriveK(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const Q
           break;
         case 3:
           QuadK<3, kL, Dot>(w, tile, q, a, t, y, ldy);
+          break;
+        default:
+          break;
+      }
+    }
+  }
+}
+
+// 4 bytes (one per row of a quad) as int32 lanes, sign-extended (Q3Kx16's
+// scales) or not.
+template <bool kSigned>
+inline int32x4_t QuadBytesToInt(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  const uint8x8_t b = vreinterpret_u8_u32(vdup_n_u32(v));
+  if constexpr (kSigned) return vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_u8(b))));
+  return vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(vmovl_u8(b))));
+}
+
+// Rows 4q..4q+3 of a tile of Q3Kx16 / Q2Kx16 for MR tokens, as qgemm_ref.cpp:
+// per group, the halves' integer sums (Dot::Halves: columns 0-15, 16-31)
+// times their scales, Q3_K's offset -4 qsum16 taken off each half first, Q2_K's
+// mins m_b0 qsum16_0 + m_b1 qsum16_1; sd = fma(float(isum), d_a, sd), sm the
+// same with the mins; per super-group acc = fma(d, sd, acc), fms(dmin, sm, acc).
+template <int MR, PackedLayout kL, class Dot>
+void QuadK16(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, int64_t t0,
+             float* y, int64_t ldy) {
+  constexpr bool kQ3 = kL == PackedLayout::kQ3Kx16;
+  constexpr size_t kHeader = KHeaderBytes(kL), kGroup = KGroupBytes(kL);
+  constexpr size_t kScales = K16ScaleOffset(kL);
+  float32x4_t acc[MR];
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) acc[i] = vdupq_n_f32(0.0f);
+  const uint8_t* sg = w.tile(tile);
+  const int64_t n_supers = w.n_groups / kSuperGroups;
+  for (int64_t s = 0; s < n_supers; ++s, sg += w.super_bytes) {
+    float32x4_t sd[MR], sm[MR];
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) sd[i] = sm[i] = vdupq_n_f32(0.0f);
+    for (int jg = 0; jg < kSuperGroups; ++jg) {
+      const int64_t g = s * kSuperGroups + jg;
+      int8x16_t wq[8];
+      LoadQuadWeightsK16<kQ3>(sg + kHeader + jg * kGroup, q, wq);
+      int32x4_t sc0 = QuadBytesToInt<kQ3>(sg + kScales + 32 * jg + 4 * q);
+      int32x4_t sc1 = QuadBytesToInt<kQ3>(sg + kScales + 32 * jg + 16 + 4 * q);
+      int32x4_t m0 = vdupq_n_s32(0), m1 = vdupq_n_s32(0);
+      if constexpr (!kQ3) {  // Q2_K's bytes: scale | min << 4
+        m0 = vshrq_n_s32(sc0, 4);
+        m1 = vshrq_n_s32(sc1, 4);
+        sc0 = vandq_s32(sc0, vdupq_n_s32(0x0F));
+        sc1 = vandq_s32(sc1, vdupq_n_s32(0x0F));
+      }
+#pragma GCC unroll 8
+      for (int i = 0; i < MR; ++i) {
+        int32x4_t half[2];
+        Dot::Halves(wq, a.q_row(t0 + i) + g * 32, half);
+        const int32_t* qsum16 = a.qsum16_row(t0 + i) + 2 * g;
+        const float32x4_t da = vdupq_n_f32(a.d_row(t0 + i)[g]);
+        if constexpr (kQ3) {
+          half[0] = vsubq_s32(half[0], vdupq_n_s32(4 * qsum16[0]));
+          half[1] = vsubq_s32(half[1], vdupq_n_s32(4 * qsum16[1]));
+        }
+        const int32x4_t isum = vmlaq_s32(vmulq_s32(sc0, half[0]), sc1, half[1]);
+        sd[i] = vfmaq_f32(sd[i], vcvtq_f32_s32(isum), da);
+        if constexpr (!kQ3) {
+          const int32x4_t msum = vmlaq_n_s32(vmulq_n_s32(m0, qsum16[0]), m1, qsum16[1]);
+          sm[i] = vfmaq_f32(sm[i], vcvtq_f32_s32(msum), da);
+        }
+      }
+    }
+    const float32x4_t d = LoadF16x4(sg + 8 * q);
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      acc[i] = vfmaq_f32(acc[i], d, sd[i]);
+      if constexpr (!kQ3) acc[i] = vfmsq_f32(acc[i], LoadF16x4(sg + kKDminOffset + 8 * q), sm[i]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i)
+    StoreRows4(y + (t0 + i) * ldy, acc[i], tile * kTileRows + 4 * q, w.n_rows);
+}
+
+// As DriveK, for Q3Kx16 / Q2Kx16.
+template <PackedLayout kL, class Dot, int kMr>
+void DriveK16(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const QuantizedActs& a,
+              float* y, int64_t ldy) {
+  static_assert(kMr == 2 || kMr == 4);
+  for (int64_t tile = tile_begin; tile < tile_end; ++tile) {
+    for (int q = 0; q < 4; ++q) {
+      if (tile * kTileRows + 4 * q >= w.n_rows) break;
+      int64_t t = 0;
+      for (; t + kMr <= a.m; t += kMr) QuadK16<kMr, kL, Dot>(w, tile, q, a, t, y, ldy);
+      switch (a.m - t) {
+        case 1:
+          QuadK16<1, kL, Dot>(w, tile, q, a, t, y, ldy);
+          break;
+        case 2:
+          QuadK16<2, kL, Dot>(w, tile, q, a, t, y, ldy);
+          break;
+        case 3:
+          QuadK16<3, kL, Dot>(w, tile, q, a, t, y, ldy);
           break;
         default:
           break;

@@ -248,6 +248,134 @@ void QuadPairsK(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs&
   }
 }
 
+// Q3Kx16 / Q2Kx16 (scales, Q2_K's mins, per 16 columns): the block products
+// of columns 0-15 (j = 0, 1) and 16-31 (j = 2, 3) apart, then qgemm_ref.cpp's
+// integers (as QuadK16 in qgemm_neon_common.h) with every factor laid out as
+// the accumulators.
+template <int NP, PackedLayout kL>
+void QuadPairsK16(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, int64_t t0,
+                  int last, float* y, int64_t ldy) {
+  constexpr bool kQ3 = kL == PackedLayout::kQ3Kx16;
+  constexpr size_t kHeader = KHeaderBytes(kL), kGroup = KGroupBytes(kL);
+  constexpr size_t kScales = K16ScaleOffset(kL);
+  float32x4_t acc01[NP], acc23[NP];
+#pragma GCC unroll 8
+  for (int p = 0; p < NP; ++p) acc01[p] = acc23[p] = vdupq_n_f32(0.0f);
+  int64_t tok[2 * NP];
+#pragma GCC unroll 8
+  for (int i = 0; i < 2 * NP; ++i) tok[i] = t0 + (i < last ? i : i - 1);
+  const uint8_t* sg = w.tile(tile);
+  const int64_t n_supers = w.n_groups / kSuperGroups;
+  for (int64_t s = 0; s < n_supers; ++s, sg += w.super_bytes) {
+    float32x4_t sd01[NP], sd23[NP], sm01[NP], sm23[NP];
+#pragma GCC unroll 8
+    for (int p = 0; p < NP; ++p) sd01[p] = sd23[p] = sm01[p] = sm23[p] = vdupq_n_f32(0.0f);
+    for (int jg = 0; jg < kSuperGroups; ++jg) {
+      const int64_t g = s * kSuperGroups + jg;
+      int8x16_t wq[8];
+      LoadQuadWeightsK16<kQ3>(sg + kHeader + jg * kGroup, q, wq);
+      int8x16_t w01[4], w23[4];  // [j]: columns 8j..8j+7 of a row pair
+#pragma GCC unroll 8
+      for (int j = 0; j < 4; ++j) {
+        const int32x4_t lo = vreinterpretq_s32_s8(wq[2 * j]);
+        const int32x4_t hi = vreinterpretq_s32_s8(wq[2 * j + 1]);
+        w01[j] = vreinterpretq_s8_s32(vzip1q_s32(lo, hi));
+        w23[j] = vreinterpretq_s8_s32(vzip2q_s32(lo, hi));
+      }
+      // The scales (and Q2_K's mins) of the halves, row pairs as the accumulators.
+      int32x4_t sc[2] = {QuadBytesToInt<kQ3>(sg + kScales + 32 * jg + 4 * q),
+                         QuadBytesToInt<kQ3>(sg + kScales + 32 * jg + 16 + 4 * q)};
+      int32x4_t m[2] = {vdupq_n_s32(0), vdupq_n_s32(0)};
+      if constexpr (!kQ3) {  // Q2_K's bytes: scale | min << 4
+#pragma GCC unroll 8
+        for (int h = 0; h < 2; ++h) {
+          m[h] = vshrq_n_s32(sc[h], 4);
+          sc[h] = vandq_s32(sc[h], vdupq_n_s32(0x0F));
+        }
+      }
+      int32x4_t sc01[2], sc23[2], m01[2], m23[2];
+#pragma GCC unroll 8
+      for (int h = 0; h < 2; ++h) {
+        sc01[h] = vzip1q_s32(sc[h], sc[h]);
+        sc23[h] = vzip2q_s32(sc[h], sc[h]);
+        m01[h] = vzip1q_s32(m[h], m[h]);
+        m23[h] = vzip2q_s32(m[h], m[h]);
+      }
+#pragma GCC unroll 8
+      for (int p = 0; p < NP; ++p) {
+        const int64_t t = tok[2 * p], u = tok[2 * p + 1];
+        const int8_t* at = a.q_row(t) + g * 32;
+        const int8_t* au = a.q_row(u) + g * 32;
+        int32x4_t h01[2] = {vdupq_n_s32(0), vdupq_n_s32(0)};
+        int32x4_t h23[2] = {vdupq_n_s32(0), vdupq_n_s32(0)};
+#pragma GCC unroll 8
+        for (int j = 0; j < 4; ++j) {
+          const int8x16_t act = TokenPair(at, au, 8 * j);
+          h01[j / 2] = vmmlaq_s32(h01[j / 2], w01[j], act);
+          h23[j / 2] = vmmlaq_s32(h23[j / 2], w23[j], act);
+        }
+        const int32_t* qt = a.qsum16_row(t) + 2 * g;
+        const int32_t* qu = a.qsum16_row(u) + 2 * g;
+        const int32x4_t qs[2] = {{qt[0], qu[0], qt[0], qu[0]}, {qt[1], qu[1], qt[1], qu[1]}};
+        if constexpr (kQ3) {  // - 4 qsum16 off each half
+#pragma GCC unroll 8
+          for (int h = 0; h < 2; ++h) {
+            h01[h] = vsubq_s32(h01[h], vshlq_n_s32(qs[h], 2));
+            h23[h] = vsubq_s32(h23[h], vshlq_n_s32(qs[h], 2));
+          }
+        }
+        const int32x4_t i01 = vmlaq_s32(vmulq_s32(sc01[0], h01[0]), sc01[1], h01[1]);
+        const int32x4_t i23 = vmlaq_s32(vmulq_s32(sc23[0], h23[0]), sc23[1], h23[1]);
+        const float dt = a.d_row(t)[g], du = a.d_row(u)[g];
+        const float32x4_t da = {dt, du, dt, du};
+        sd01[p] = vfmaq_f32(sd01[p], vcvtq_f32_s32(i01), da);
+        sd23[p] = vfmaq_f32(sd23[p], vcvtq_f32_s32(i23), da);
+        if constexpr (!kQ3) {
+          const int32x4_t ms01 = vmlaq_s32(vmulq_s32(m01[0], qs[0]), m01[1], qs[1]);
+          const int32x4_t ms23 = vmlaq_s32(vmulq_s32(m23[0], qs[0]), m23[1], qs[1]);
+          sm01[p] = vfmaq_f32(sm01[p], vcvtq_f32_s32(ms01), da);
+          sm23[p] = vfmaq_f32(sm23[p], vcvtq_f32_s32(ms23), da);
+        }
+      }
+    }
+    const float32x4_t d = LoadF16x4(sg + 8 * q);
+    const float32x4_t d01 = vzip1q_f32(d, d), d23 = vzip2q_f32(d, d);
+#pragma GCC unroll 8
+    for (int p = 0; p < NP; ++p) {
+      acc01[p] = vfmaq_f32(acc01[p], d01, sd01[p]);
+      acc23[p] = vfmaq_f32(acc23[p], d23, sd23[p]);
+    }
+    if constexpr (!kQ3) {
+      const float32x4_t dmin = LoadF16x4(sg + kKDminOffset + 8 * q);
+      const float32x4_t dmin01 = vzip1q_f32(dmin, dmin), dmin23 = vzip2q_f32(dmin, dmin);
+#pragma GCC unroll 8
+      for (int p = 0; p < NP; ++p) {
+        acc01[p] = vfmsq_f32(acc01[p], dmin01, sm01[p]);
+        acc23[p] = vfmsq_f32(acc23[p], dmin23, sm23[p]);
+      }
+    }
+  }
+  const int64_t row0 = tile * kTileRows + 4 * q;
+#pragma GCC unroll 8
+  for (int p = 0; p < NP; ++p) {
+    StoreRows4(y + (t0 + 2 * p) * ldy, vuzp1q_f32(acc01[p], acc23[p]), row0, w.n_rows);
+    if (2 * p + 1 < last) {
+      StoreRows4(y + (t0 + 2 * p + 1) * ldy, vuzp2q_f32(acc01[p], acc23[p]), row0, w.n_rows);
+    }
+  }
+}
+
+// QuadPairsK or QuadPairsK16, by layout.
+template <int NP, PackedLayout kL>
+void QuadPairsAny(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, int64_t t0,
+                  int last, float* y, int64_t ldy) {
+  if constexpr (kL == PackedLayout::kQ3Kx16 || kL == PackedLayout::kQ2Kx16) {
+    QuadPairsK16<NP, kL>(w, tile, q, a, t0, last, y, ldy);
+  } else {
+    QuadPairsK<NP, kL>(w, tile, q, a, t0, last, y, ldy);
+  }
+}
+
 template <PackedLayout kL>
 void DriveK(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const QuantizedActs& a,
             float* y, int64_t ldy) {
@@ -257,12 +385,12 @@ void DriveK(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const Q
       if (tile * kTileRows + 4 * q >= w.n_rows) break;
       int64_t t = 0;
       for (; t + kBlock <= a.m; t += kBlock)
-        QuadPairsK<kPairs, kL>(w, tile, q, a, t, kBlock, y, ldy);
+        QuadPairsAny<kPairs, kL>(w, tile, q, a, t, kBlock, y, ldy);
       const int left = static_cast<int>(a.m - t);
       if (left > 2) {
-        QuadPairsK<2, kL>(w, tile, q, a, t, left, y, ldy);
+        QuadPairsAny<2, kL>(w, tile, q, a, t, left, y, ldy);
       } else if (left > 0) {
-        QuadPairsK<1, kL>(w, tile, q, a, t, left, y, ldy);
+        QuadPairsAny<1, kL>(w, tile, q, a, t, left, y, ldy);
       }
     }
   }
@@ -280,6 +408,18 @@ void QGemmQ5Kx16_neon_i8mm(const PackedMatrix& w, int64_t tile_begin, int64_t ti
                            const QuantizedActs& a, float* y, int64_t ldy) {
   if (a.m == 1) return QGemmQ5Kx16_neon_dot(w, tile_begin, tile_end, a, y, ldy);
   DriveK<PackedLayout::kQ5Kx16>(w, tile_begin, tile_end, a, y, ldy);
+}
+
+void QGemmQ3Kx16_neon_i8mm(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                           const QuantizedActs& a, float* y, int64_t ldy) {
+  if (a.m == 1) return QGemmQ3Kx16_neon_dot(w, tile_begin, tile_end, a, y, ldy);
+  DriveK<PackedLayout::kQ3Kx16>(w, tile_begin, tile_end, a, y, ldy);
+}
+
+void QGemmQ2Kx16_neon_i8mm(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                           const QuantizedActs& a, float* y, int64_t ldy) {
+  if (a.m == 1) return QGemmQ2Kx16_neon_dot(w, tile_begin, tile_end, a, y, ldy);
+  DriveK<PackedLayout::kQ2Kx16>(w, tile_begin, tile_end, a, y, ldy);
 }
 
 void QGemmQ4x16_neon_i8mm(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
