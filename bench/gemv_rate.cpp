@@ -23,7 +23,7 @@ using namespace ember;
 
 namespace {
 
-// A random Q4_0, Q8_0, Q6_K, IQ4_NL, Q4_K or Q5_K matrix [rows, k], repacked to its native
+// A random Q4_0, Q8_0, Q6_K, IQ4_NL or K-quant matrix [rows, k], repacked to its native
 // layout (IQ4_NL blocks from the tests' plain quantizer: ember does not write
 // IQ4 files).
 PackedMatrix MakeMatrix(GgmlType type, int64_t rows, int64_t k, std::mt19937& rng) {
@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
   QuantizedActs a;
   Active().quantize_acts(x.data(), m, k, &a);
   for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ8_0, GgmlType::kQ6_K, GgmlType::kIQ4_NL,
-                        GgmlType::kQ4_K, GgmlType::kQ5_K}) {
+                        GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ3_K, GgmlType::kQ2_K}) {
     if (k % FindGgmlType(static_cast<uint32_t>(type))->block_elems != 0) continue;  // K: 256
     if (m > 1) {
       const int64_t rows = 1024;
