@@ -7,7 +7,9 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 
 #include "ops/kernels.h"
 #include "ops/qgemm_avx2_common.h"
@@ -447,7 +449,55 @@ void QGemmQ6x16_avx2(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end
 
 void QGemmIQ4x16_avx2(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                       const QuantizedActs& a, float* y, int64_t ldy) {
-  Drive<IQ4>(w, tile_begin, tile_end, a, y, ldy);
+  if (a.m <= kMr) return Drive<IQ4>(w, tile_begin, tile_end, a, y, ldy);
+  // Prefill: each block of tiles is looked up once into Q8x16's layout (the
+  // grid values as int8, the same scales) and the int8 kernel runs over it
+  // for every group of tokens, instead of TileIQ4 looking the nibbles up
+  // again per group of kMr tokens. TileIQ4 multiplies as TileQ8 (DotSigned4,
+  // AddScaled), so the bits are the same.
+  constexpr size_t kQ8Group = PackedQuantBytes(PackedLayout::kQ8x16) + 32;
+  constexpr size_t kIq4Scales = PackedQuantBytes(PackedLayout::kIQ4x16);
+  const size_t q8_tile = kQ8Group * static_cast<size_t>(w.n_groups);
+  const int64_t block = std::max<int64_t>(1, static_cast<int64_t>((size_t{160} << 10) / q8_tile));
+  std::unique_ptr<uint8_t, void (*)(void*)> scratch(
+      static_cast<uint8_t*>(  // aligned_alloc wants a multiple of the alignment
+          std::aligned_alloc(64, (static_cast<size_t>(block) * q8_tile + 63) / 64 * 64)),
+      std::free);
+  if (scratch == nullptr) return Drive<IQ4>(w, tile_begin, tile_end, a, y, ldy);
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  const __m256i grid =
+      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Grid)));
+  for (int64_t tb = tile_begin; tb < tile_end; tb += block) {
+    const int64_t te = std::min(tb + block, tile_end);
+    uint8_t* out = scratch.get();
+    for (int64_t tile = tb; tile < te; ++tile) {
+      const uint8_t* gp = w.tile(tile);
+      for (int64_t g = 0; g < w.n_groups; ++g, gp += w.group_bytes, out += kQ8Group) {
+        for (int sc = 0; sc < 4; ++sc) {  // vectors 2 sc (low nibbles), 2 sc + 1 (high)
+          for (int h = 0; h < 2; ++h) {   // rows 0-7, 8-15
+            const __m256i v =
+                _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * sc + 32 * h));
+            const __m256i lo = _mm256_shuffle_epi8(grid, _mm256_and_si256(v, low4));
+            const __m256i hi =
+                _mm256_shuffle_epi8(grid, _mm256_and_si256(_mm256_srli_epi16(v, 4), low4));
+            _mm256_store_si256(reinterpret_cast<__m256i*>(out + 64 * (2 * sc) + 32 * h), lo);
+            _mm256_store_si256(reinterpret_cast<__m256i*>(out + 64 * (2 * sc + 1) + 32 * h), hi);
+          }
+        }
+        std::memcpy(out + PackedQuantBytes(PackedLayout::kQ8x16), gp + kIq4Scales, 32);
+      }
+    }
+    PackedMatrix q8;  // the block's tiles as Q8x16, rows from 16 tb
+    q8.layout = PackedLayout::kQ8x16;
+    q8.n_rows = std::min(w.n_rows - tb * kTileRows, (te - tb) * kTileRows);
+    q8.n_cols = w.n_cols;
+    q8.n_tiles = te - tb;
+    q8.n_groups = w.n_groups;
+    q8.group_bytes = kQ8Group;
+    q8.tile_bytes = q8_tile;
+    q8.data = {scratch.get(), [](uint8_t*) {}};
+    Drive<Q8>(q8, 0, q8.n_tiles, a, y + tb * kTileRows, ldy);
+  }
 }
 
 }  // namespace ember
