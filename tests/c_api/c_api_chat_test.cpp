@@ -136,7 +136,7 @@ bool Collect(const char* piece, size_t len, bool reasoning, void* user_data) {
 
 }  // namespace
 
-TEST_CASE("c_api: a model's template renders messages; tokens as a chat feeds them",
+TEST_CASE("c_api: a model's template renders messages, and their tokens as a chat feeds them",
           "[c_api][chat]") {
   auto model = ChatModel();
   const ember_chat_message msgs[] = {{"system", "Be brief."}, {"user", "Hi"}};
