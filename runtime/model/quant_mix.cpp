@@ -29,10 +29,10 @@ constexpr FileTypeInfo kFileTypes[] = {
 
 // llama-quantize's other file types: named so that asking for one says "not
 // yet" rather than "unknown".
-constexpr const char* kLaterTypes[] = {"Q2_K",  "Q2_K_S", "Q3_K_S",  "Q3_K_M", "Q3_K_L",   "Q3_K",
-                                       "Q4_K",  "Q5_K",   "IQ4_NL",  "IQ4_XS", "IQ3_XXS",  "IQ3_XS",
-                                       "IQ3_S", "IQ3_M",  "IQ2_XXS", "IQ2_XS", "IQ2_S",    "IQ2_M",
-                                       "IQ1_S", "IQ1_M",  "TQ1_0",   "TQ2_0",  "MXFP4_MOE"};
+constexpr const char* kLaterTypes[] = {"Q2_K_S",  "Q3_K",    "Q4_K",   "Q5_K",     "IQ4_NL",
+                                       "IQ4_XS",  "IQ3_XXS", "IQ3_XS", "IQ3_S",    "IQ3_M",
+                                       "IQ2_XXS", "IQ2_XS",  "IQ2_S",  "IQ2_M",    "IQ1_S",
+                                       "IQ1_M",   "TQ1_0",   "TQ2_0",  "MXFP4_MOE"};
 
 std::string Upper(const std::string& s) {
   std::string out;
