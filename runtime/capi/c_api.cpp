@@ -92,12 +92,8 @@ ember_status GenerateIds(ember_session* session, const int32_t* prompt, size_t n
   ember::GenerateParams gp;
   const ember_status parsed = GenerateParamsFromC(p, &gp);
   if (parsed != EMBER_OK) return parsed;
-  std::string piece_copy;  // the header promises a NUL after the piece
-  ember::PieceFn fn = [&](std::string_view piece, int32_t token) {
-    if (on_piece == nullptr) return true;
-    piece_copy.assign(piece);
-    return on_piece(piece_copy.c_str(), piece_copy.size(), token, user_data);
-  };
+  std::string piece_copy;
+  const ember::PieceFn fn = PieceFnFromC(on_piece, user_data, &piece_copy);
   ember::GenerateResult r;
   ember::TokenFn token_fn;
   if (p.on_token || p.on_token_info) {

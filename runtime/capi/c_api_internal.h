@@ -117,6 +117,15 @@ ember_status GenerateParamsFromC(const ember_generate_params& p, ember::Generate
 // stop_index).
 void StatsToC(const ember::GenerateResult& r, const std::vector<std::string>& stop,
               ember_generate_stats* stats);
+// The caller's piece callback as a PieceFn: each piece copied into *copy so
+// that it ends with the NUL the header promises.
+inline ember::PieceFn PieceFnFromC(ember_piece_fn fn, void* user_data, std::string* copy) {
+  return [fn, user_data, copy](std::string_view piece, int32_t token) {
+    if (fn == nullptr) return true;
+    copy->assign(piece);
+    return fn(copy->c_str(), copy->size(), token, user_data);
+  };
+}
 // ember_speculative_params -> a draft source (a draft model's session checked
 // against `target`'s vocabulary, or prompt lookup) and its settings.
 ember_status DraftSourceFromC(const ember_speculative_params& p, const ember::Tokenizer& target,

@@ -76,12 +76,8 @@ ember_status ember_generate_speculative(ember_session* session, const int32_t* p
     ember::SpeculativeParams sp;
     st = DraftSourceFromC(*spec, s.model().tokenizer(), &draft, &sp);
     if (st != EMBER_OK) return st;
-    std::string piece_copy;  // the header promises a NUL after the piece
-    ember::PieceFn fn = [&](std::string_view piece, int32_t token) {
-      if (on_piece == nullptr) return true;
-      piece_copy.assign(piece);
-      return on_piece(piece_copy.c_str(), piece_copy.size(), token, user_data);
-    };
+    std::string piece_copy;
+    const ember::PieceFn fn = PieceFnFromC(on_piece, user_data, &piece_copy);
     ember::TokenFn token_fn;
     if (p.on_token) token_fn = [&](int32_t token) { return p.on_token(token, user_data); };
     ember::GenerateResult r;

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "platform/status.h"
+#include "runtime/text/unicode.h"
 
 namespace ember::jinja {
 
@@ -220,7 +221,7 @@ size_t CodePointCount(std::string_view s);
 std::vector<size_t> CodePointOffsets(std::string_view s);
 // Decodes the code point at s[*pos], advancing *pos (an invalid byte gives itself).
 uint32_t NextCodePoint(std::string_view s, size_t* pos);
-void AppendUtf8(uint32_t cp, std::string* out);
+using unicode::AppendUtf8;         // runtime/text/unicode.h
 bool IsPyWhitespace(uint32_t cp);  // Python's str.isspace() of one character
 
 // ---- JSON --------------------------------------------------------------------

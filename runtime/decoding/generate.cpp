@@ -174,6 +174,20 @@ Status SetUpGenerate(const Session& session, const std::vector<int32_t>& prompt,
   return Status::Ok();
 }
 
+Status Prefill(Session& session, const std::vector<int32_t>& prompt, const GenerateParams& params,
+               GenerateResult* result, bool* cancelled) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const Status s = params.reuse_prefix ? session.DecodeReusing(prompt, &result->n_reused)
+                                       : session.Decode(prompt);
+  result->prefill_seconds = Seconds(t0, std::chrono::steady_clock::now());
+  *cancelled = s.code() == Code::kCancelled;  // from another thread (Session::RequestCancel)
+  if (*cancelled) {
+    result->finish = FinishReason::kCancelled;
+    return Status::Ok();
+  }
+  return s;
+}
+
 Status Generate(Session& session, const std::vector<int32_t>& prompt, const GenerateParams& params,
                 const PieceFn& on_piece, const TokenFn& on_token, GenerateResult* result) {
   std::unique_ptr<SamplerChain> own_chain;
@@ -184,17 +198,10 @@ Status Generate(Session& session, const std::vector<int32_t>& prompt, const Gene
   *result = GenerateResult();
   result->n_prompt = static_cast<int64_t>(prompt.size());
 
-  auto t0 = std::chrono::steady_clock::now();
-  Status prefill = params.reuse_prefix ? session.DecodeReusing(prompt, &result->n_reused)
-                                       : session.Decode(prompt);
-  auto t1 = std::chrono::steady_clock::now();
-  if (prefill.code() == Code::kCancelled) {  // from another thread (Session::RequestCancel)
-    result->finish = FinishReason::kCancelled;
-    result->prefill_seconds = Seconds(t0, t1);
-    return Status::Ok();
-  }
-  EMBER_RETURN_IF_ERROR(prefill);
-  result->prefill_seconds = Seconds(t0, t1);
+  bool cancelled = false;
+  EMBER_RETURN_IF_ERROR(Prefill(session, prompt, params, result, &cancelled));
+  if (cancelled) return Status::Ok();
+  const auto t1 = std::chrono::steady_clock::now();
   if (params.beams > 0) {
     Status s = RunBeams(session, params, on_piece, on_token, result);
     result->decode_seconds = Seconds(t1, std::chrono::steady_clock::now());

@@ -23,6 +23,12 @@ Status SetUpGenerate(const Session& session, const std::vector<int32_t>& prompt,
                      const GenerateParams& params, std::unique_ptr<SamplerChain>* own,
                      SamplerChain** chain);
 
+// Runs the prompt (with params.reuse_prefix, the cached prefix is kept:
+// result->n_reused) and times it (result->prefill_seconds). A cancel request
+// that stopped it sets result->finish to kCancelled and *cancelled.
+Status Prefill(Session& session, const std::vector<int32_t>& prompt, const GenerateParams& params,
+               GenerateResult* result, bool* cancelled);
+
 class TokenEmitter {
  public:
   // n_vocab: the logits' length (the model's output rows).

@@ -115,17 +115,19 @@ Status DraftModel::Create(Session* draft, const Tokenizer& target,
     if (in_target && d.tokens[i] == t.tokens[i]) {
       map[i] = static_cast<int32_t>(i);
     } else if (!IsSpecial(d, i) && !(in_target && IsSpecial(t, i))) {
-      return InvalidArgument("the draft model has another vocabulary: token " + std::to_string(i) +
-                             " is '" + std::string(d.tokens[i]) + "' there and " +
-                             (in_target ? "'" + std::string(t.tokens[i]) + "'" : std::string("missing")) +
-                             " in the target");
+      return InvalidArgument(
+          "the draft model has another vocabulary: token " + std::to_string(i) + " is '" +
+          std::string(d.tokens[i]) + "' there and " +
+          (in_target ? "'" + std::string(t.tokens[i]) + "'" : std::string("missing")) +
+          " in the target");
     }
   }
   if (t.tokens.size() > d.tokens.size()) {
     for (size_t i = d.tokens.size(); i < t.tokens.size(); ++i) {
       if (!IsSpecial(t, i)) {
         return InvalidArgument("the draft model has another vocabulary: the target's token " +
-                               std::to_string(i) + " '" + std::string(t.tokens[i]) + "' is not in it");
+                               std::to_string(i) + " '" + std::string(t.tokens[i]) +
+                               "' is not in it");
       }
     }
   }
@@ -222,16 +224,10 @@ Status GenerateSpeculative(Session& session, DraftSource& draft, const std::vect
   *stats = SpeculativeStats();
   result->n_prompt = static_cast<int64_t>(prompt.size());
 
-  const auto t0 = Clock::now();
-  Status prefill = params.reuse_prefix ? session.DecodeReusing(prompt, &result->n_reused)
-                                       : session.Decode(prompt);
+  bool cancelled = false;
+  EMBER_RETURN_IF_ERROR(Prefill(session, prompt, params, result, &cancelled));
+  if (cancelled) return Status::Ok();
   const auto t1 = Clock::now();
-  result->prefill_seconds = Seconds(t0, t1);
-  if (prefill.code() == Code::kCancelled) {
-    result->finish = FinishReason::kCancelled;
-    return Status::Ok();
-  }
-  EMBER_RETURN_IF_ERROR(prefill);
   for (const int32_t id : prompt) chain->Accept(id);  // penalties see the prompt, as in Generate
 
   TokenEmitter emitter(tok, n_vocab, params, on_piece, on_token, result);
