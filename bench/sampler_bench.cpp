@@ -53,7 +53,7 @@ double TimeChain(const SamplingParams& p, int n_vocab, const std::vector<std::ve
   int64_t sink = 0;
   for (int i = 0; i < tokens / 10 + 1; ++i) {
     const int32_t id = chain->Sample(pool[static_cast<size_t>(i) % pool.size()].data());
-    chain->Accept(id);
+    (void)chain->Accept(id);
     sink += id;
   }
   // Three rounds; the fastest is reported (other processes on the machine only
@@ -63,7 +63,7 @@ double TimeChain(const SamplingParams& p, int n_vocab, const std::vector<std::ve
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < tokens; ++i) {
       const int32_t id = chain->Sample(pool[static_cast<size_t>(i) % pool.size()].data());
-      chain->Accept(id);
+      (void)chain->Accept(id);
       sink += id;
     }
     const auto t1 = std::chrono::steady_clock::now();

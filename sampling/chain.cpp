@@ -3,11 +3,15 @@
 //
 // The default order (docs/SAMPLING.md explains it):
 //
-//   logit-bias, penalties, dry, top-n-sigma, temperature, top-k, typical,
-//   top-p, min-p, xtc, then dist
+//   logit-bias, penalties, dry, grammar, top-n-sigma, temperature, top-k,
+//   typical, top-p, min-p, xtc, then dist
 //
 // Bias, penalties and DRY act on the model's raw logits, as their definitions
-// assume; top-nσ needs the statistics of the whole vocabulary (it is
+// assume; the grammar mask comes next, before anything that truncates or
+// draws (so every later sampler sees only admitted tokens; it commutes with
+// the three before it, which change logits per token and drop nothing, and
+// placed after them it leaves them the fast lookups of the full id-ordered
+// vocabulary); top-nσ needs the statistics of the whole vocabulary (it is
 // temperature-invariant, so it may as well run before temperature); the
 // truncations run after temperature, so that top-p and min-p cut the
 // distribution that is actually drawn from; top-k first among them so the rest
@@ -26,10 +30,9 @@ namespace ember {
 namespace {
 
 constexpr SamplerKind kDefaultOrder[] = {
-    SamplerKind::kLogitBias, SamplerKind::kPenalties,   SamplerKind::kDry,
-    SamplerKind::kTopNSigma, SamplerKind::kTemperature, SamplerKind::kTopK,
-    SamplerKind::kTypicalP,  SamplerKind::kTopP,        SamplerKind::kMinP,
-    SamplerKind::kXtc,
+    SamplerKind::kLogitBias, SamplerKind::kPenalties,   SamplerKind::kDry,  SamplerKind::kGrammar,
+    SamplerKind::kTopNSigma, SamplerKind::kTemperature, SamplerKind::kTopK, SamplerKind::kTypicalP,
+    SamplerKind::kTopP,      SamplerKind::kMinP,        SamplerKind::kXtc,
 };
 
 std::string Name(SamplerKind k) { return std::string("'") + SamplerKindName(k) + "'"; }
@@ -40,10 +43,11 @@ bool KnownKind(SamplerKind k) {
          v <= static_cast<int>(SamplerKind::kMirostatV2);
 }
 
-// Samplers that act on the history or the raw logits; they stay when the chain
-// ends in greedy (temperature 0) or mirostat.
+// Samplers that act on the history or the raw logits, and the grammar mask;
+// they stay when the chain ends in greedy (temperature 0) or mirostat.
 bool ShapesLogits(SamplerKind k) {
-  return k == SamplerKind::kLogitBias || k == SamplerKind::kPenalties || k == SamplerKind::kDry;
+  return k == SamplerKind::kLogitBias || k == SamplerKind::kPenalties || k == SamplerKind::kDry ||
+         k == SamplerKind::kGrammar;
 }
 
 // Whether the parameters make a sampler do something. Out-of-range values count
@@ -72,6 +76,8 @@ bool Active(SamplerKind k, const SamplingParams& p) {
       return p.top_n_sigma > 0.0f;
     case SamplerKind::kXtc:
       return p.xtc_probability != 0.0f;
+    case SamplerKind::kGrammar:
+      return !p.grammar.empty();
     default:
       return false;
   }
@@ -99,6 +105,8 @@ SamplerSpec SpecOf(SamplerKind kind, const SamplingParams& p) {
   s.logit_bias = p.logit_bias;
   s.mirostat_tau = p.mirostat_tau;
   s.mirostat_eta = p.mirostat_eta;
+  s.grammar = p.grammar;
+  s.grammar_root = p.grammar_root;
   return s;
 }
 
@@ -150,6 +158,15 @@ Status SpecsFromParams(const SamplingParams& p, std::vector<SamplerSpec>* out) {
   // unless the order places it.
   if (std::find(order.begin(), order.end(), SamplerKind::kLogitBias) == order.end()) {
     order.insert(order.begin(), SamplerKind::kLogitBias);
+  }
+  // A grammar is never dropped for not being listed: it goes before the first
+  // sampler that truncates or draws.
+  if (std::find(order.begin(), order.end(), SamplerKind::kGrammar) == order.end()) {
+    order.insert(std::find_if(order.begin(), order.end(),
+                              [](SamplerKind k) {
+                                return !ShapesLogits(k);  // (kGrammar is not in the order)
+                              }),
+                 SamplerKind::kGrammar);
   }
 
   const bool greedy = p.temperature == 0.0f;
@@ -234,6 +251,11 @@ int32_t SamplerChain::SampleWithTrace(const float* logits, std::vector<TraceStag
   if (trace) trace->clear();
   for (const std::unique_ptr<Sampler>& s : samplers_) {
     s->Apply(candidates_, rng_);
+    if (candidates_.size() == 0) {  // the grammar admits no token
+      candidates_.selected = -1;
+      if (trace) trace->push_back(TraceStage{SamplerKindName(s->kind()), {}});
+      return -1;
+    }
     if (!trace) continue;
     // Probabilities over the survivors as they stand, on a copy: the trace must
     // not change what the next sampler sees (has_probs, order).
@@ -246,8 +268,27 @@ int32_t SamplerChain::SampleWithTrace(const float* logits, std::vector<TraceStag
   return candidates_.selected;
 }
 
-void SamplerChain::Accept(int32_t token) {
-  for (const std::unique_ptr<Sampler>& s : samplers_) s->Accept(token);
+Status SamplerChain::Accept(int32_t token) {
+  // The grammar stages first: a refusal leaves every sampler as it was.
+  for (const std::unique_ptr<Sampler>& s : samplers_) {
+    if (s->kind() == SamplerKind::kGrammar && !s->Accept(token)) {
+      return InvalidArgument("token " + std::to_string(token) +
+                             " is not allowed by the grammar here (not in its mask)");
+    }
+  }
+  for (const std::unique_ptr<Sampler>& s : samplers_) {
+    if (s->kind() != SamplerKind::kGrammar) s->Accept(token);
+  }
+  return Status::Ok();
+}
+
+void SamplerChain::AcceptPrompt(const std::vector<int32_t>& prompt) {
+  for (const std::unique_ptr<Sampler>& s : samplers_) s->AcceptPrompt(prompt);
+}
+
+bool SamplerChain::has_grammar() const {
+  return std::any_of(specs_.begin(), specs_.end(),
+                     [](const SamplerSpec& s) { return s.kind == SamplerKind::kGrammar; });
 }
 
 void SamplerChain::Reset() {

@@ -27,8 +27,9 @@ class SamplerChain {
   static Status Create(const std::vector<SamplerSpec>& specs, const SamplerContext& ctx,
                        uint64_t seed, std::unique_ptr<SamplerChain>* out);
 
-  // Runs the chain on logits[n_vocab] and returns the chosen id. Does not
-  // record it: call Accept with the token actually used.
+  // Runs the chain on logits[n_vocab] and returns the chosen id, or -1 when a
+  // grammar stage admits no token. Does not record it: call Accept with the
+  // token actually used.
   int32_t Sample(const float* logits);
   // Same, recording each stage (slower; for `ember sample --trace`).
   int32_t SampleWithTrace(const float* logits, std::vector<TraceStage>* trace);
@@ -36,13 +37,19 @@ class SamplerChain {
   // distribution, for --n-probs and `ember sample`.
   const Candidates& last_candidates() const;
 
-  void Accept(int32_t token);
-  void Reset();  // history, adaptive state; the RNG is reseeded
+  // Records the token used. An error, with nothing changed, when a grammar
+  // stage does not allow it (a token outside its mask).
+  Status Accept(int32_t token);
+  // The prompt of a new generation: history for penalties and DRY; grammar
+  // stages start over.
+  void AcceptPrompt(const std::vector<int32_t>& prompt);
+  void Reset();  // history, adaptive state, grammar; the RNG is reseeded
   // A copy with the same history, adaptive state and RNG state: it draws what
   // this chain would. Its last_candidates() is empty until it samples.
   std::unique_ptr<SamplerChain> Clone() const;
 
   const std::vector<SamplerSpec>& specs() const { return specs_; }
+  bool has_grammar() const;
   int32_t n_vocab() const { return n_vocab_; }
 
  private:
@@ -65,9 +72,9 @@ class SamplerChain {
 // llama.cpp-style sampling settings (ember run's flags, with llama.cpp's
 // defaults) turned into a chain: each sampler is included only when its
 // parameters make it do something, in the order `order` names (default:
-// logit-bias, penalties, dry, top-n-sigma, temperature, top-k, typical, top-p,
-// min-p, xtc; why: docs/SAMPLING.md), ending with dist, or greedy when
-// temperature is 0, or mirostat-v2 when mirostat is 2.
+// logit-bias, penalties, dry, grammar, top-n-sigma, temperature, top-k,
+// typical, top-p, min-p, xtc; why: docs/SAMPLING.md), ending with dist, or
+// greedy when temperature is 0, or mirostat-v2 when mirostat is 2.
 struct SamplingParams {
   float temperature = 0.8f;
   int32_t top_k = 40;
@@ -89,6 +96,11 @@ struct SamplingParams {
   float mirostat_tau = 5.0f;
   float mirostat_eta = 0.1f;
   std::vector<std::pair<int32_t, float>> logit_bias;
+  // A grammar (GBNF) the output must follow, and its start rule; empty: none.
+  // The specs carry the text; the caller adds the compiled tables
+  // (SamplerSpec::grammar_tables) before building the chain.
+  std::string grammar;
+  std::string grammar_root = "root";
   // Order of the non-terminal samplers; empty = the default order.
   std::vector<SamplerKind> order;
   uint64_t seed = 0;

@@ -79,10 +79,11 @@ class DrySampler final : public Sampler {
     }
   }
 
-  void Accept(int32_t token) override {
-    if (last_n_ == 0) return;
+  bool Accept(int32_t token) override {
+    if (last_n_ == 0) return true;
     history_.push_back(token);
     if (last_n_ > 0 && history_.size() > static_cast<size_t>(last_n_)) history_.pop_front();
+    return true;
   }
 
   void Reset() override { history_.clear(); }

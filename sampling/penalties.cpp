@@ -44,8 +44,8 @@ class PenaltiesSampler final : public Sampler {
     c.InvalidateProbs();
   }
 
-  void Accept(int32_t token) override {
-    if (last_n_ == 0) return;
+  bool Accept(int32_t token) override {
+    if (last_n_ == 0) return true;
     window_.push_back(token);
     ++counts_[token];
     if (last_n_ > 0 && window_.size() > static_cast<size_t>(last_n_)) {
@@ -53,6 +53,7 @@ class PenaltiesSampler final : public Sampler {
       window_.pop_front();
       if (--counts_[old] == 0) counts_.erase(old);
     }
+    return true;
   }
 
   void Reset() override {

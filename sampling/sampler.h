@@ -19,6 +19,10 @@
 
 namespace ember {
 
+namespace grammar {
+class MaskTables;
+}
+
 enum class SamplerKind {
   kLogitBias,    // add a bias to given ids (-inf bans)
   kPenalties,    // repetition (CTRL), presence and frequency (OpenAI) over the last N tokens
@@ -30,6 +34,7 @@ enum class SamplerKind {
   kTypicalP,   // locally typical sampling
   kTopNSigma,  // keep logits >= max - n * sigma
   kXtc,        // exclude top choices
+  kGrammar,    // keep the tokens a grammar allows next (GBNF; docs/GRAMMAR.md)
   // Terminal selectors: exactly one, last.
   kGreedy,      // largest logit, ties to the lowest id
   kDist,        // seeded random draw from softmax(logits)
@@ -38,7 +43,7 @@ enum class SamplerKind {
 
 // Lower-case names as on the command line and in --samplers lists
 // ("logit-bias", "penalties", "dry", "temperature", "top-k", "top-p", "min-p",
-// "typical", "top-n-sigma", "xtc", "greedy", "dist", "mirostat-v2").
+// "typical", "top-n-sigma", "xtc", "grammar", "greedy", "dist", "mirostat-v2").
 const char* SamplerKindName(SamplerKind kind);
 // Accepts the names above and llama.cpp's aliases ("temp", "top_k", "top_p",
 // "min_p", "typ_p", "typical_p", "top_n_sigma", "penalties", ...).
@@ -77,6 +82,15 @@ struct SamplerSpec {
   // kMirostatV2
   float mirostat_tau = 5.0f;  // target surprise, > 0
   float mirostat_eta = 0.1f;  // learning rate, > 0
+
+  // kGrammar: the GBNF text and its start rule, and that grammar compiled
+  // with its mask tables for the chain's vocabulary (BuildGrammarTables in
+  // sampling/grammar/matcher.h; the runtime builds them from the model's
+  // tokens). The stage needs the tables; chains built from the same specs
+  // share them.
+  std::string grammar;
+  std::string grammar_root = "root";
+  std::shared_ptr<const grammar::MaskTables> grammar_tables;
 };
 
 // What samplers may need from the model: the vocabulary size and, for DRY,
@@ -96,8 +110,17 @@ class Sampler {
   // Transforms the candidates; a terminal sampler sets c.selected. rng is the
   // chain's generator (only random samplers draw from it).
   virtual void Apply(Candidates& c, Rng& rng) = 0;
-  // The token that was finally chosen (history for penalties and DRY).
-  virtual void Accept(int32_t /*token*/) {}
+  // The token that was finally chosen (history for penalties and DRY, the
+  // grammar's parse). False when the sampler cannot take it: only the grammar
+  // stage refuses, a token its mask excluded (its state is then unchanged).
+  virtual bool Accept(int32_t /*token*/) { return true; }
+  // The prompt a new generation starts from. By default the tokens are
+  // accepted as history (penalties and DRY see the prompt, as in llama.cpp);
+  // the grammar stage starts its grammar over instead (the prompt is not
+  // generated text).
+  virtual void AcceptPrompt(const std::vector<int32_t>& prompt) {
+    for (const int32_t t : prompt) Accept(t);
+  }
   // Forgets history and adaptive state.
   virtual void Reset() {}
   // A copy with the same state (beam search forks chains).
@@ -121,6 +144,7 @@ std::unique_ptr<Sampler> NewMinPSampler(const SamplerSpec& spec);
 std::unique_ptr<Sampler> NewTypicalPSampler(const SamplerSpec& spec);
 std::unique_ptr<Sampler> NewTopNSigmaSampler(const SamplerSpec& spec);
 std::unique_ptr<Sampler> NewXtcSampler(const SamplerSpec& spec);
+std::unique_ptr<Sampler> NewGrammarSampler(const SamplerSpec& spec);
 std::unique_ptr<Sampler> NewGreedySampler();
 std::unique_ptr<Sampler> NewDistSampler();
 std::unique_ptr<Sampler> NewMirostatV2Sampler(const SamplerSpec& spec);

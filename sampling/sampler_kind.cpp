@@ -9,6 +9,7 @@
 #include <cmath>
 #include <string>
 
+#include "sampling/grammar/mask_tables.h"
 #include "sampling/sampler.h"
 
 namespace ember {
@@ -19,7 +20,7 @@ struct KindName {
   const char* name;
 };
 
-constexpr std::array<KindName, 13> kKindNames = {{
+constexpr std::array<KindName, 14> kKindNames = {{
     {SamplerKind::kLogitBias, "logit-bias"},
     {SamplerKind::kPenalties, "penalties"},
     {SamplerKind::kDry, "dry"},
@@ -30,6 +31,7 @@ constexpr std::array<KindName, 13> kKindNames = {{
     {SamplerKind::kTypicalP, "typical"},
     {SamplerKind::kTopNSigma, "top-n-sigma"},
     {SamplerKind::kXtc, "xtc"},
+    {SamplerKind::kGrammar, "grammar"},
     {SamplerKind::kGreedy, "greedy"},
     {SamplerKind::kDist, "dist"},
     {SamplerKind::kMirostatV2, "mirostat-v2"},
@@ -137,6 +139,20 @@ Status ValidateHistory(const SamplerSpec& s, const SamplerContext& ctx) {
   return Status::Ok();
 }
 
+Status ValidateGrammar(const SamplerSpec& s, const SamplerContext& ctx) {
+  if (!s.grammar_tables) {
+    return InvalidArgument(
+        "the grammar stage needs the grammar compiled for the vocabulary "
+        "(SamplerSpec::grammar_tables, from BuildGrammarTables)");
+  }
+  const int32_t n = s.grammar_tables->trie().n_vocab();
+  if (n != ctx.n_vocab) {
+    return InvalidArgument("the grammar was compiled for " + std::to_string(n) +
+                           " tokens, the chain has " + std::to_string(ctx.n_vocab));
+  }
+  return Status::Ok();
+}
+
 Status Validate(const SamplerSpec& s, const SamplerContext& ctx) {
   if (ctx.n_vocab <= 0) {
     return InvalidArgument("the sampler needs the vocabulary size: n_vocab must be > 0 (got " +
@@ -154,6 +170,7 @@ Status Validate(const SamplerSpec& s, const SamplerContext& ctx) {
       return Bad("mirostat-lr (eta)", "> 0", s.mirostat_eta);
     }
   }
+  if (s.kind == SamplerKind::kGrammar) EMBER_RETURN_IF_ERROR(ValidateGrammar(s, ctx));
   EMBER_RETURN_IF_ERROR(ValidateTruncation(s));
   return ValidateHistory(s, ctx);
 }
@@ -217,6 +234,8 @@ std::unique_ptr<Sampler> NewSampler(const SamplerSpec& spec, const SamplerContex
       return NewTopNSigmaSampler(spec);
     case SamplerKind::kXtc:
       return NewXtcSampler(spec);
+    case SamplerKind::kGrammar:
+      return NewGrammarSampler(spec);
     case SamplerKind::kGreedy:
       return NewGreedySampler();
     case SamplerKind::kDist:

@@ -307,8 +307,7 @@ ember_status ember_sampler_accept(ember_sampler* sampler, int32_t token) {
                                                   std::to_string(token) + " is outside 0.." +
                                                   std::to_string(n - 1));
     }
-    sampler->chain->Accept(token);
-    return EMBER_OK;
+    return Report(sampler->chain->Accept(token));
   });
 }
 

@@ -208,7 +208,7 @@ Status Generate(Session& session, const std::vector<int32_t>& prompt, const Gene
     return s;
   }
   // Penalties see the prompt as history, as in llama.cpp.
-  for (const int32_t id : prompt) chain->Accept(id);
+  chain->AcceptPrompt(prompt);
 
   TokenEmitter emitter(tok, n_vocab, params, on_piece, on_token, result);
   for (int64_t i = 0; i < params.n_predict; ++i) {
@@ -222,7 +222,7 @@ Status Generate(Session& session, const std::vector<int32_t>& prompt, const Gene
       result->finish = FinishReason::kEos;
       break;
     }
-    chain->Accept(id);
+    EMBER_RETURN_IF_ERROR(chain->Accept(id));
     if (!emitter.Commit(id, logits)) break;
     if (i + 1 == params.n_predict) break;  // the last token needs no forward pass
     if (session.n_past() >= session.n_ctx() && !session.context_shift()) {

@@ -228,11 +228,12 @@ Status GenerateSpeculative(Session& session, DraftSource& draft, const std::vect
   EMBER_RETURN_IF_ERROR(Prefill(session, prompt, params, result, &cancelled));
   if (cancelled) return Status::Ok();
   const auto t1 = Clock::now();
-  for (const int32_t id : prompt) chain->Accept(id);  // penalties see the prompt, as in Generate
+  chain->AcceptPrompt(prompt);  // penalties see the prompt, a grammar starts over, as in Generate
 
   TokenEmitter emitter(tok, n_vocab, params, on_piece, on_token, result);
   DraftLength length(spec);
   int64_t n_gen = 0;
+  Status accepted_ok;
   // Chooses the token after logits[n_vocab]; false when generation ends.
   // *committed: the token was emitted (not an end-of-generation token, not a
   // cancel before sampling).
@@ -247,7 +248,8 @@ Status GenerateSpeculative(Session& session, DraftSource& draft, const std::vect
       result->finish = FinishReason::kEos;
       return false;
     }
-    chain->Accept(*id);
+    accepted_ok = chain->Accept(*id);
+    if (!accepted_ok.ok()) return false;
     ++n_gen;
     *committed = true;
     return emitter.Commit(*id, logits) && n_gen < params.n_predict;
@@ -314,6 +316,7 @@ Status GenerateSpeculative(Session& session, DraftSource& draft, const std::vect
     }
     pending = next;
   }
+  EMBER_RETURN_IF_ERROR(accepted_ok);
   if (result->finish != FinishReason::kCancelled) emitter.Flush();
   result->decode_seconds = Seconds(t1, Clock::now());
   // Decode tok/s counts tokens, as plain decoding's passes do (one per token

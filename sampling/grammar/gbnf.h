@@ -66,5 +66,7 @@ Status ParseGbnf(std::string_view text, std::string_view root, GbnfGrammar* out)
 
 // The grammar as GBNF text again (rules in their order; for messages and tests).
 std::string PrintGbnf(const GbnfGrammar& g);
+// A set of code points as a GBNF element: "c" for one, . for all, else [...].
+std::string PrintCharSet(const CharSet& s);
 
 }  // namespace ember::grammar

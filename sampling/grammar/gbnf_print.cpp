@@ -49,22 +49,9 @@ bool IsSingleChar(const GbnfExpr& e) {
 
 void Print(const GbnfGrammar& g, const GbnfExpr& e, bool grouped, std::string* out) {
   switch (e.kind) {
-    case GbnfExpr::Kind::kChars: {
-      const auto& r = e.chars.ranges();
-      if (r.size() == 1 && r[0].lo == r[0].hi) {
-        *out += "\"" + Escaped(r[0].lo, false) + "\"";
-      } else if (e.chars == CharSet::Any()) {
-        *out += ".";
-      } else {
-        *out += "[";
-        for (const CodeRange& x : r) {
-          *out += Escaped(x.lo, true);
-          if (x.hi != x.lo) *out += "-" + Escaped(x.hi, true);
-        }
-        *out += "]";
-      }
+    case GbnfExpr::Kind::kChars:
+      *out += PrintCharSet(e.chars);
       return;
-    }
     case GbnfExpr::Kind::kRef:
       *out += g.rules[e.rule].name;
       return;
@@ -107,6 +94,18 @@ void Print(const GbnfGrammar& g, const GbnfExpr& e, bool grouped, std::string* o
 }
 
 }  // namespace
+
+std::string PrintCharSet(const CharSet& s) {
+  const auto& r = s.ranges();
+  if (r.size() == 1 && r[0].lo == r[0].hi) return "\"" + Escaped(r[0].lo, false) + "\"";
+  if (s == CharSet::Any()) return ".";
+  std::string out = "[";
+  for (const CodeRange& x : r) {
+    out += Escaped(x.lo, true);
+    if (x.hi != x.lo) out += "-" + Escaped(x.hi, true);
+  }
+  return out + "]";
+}
 
 std::string PrintGbnf(const GbnfGrammar& g) {
   std::vector<const GbnfRule*> order;

@@ -19,12 +19,12 @@ GrammarMatcher::GrammarMatcher(const GrammarMatcher& o) { *this = o; }
 
 GrammarMatcher& GrammarMatcher::operator=(const GrammarMatcher& o) {
   if (this == &o) return *this;
+  // The copy gets an arena of its own holding only the live stacks (cheap,
+  // however long the original has been running).
   tables_ = o.tables_;
-  arena_ = std::make_unique<StackArena>(*o.arena_);
-  stepper_ = std::make_unique<StackStepper>(tables_->grammar(), arena_.get());
   state_ = o.state_;
   finished_ = o.finished_;
-  remainder_cache_ = o.remainder_cache_;
+  Compact(*o.arena_);
   return *this;
 }
 
@@ -48,7 +48,7 @@ bool GrammarMatcher::Accept(int32_t token) {
   ByteState next;
   if (!Advance(token, &next)) return false;
   state_ = std::move(next);
-  if (arena_->size() > kCompactAt) Compact();
+  if (arena_->size() > kCompactAt) Compact(*arena_);
   return true;
 }
 
@@ -65,7 +65,7 @@ bool GrammarMatcher::Advance(int32_t token, ByteState* out) {
   return true;
 }
 
-void GrammarMatcher::Compact() {
+void GrammarMatcher::Compact(const StackArena& from) {
   auto fresh = std::make_unique<StackArena>();
   std::vector<uint32_t> stacks;
   for (const uint32_t s : state_.stacks) {
@@ -73,7 +73,7 @@ void GrammarMatcher::Compact() {
       stacks.push_back(s);
       continue;
     }
-    const std::vector<uint32_t> frames = arena_->Frames(s);  // top first
+    const std::vector<uint32_t> frames = from.Frames(s);  // top first
     uint32_t node = StackArena::kEmpty;
     for (auto it = frames.rbegin(); it != frames.rend(); ++it) node = fresh->Push(*it, node);
     stacks.push_back(node);

@@ -66,8 +66,8 @@ class GrammarMatcher {
             uint32_t end, const std::vector<int32_t>& tokens, std::vector<int32_t>* out);
   // The tokens of pos's remainders that the stack `below` accepts (cached).
   const std::vector<int32_t>& Remainders(uint32_t pos, uint32_t below);
-  // Rebuilds the arena with only the live stacks when it has grown large.
-  void Compact();
+  // A new arena holding only the stacks of state_ (node ids in `from`).
+  void Compact(const StackArena& from);
 
   std::shared_ptr<const MaskTables> tables_;
   std::unique_ptr<StackArena> arena_;

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "sampling/grammar/matcher.h"
 #include "sampling/sampler.h"
 
 using namespace ember;
@@ -24,6 +25,17 @@ SamplerSpec Spec(SamplerKind kind) {
   SamplerSpec s;
   s.kind = kind;
   return s;
+}
+
+// A grammar compiled for a vocabulary of n tokens "t0", "t1", ...
+std::shared_ptr<const grammar::MaskTables> GrammarTables(int32_t n) {
+  std::vector<std::string> texts;
+  for (int32_t i = 0; i < n; ++i) texts.push_back("t" + std::to_string(i));
+  auto trie = grammar::TokenTrie::Build(
+      n, [&](int32_t t) { return std::string_view(texts[static_cast<size_t>(t)]); }, nullptr);
+  std::shared_ptr<const grammar::MaskTables> tables;
+  REQUIRE(grammar::BuildGrammarTables("root ::= \"t\" [0-9]+", "root", trie, &tables).ok());
+  return tables;
 }
 
 }  // namespace
@@ -80,9 +92,22 @@ TEST_CASE("sampler kinds: every kind builds with its default parameters", "[samp
   for (int k = 0; k <= static_cast<int>(SamplerKind::kMirostatV2); ++k) {
     SamplerSpec s = Spec(static_cast<SamplerKind>(k));
     s.dry_multiplier = 0.8f;
+    if (s.kind == SamplerKind::kGrammar) s.grammar_tables = GrammarTables(100);
     INFO(SamplerKindName(s.kind));
     CHECK(Error(s).empty());
   }
+}
+
+TEST_CASE("sampler kinds: the grammar stage needs tables for the chain's vocabulary",
+          "[sampling]") {
+  SamplerSpec s = Spec(SamplerKind::kGrammar);
+  s.grammar = "root ::= \"t1\"";
+  CHECK(Error(s) ==
+        "the grammar stage needs the grammar compiled for the vocabulary "
+        "(SamplerSpec::grammar_tables, from BuildGrammarTables)");
+  s.grammar_tables = GrammarTables(50);
+  CHECK(Error(s) == "the grammar was compiled for 50 tokens, the chain has 100");
+  CHECK(Error(s, 50).empty());
 }
 
 TEST_CASE("sampler kinds: bad parameters are errors that name the parameter", "[sampling]") {
