@@ -360,7 +360,10 @@ typedef enum ember_sampler_type {
   /* terminal selectors: exactly one, last */
   EMBER_SAMPLER_GREEDY = 10,
   EMBER_SAMPLER_DIST = 11, /* seeded random draw */
-  EMBER_SAMPLER_MIROSTAT_V2 = 12
+  EMBER_SAMPLER_MIROSTAT_V2 = 12,
+  /* keeps the tokens a grammar allows next; its text is given to
+   * ember_sampler_create_grammar (a spec of this type marks its place) */
+  EMBER_SAMPLER_GRAMMAR = 13
 } ember_sampler_type;
 
 /* One sampler and its parameters; only the fields of its type are read.
@@ -437,13 +440,49 @@ ember_status ember_sampler_from_params(const ember_model* model, int32_t n_vocab
 
 void ember_sampler_free(ember_sampler* sampler); /* NULL is fine */
 
+/* ---- Grammars: constrained output (docs/GRAMMAR.md) ---- */
+
+/* A chain with a grammar stage: as ember_sampler_create, plus the grammar
+ * `gbnf` (GBNF text in llama.cpp's syntax) with start rule `root` (NULL:
+ * "root"). The stage masks the candidates to the tokens whose bytes continue
+ * the grammar, and allows the end-of-generation tokens only where the grammar
+ * may end. It runs where specs has an EMBER_SAMPLER_GRAMMAR entry, else before
+ * the first spec that is not logit-bias, penalties or DRY. model is required
+ * (the grammar needs the tokens' text). The grammar is compiled once per
+ * model and shared; errors (EMBER_ERR_INVALID_ARGUMENT) give line and column,
+ * or name an undefined rule or a left-recursive cycle. */
+ember_status ember_sampler_create_grammar(const ember_model* model, const ember_sampler_spec* specs,
+                                          size_t n, const char* gbnf, const char* root,
+                                          uint64_t seed, ember_sampler** out);
+
+/* As ember_sampler_from_params, with a grammar stage (placed as above, or
+ * where params->samplers names "grammar"). model is required. */
+ember_status ember_sampler_from_params_grammar(const ember_model* model,
+                                               const ember_sampling_params* params,
+                                               const char* gbnf, const char* root,
+                                               ember_sampler** out);
+
+/* GBNF for the JSON documents a JSON schema (JSON text) accepts, for the
+ * grammar functions above. The supported keywords are listed in
+ * docs/GRAMMAR.md; any other keyword is an error naming it
+ * (EMBER_ERR_UNSUPPORTED), never ignored. "{\"type\": \"object\"}" gives any
+ * JSON object. The text and its NUL go to buf; *length (if not NULL) gets the
+ * bytes needed including the NUL; EMBER_ERR_BUFFER_TOO_SMALL if capacity is
+ * less (buf may then be NULL). */
+ember_status ember_json_schema_to_grammar(const char* schema, char* buf, size_t capacity,
+                                          size_t* length);
+
 /* Runs the chain on logits[n_vocab] and stores the chosen id in *token. Does
  * not record it in the history: call ember_sampler_accept with the token used.
- * trace: record every stage (see ember_sampler_trace). */
+ * trace: record every stage (see ember_sampler_trace). With a grammar stage,
+ * *token is -1 when the grammar admits no token (generation should end;
+ * ember_generate then finishes with EMBER_FINISH_GRAMMAR). */
 ember_status ember_sampler_sample(ember_sampler* sampler, const float* logits, int32_t n_vocab,
                                   bool trace, int32_t* token);
+/* Records the token used. With a grammar stage, a token the grammar does not
+ * allow here is refused (EMBER_ERR_INVALID_ARGUMENT) and nothing changes. */
 ember_status ember_sampler_accept(ember_sampler* sampler, int32_t token);
-/* Forgets the history and reseeds the RNG. */
+/* Forgets the history, starts a grammar over and reseeds the RNG. */
 void ember_sampler_reset(ember_sampler* sampler);
 
 typedef struct ember_candidate {
@@ -481,7 +520,8 @@ typedef enum ember_finish_reason {
   EMBER_FINISH_LENGTH = 0,   /* n_predict tokens or the context is full */
   EMBER_FINISH_EOS = 1,      /* the model produced an end-of-generation token */
   EMBER_FINISH_STOP = 2,     /* a stop string (ember_generate_stats.stop_index) */
-  EMBER_FINISH_CANCELLED = 3 /* a callback returned false, or ember_session_cancel */
+  EMBER_FINISH_CANCELLED = 3, /* a callback returned false, or ember_session_cancel */
+  EMBER_FINISH_GRAMMAR = 4    /* the sampler's grammar admitted no token */
 } ember_finish_reason;
 
 const char* ember_finish_reason_str(ember_finish_reason reason); /* "length", "eos", ... */
@@ -502,8 +542,10 @@ typedef struct ember_token_info {
 typedef struct ember_generate_params {
   int32_t n_predict; /* tokens to generate at most, >= 0 (default 128) */
   /* How tokens are chosen: `sampler` if not NULL (borrowed; its history and
-   * RNG advance). Else: temperature 0 is greedy (ties to the lowest id),
-   * temperature > 0 draws from softmax(logits / T) with `seed`. */
+   * RNG advance; its grammar, if any, starts over for each call: the reply
+   * follows the grammar from its start). Else: temperature 0 is greedy (ties
+   * to the lowest id), temperature > 0 draws from softmax(logits / T) with
+   * `seed`. */
   ember_sampler* sampler;
   float temperature;
   uint64_t seed;
@@ -515,8 +557,10 @@ typedef struct ember_generate_params {
   /* Compute log-probabilities (stats.logprob, on_token_info); default true.
    * Costs a pass over the vocabulary per token. */
   bool logprobs;
-  /* beams >= 1: beam search (samplers not applied; 1 gives greedy's tokens).
-   * The text is emitted when the search ends. */
+  /* beams >= 1: beam search (samplers not applied, except a grammar stage of
+   * `sampler`: every beam follows the grammar; 1 gives greedy's tokens, or
+   * with a grammar the grammar-constrained greedy's). The text is emitted
+   * when the search ends. */
   int32_t beams;
   float length_penalty; /* beam score = logprob / length^length_penalty (default 1) */
   /* Optional: called with each generated token id, in order, before its text. */

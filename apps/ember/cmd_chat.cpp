@@ -136,6 +136,7 @@ int ChatCommand(int argc, char** argv) {
     specs.push_back(std::move(o));
   }
   for (OptionSpec& o : SpeculativeOptions()) specs.push_back(std::move(o));
+  for (OptionSpec& o : GrammarOptions()) specs.push_back(std::move(o));
   Args args;
   if (!args.Parse("chat", "[-m MODEL] [--system TEXT] [--template NAME|FILE] [options]", specs,
                   argc, argv)) {
@@ -165,6 +166,7 @@ int ChatCommand(int argc, char** argv) {
   ember_sampling_params sampling = SamplingParamsFromFlags(args, biases);
   const std::string sampler_order = args.Get("--samplers");
   if (args.Has("--samplers")) sampling.samplers = sampler_order.c_str();
+  const std::string grammar = GrammarFromFlags(args);  // each reply follows it
 
   std::string template_source, template_name;
   GetTemplate(args, &template_source, &template_name);
@@ -173,9 +175,8 @@ int ChatCommand(int argc, char** argv) {
 
   const std::string path = ResolveModelPath(args);
   ModelPtr model(LoadModel(path, false, EMBER_NUMERICS_EMBER, GetFloatWeights(args)));
-  ember_sampler* raw_sampler = nullptr;
-  Check(ember_sampler_from_params(model.get(), 0, &sampling, &raw_sampler), "sampling");
-  std::unique_ptr<ember_sampler, SamplerDeleter> sampler(raw_sampler);
+  std::unique_ptr<ember_sampler, SamplerDeleter> sampler(
+      CreateSampler(model.get(), sampling, grammar));
   ember_session* raw_session = nullptr;
   Check(ember_session_create(model.get(), &sp, &raw_session), "session");
   SessionPtr session(raw_session);

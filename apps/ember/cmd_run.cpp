@@ -167,6 +167,7 @@ int RunCommand(int argc, char** argv) {
   for (OptionSpec& o : SamplingOptions("temperature; 0 is greedy (default 0.8)")) {
     specs.push_back(std::move(o));
   }
+  for (OptionSpec& o : GrammarOptions()) specs.push_back(std::move(o));
   Args args;
   if (!args.Parse("run", "[-m MODEL] (-p PROMPT | -f FILE) [options]", specs, argc, argv)) {
     return 0;
@@ -215,6 +216,7 @@ int RunCommand(int argc, char** argv) {
   ember_sampling_params sampling = SamplingParamsFromFlags(args, biases);
   const std::string sampler_order = args.Get("--samplers");
   if (args.Has("--samplers")) sampling.samplers = sampler_order.c_str();
+  const std::string grammar = GrammarFromFlags(args);
 
   const ember_numerics numerics = GetNumerics(args);
   const std::string path = ResolveModelPath(args);
@@ -226,13 +228,10 @@ int RunCommand(int argc, char** argv) {
                info.architecture, info.n_layer, static_cast<double>(info.n_params) / 1e6,
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 
-  // The sampler chain is built (and so validated) before any work.
+  // The sampler chain is built (and so validated) before any work. Beam
+  // search applies no samplers, only a grammar (the chain carries it).
   std::unique_ptr<ember_sampler, SamplerDeleter> sampler;
-  if (beams == 0) {
-    ember_sampler* raw = nullptr;
-    Check(ember_sampler_from_params(model.get(), 0, &sampling, &raw), "sampling");
-    sampler.reset(raw);
-  }
+  if (beams == 0 || !grammar.empty()) sampler.reset(CreateSampler(model.get(), sampling, grammar));
 
   // Special-token text in the prompt (e.g. a chat template) is parsed as
   // special tokens, as llama.cpp's tools do; BOS is added when the model says so.

@@ -5,6 +5,11 @@
 //   ember sample --logits "3,2,1,0.5" --top-k 2 --temp 1
 //   ember sample --logits "3,2,1,0.5" --temp 0.5 --trace
 //   ember sample --logits "5,4" --fill 31998=0 --top-p 0.9 --draw 1000 --seed 7
+//   ember sample -m vocab.gguf --logits 0 --fill 151935=0 --grammar 'root ::= "yes" | "no"'
+//
+// A grammar needs the tokens' text: -m names a model (a vocab-only GGUF is
+// enough); the logits then cover its vocabulary, and --history (tokens
+// already generated) advances the grammar.
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -88,18 +93,27 @@ std::string Num(double v) {
   return b;
 }
 
-// `"ids":[...],"logits":[...],"probs":[...]` for at most `show` candidates, plus the count.
-std::string CandidatesJson(const std::vector<ember_candidate>& c, size_t show) {
-  std::string ids, logits, probs;
+// `"ids":[...],"logits":[...],"probs":[...]` for at most `show` candidates, plus the count
+// (and the tokens' text when there is a model).
+std::string CandidatesJson(const std::vector<ember_candidate>& c, size_t show,
+                           ember_model* model = nullptr) {
+  std::string ids, logits, probs, pieces;
   for (size_t i = 0; i < c.size() && i < show; ++i) {
+    if (model != nullptr) {
+      char buf[256];
+      size_t n = 0;
+      if (ember_token_to_piece(model, c[i].id, true, buf, sizeof(buf), &n) != EMBER_OK) n = 0;
+      pieces += (i ? ",\"" : "\"") + JsonEscape(std::string(buf, n)) + "\"";
+    }
     ids += (i ? "," : "") + std::to_string(c[i].id);
     logits += (i ? "," : "") + (std::isinf(c[i].logit)
                                     ? std::string(c[i].logit > 0 ? "\"inf\"" : "\"-inf\"")
                                     : Num(c[i].logit));
     probs += (i ? "," : "") + Num(c[i].p);
   }
-  return "\"n\":" + std::to_string(c.size()) + ",\"ids\":[" + ids + "],\"logits\":[" + logits +
-         "],\"probs\":[" + probs + "]";
+  return "\"n\":" + std::to_string(c.size()) + ",\"ids\":[" + ids + "]" +
+         (model != nullptr ? ",\"pieces\":[" + pieces + "]" : std::string()) + ",\"logits\":[" +
+         logits + "],\"probs\":[" + probs + "]";
 }
 
 std::vector<ember_candidate> Candidates(ember_sampler* s) {
@@ -164,7 +178,9 @@ int SampleCommand(int argc, char** argv) {
       {"--trace", "", "", "show the survivors after every sampler"},
       {"--draw", "", "N", "draw N tokens (same seed, same sequence) and count them"},
       {"--show", "", "N", "print at most N candidates per distribution (default 40)"},
+      {"--model", "-m", "MODEL", "the vocabulary a grammar needs (only its tokens are read)"},
   };
+  for (OptionSpec& o : GrammarOptions()) specs.push_back(std::move(o));
   for (OptionSpec& o : SamplingOptions("temperature (0 keeps only the top token)")) {
     specs.push_back(std::move(o));
   }
@@ -183,6 +199,22 @@ int SampleCommand(int argc, char** argv) {
                                 : ReadLogitsFile(args.Get("--logits-file"));
   for (const std::string& f : args.GetAll("--fill")) Fill(f, &logits);
   if (logits.empty()) throw UsageError{"--logits: no logits given"};
+  const std::string grammar = GrammarFromFlags(args);
+  if (!grammar.empty() && !args.Has("--model")) {
+    throw UsageError{
+        "a grammar needs the tokens' text: give -m MODEL (a vocab-only GGUF is enough)"};
+  }
+  ModelPtr model;
+  if (args.Has("--model")) {
+    model.reset(LoadModel(args.Get("--model"), /*vocab_only=*/true));
+    ember_model_info info;
+    Check(ember_model_get_info(model.get(), &info), "model");
+    if (static_cast<size_t>(info.n_vocab) != logits.size()) {
+      throw UsageError{"the model has " + std::to_string(info.n_vocab) + " tokens but " +
+                       std::to_string(logits.size()) +
+                       " logits are given (--fill COUNT=VALUE adds a tail)"};
+    }
+  }
   const int64_t draws = args.GetInt("--draw", 0, 0, 100000000);
   const size_t show = static_cast<size_t>(args.GetInt("--show", 40, 1, 1 << 24));
   const uint64_t seed = args.GetUint64("--seed", 0);
@@ -254,9 +286,15 @@ int SampleCommand(int argc, char** argv) {
   sv.push_back(terminal);
 
   ember_sampler* raw = nullptr;
-  Check(ember_sampler_create(nullptr, static_cast<int32_t>(logits.size()), sv.data(), sv.size(),
-                             seed, &raw),
-        "sampler chain");
+  if (grammar.empty()) {
+    Check(ember_sampler_create(model.get(), static_cast<int32_t>(logits.size()), sv.data(),
+                               sv.size(), seed, &raw),
+          "sampler chain");
+  } else {  // the grammar stage first (it is the only stage before the draw that drops tokens)
+    Check(ember_sampler_create_grammar(model.get(), sv.data(), sv.size(), grammar.c_str(), nullptr,
+                                       seed, &raw),
+          "sampler chain");
+  }
   std::unique_ptr<ember_sampler, SamplerDeleter> sampler(raw);
   for (int32_t id :
        args.Has("--history") ? ParseIds(args.Get("--history")) : std::vector<int32_t>{}) {
@@ -267,8 +305,21 @@ int SampleCommand(int argc, char** argv) {
   const bool trace = args.Has("--trace");
   int32_t token = -1;
   Check(ember_sampler_sample(sampler.get(), logits.data(), n_vocab, trace, &token), "sample");
+  if (token < 0) {
+    throw UsageError{"the grammar allows no token here (after the --history tokens)"};
+  }
   std::string out = "{\n  \"n_vocab\": " + std::to_string(n_vocab) + ",\n  \"chain\": [";
-  for (size_t i = 0; i < chain.size(); ++i) out += "\"" + chain[i]->name + "\", ";
+  bool grammar_listed = grammar.empty();
+  for (size_t i = 0; i < chain.size(); ++i) {
+    const bool shapes =
+        chain[i]->name == "logit-bias" || chain[i]->name == "penalties" || chain[i]->name == "dry";
+    if (!grammar_listed && !shapes) {
+      out += "\"grammar\", ";
+      grammar_listed = true;
+    }
+    out += "\"" + chain[i]->name + "\", ";
+  }
+  if (!grammar_listed) out += "\"grammar\", ";
   out += std::string("\"") + (p.mirostat == 2 ? "mirostat-v2" : "dist") + "\"],\n";
   if (trace) {
     out += "  \"trace\": [\n";
@@ -279,12 +330,12 @@ int SampleCommand(int argc, char** argv) {
       ember_sampler_trace(sampler.get(), i, &name, nullptr, 0, &n);
       std::vector<ember_candidate> c(n);
       Check(ember_sampler_trace(sampler.get(), i, &name, c.data(), c.size(), &n), "trace");
-      out += "    {\"sampler\": \"" + JsonEscape(name) + "\", " + CandidatesJson(c, show) + "}" +
-             (i + 1 < n_stages ? ",\n" : "\n");
+      out += "    {\"sampler\": \"" + JsonEscape(name) + "\", " +
+             CandidatesJson(c, show, model.get()) + "}" + (i + 1 < n_stages ? ",\n" : "\n");
     }
     out += "  ],\n";
   }
-  out += "  \"final\": {" + CandidatesJson(Candidates(sampler.get()), show) + "}";
+  out += "  \"final\": {" + CandidatesJson(Candidates(sampler.get()), show, model.get()) + "}";
   if (draws > 0) {
     // A fresh chain state for the draws: the same seed gives the same sequence.
     ember_sampler_reset(sampler.get());

@@ -108,4 +108,65 @@ ember_sampling_params SamplingParamsFromFlags(const Args& args, const LogitBiase
   return p;
 }
 
+std::vector<OptionSpec> GrammarOptions() {
+  return {
+      {"--grammar", "", "GBNF", "constrain the output to a grammar (llama.cpp's GBNF)"},
+      {"--grammar-file", "", "FILE", "the same, the grammar read from FILE"},
+      {"--json-schema", "", "FILE|JSON",
+       "constrain the output to JSON valid under a JSON schema (a file, or the schema itself)"},
+      {"--json-object", "", "", "constrain the output to a JSON object"},
+  };
+}
+
+std::string GrammarFromFlags(const Args& args) {
+  int given = 0;
+  for (const char* f : {"--grammar", "--grammar-file", "--json-schema", "--json-object"}) {
+    given += args.Has(f);
+  }
+  if (given > 1) {
+    throw UsageError{"give at most one of --grammar, --grammar-file, --json-schema, --json-object"};
+  }
+  std::string schema;
+  if (args.Has("--grammar")) {
+    if (args.Get("--grammar").empty()) throw UsageError{"--grammar needs a grammar"};
+    return args.Get("--grammar");
+  }
+  if (args.Has("--grammar-file")) return ReadTextFile(args.Get("--grammar-file"));
+  if (args.Has("--json-object")) {
+    schema = "{\"type\": \"object\"}";
+  } else if (args.Has("--json-schema")) {
+    schema = args.Get("--json-schema");
+    // Inline JSON starts with { (or is true); anything else is a file name.
+    const size_t first = schema.find_first_not_of(" \t\n\r");
+    if (first == std::string::npos || (schema[first] != '{' && schema.substr(first) != "true")) {
+      schema = ReadTextFile(schema);
+    }
+  } else {
+    return "";
+  }
+  size_t n = 0;
+  ember_status s = ember_json_schema_to_grammar(schema.c_str(), nullptr, 0, &n);
+  if (s != EMBER_OK && s != EMBER_ERR_BUFFER_TOO_SMALL) {
+    throw UsageError{std::string(args.Has("--json-object") ? "--json-object" : "--json-schema") +
+                     ": " + ember_last_error()};
+  }
+  std::string gbnf(n, '\0');
+  Check(ember_json_schema_to_grammar(schema.c_str(), gbnf.data(), gbnf.size(), &n),
+        "--json-schema");
+  gbnf.resize(n - 1);
+  return gbnf;
+}
+
+ember_sampler* CreateSampler(ember_model* model, const ember_sampling_params& params,
+                             const std::string& grammar) {
+  ember_sampler* out = nullptr;
+  if (grammar.empty()) {
+    Check(ember_sampler_from_params(model, 0, &params, &out), "sampling");
+  } else {
+    Check(ember_sampler_from_params_grammar(model, &params, grammar.c_str(), nullptr, &out),
+          "sampling");
+  }
+  return out;
+}
+
 }  // namespace cli

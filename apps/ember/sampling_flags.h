@@ -29,4 +29,16 @@ LogitBiases ParseLogitBiases(const Args& args);
 // sets `samplers` from --samplers (it owns that string).
 ember_sampling_params SamplingParamsFromFlags(const Args& args, const LogitBiases& biases);
 
+// --grammar STR, --grammar-file F, --json-schema FILE|JSON, --json-object:
+// output constrained to a grammar (docs/GRAMMAR.md).
+std::vector<OptionSpec> GrammarOptions();
+// The GBNF those flags ask for ("" when none); at most one of them may be
+// given. A schema is converted here, its errors (the keyword named) become
+// usage errors.
+std::string GrammarFromFlags(const Args& args);
+// The sampler chain `ember run` and `ember chat` use: the flags' settings,
+// with a grammar stage when `grammar` is not empty. Throws UsageError.
+ember_sampler* CreateSampler(ember_model* model, const ember_sampling_params& params,
+                             const std::string& grammar);
+
 }  // namespace cli

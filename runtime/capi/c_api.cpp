@@ -559,6 +559,8 @@ const char* ember_finish_reason_str(ember_finish_reason reason) {
       return "stop";
     case EMBER_FINISH_CANCELLED:
       return "cancelled";
+    case EMBER_FINISH_GRAMMAR:
+      return "grammar";
   }
   return "unknown";
 }

@@ -6,6 +6,7 @@
 
 #include "ember.h"
 #include "runtime/capi/c_api_internal.h"
+#include "runtime/constrain/json_schema.h"
 #include "sampling/chain.h"
 
 using namespace ember::capi;
@@ -40,11 +41,13 @@ ember::SamplerKind KindOf(ember_sampler_type t) {
       return ember::SamplerKind::kDist;
     case EMBER_SAMPLER_MIROSTAT_V2:
       return ember::SamplerKind::kMirostatV2;
+    case EMBER_SAMPLER_GRAMMAR:
+      return ember::SamplerKind::kGrammar;
   }
   return ember::SamplerKind::kGreedy;  // unreachable: checked by ValidType
 }
 
-bool ValidType(int t) { return t >= EMBER_SAMPLER_LOGIT_BIAS && t <= EMBER_SAMPLER_MIROSTAT_V2; }
+bool ValidType(int t) { return t >= EMBER_SAMPLER_LOGIT_BIAS && t <= EMBER_SAMPLER_GRAMMAR; }
 
 std::vector<std::pair<int32_t, float>> Bias(const int32_t* ids, const float* values, size_t n) {
   std::vector<std::pair<int32_t, float>> out;
@@ -116,6 +119,108 @@ void FillSpecDefaults(ember_sampler_spec* out) {
   s.mirostat_eta = d.mirostat_eta;
 }
 
+// The C specs as ember::SamplerSpec (grammar text not included).
+ember_status ConvertSpecs(const ember_sampler_spec* specs, size_t n, const char* fn,
+                          std::vector<ember::SamplerSpec>* out) {
+  EMBER_REQUIRE_ARG(specs != nullptr || n == 0, std::string(fn) + ": specs is NULL");
+  std::vector<ember::SamplerSpec>& v = *out;
+  for (size_t i = 0; i < n; ++i) {
+    const ember_sampler_spec& c = specs[i];
+    const int type = EnumInt(c.type);
+    if (!ValidType(type)) {
+      return Fail(EMBER_ERR_INVALID_ARGUMENT, std::string(fn) + ": spec " + std::to_string(i) +
+                                                  " has an unknown sampler type " +
+                                                  std::to_string(type));
+    }
+    EMBER_REQUIRE_ARG(c.min_keep >= 1, "min-keep must be >= 1");
+    EMBER_REQUIRE_ARG(c.n_logit_bias == 0 || (c.logit_bias_ids && c.logit_bias_values),
+                      "logit-bias: ids or values are NULL");
+    EMBER_REQUIRE_ARG(c.n_dry_sequence_breakers == 0 || c.dry_sequence_breakers,
+                      "dry-sequence-breakers is NULL");
+    ember::SamplerSpec s;
+    s.kind = KindOf(static_cast<ember_sampler_type>(type));
+    s.temperature = c.temperature;
+    s.top_k = c.top_k;
+    s.top_p = c.top_p;
+    s.min_p = c.min_p;
+    s.typical_p = c.typical_p;
+    s.top_n_sigma = c.top_n_sigma;
+    s.xtc_probability = c.xtc_probability;
+    s.xtc_threshold = c.xtc_threshold;
+    s.min_keep = static_cast<size_t>(c.min_keep);
+    s.penalty_last_n = c.penalty_last_n;
+    s.repeat_penalty = c.repeat_penalty;
+    s.presence_penalty = c.presence_penalty;
+    s.frequency_penalty = c.frequency_penalty;
+    s.dry_multiplier = c.dry_multiplier;
+    s.dry_base = c.dry_base;
+    s.dry_allowed_length = c.dry_allowed_length;
+    s.dry_penalty_last_n = c.dry_penalty_last_n;
+    if (c.dry_sequence_breakers != nullptr) {
+      s.dry_sequence_breakers.clear();
+      for (size_t j = 0; j < c.n_dry_sequence_breakers; ++j) {
+        EMBER_REQUIRE_ARG(c.dry_sequence_breakers[j] != nullptr,
+                          "dry-sequence-breakers: a string is NULL");
+        s.dry_sequence_breakers.emplace_back(c.dry_sequence_breakers[j]);
+      }
+    }
+    s.logit_bias = Bias(c.logit_bias_ids, c.logit_bias_values, c.n_logit_bias);
+    s.mirostat_tau = c.mirostat_tau;
+    s.mirostat_eta = c.mirostat_eta;
+    v.push_back(std::move(s));
+  }
+  return EMBER_OK;
+}
+
+// llama.cpp-style settings from the C struct (NULL: the defaults).
+ember_status ParamsFromC(const ember_sampling_params* params, ember::SamplingParams* out) {
+  const ember_sampling_params c = params ? *params : ember_sampling_default_params();
+  EMBER_REQUIRE_ARG(c.n_logit_bias == 0 || (c.logit_bias_ids && c.logit_bias_values),
+                    "logit-bias: ids or values are NULL");
+  ember::SamplingParams p;
+  p.temperature = c.temperature;
+  p.top_k = c.top_k;
+  p.top_p = c.top_p;
+  p.min_p = c.min_p;
+  p.typical_p = c.typical_p;
+  p.top_n_sigma = c.top_n_sigma;
+  p.xtc_probability = c.xtc_probability;
+  p.xtc_threshold = c.xtc_threshold;
+  p.penalty_last_n = c.penalty_last_n;
+  p.repeat_penalty = c.repeat_penalty;
+  p.presence_penalty = c.presence_penalty;
+  p.frequency_penalty = c.frequency_penalty;
+  p.dry_multiplier = c.dry_multiplier;
+  p.dry_base = c.dry_base;
+  p.dry_allowed_length = c.dry_allowed_length;
+  p.dry_penalty_last_n = c.dry_penalty_last_n;
+  p.mirostat = c.mirostat;
+  p.mirostat_tau = c.mirostat_tau;
+  p.mirostat_eta = c.mirostat_eta;
+  p.logit_bias = Bias(c.logit_bias_ids, c.logit_bias_values, c.n_logit_bias);
+  p.seed = c.seed;
+  if (c.samplers != nullptr) {
+    // "a;b;c" or "a,b,c".
+    std::string list = c.samplers;
+    std::replace(list.begin(), list.end(), ',', ';');
+    size_t at = 0;
+    while (at <= list.size()) {
+      const size_t end = std::min(list.find(';', at), list.size());
+      const std::string name = list.substr(at, end - at);
+      if (!name.empty()) {
+        ember::SamplerKind k;
+        ember_status s = Report(ember::ParseSamplerKind(name, &k));
+        if (s != EMBER_OK) return s;
+        p.order.push_back(k);
+      }
+      at = end + 1;
+    }
+    EMBER_REQUIRE_ARG(!p.order.empty(), "samplers: the list names no sampler");
+  }
+  *out = std::move(p);
+  return EMBER_OK;
+}
+
 }  // namespace
 
 extern "C" {
@@ -140,55 +245,59 @@ ember_status ember_sampler_create(const ember_model* model, int32_t n_vocab,
   return Guard([&]() -> ember_status {
     EMBER_REQUIRE_ARG(out != nullptr, "ember_sampler_create: out is NULL");
     *out = nullptr;
-    EMBER_REQUIRE_ARG(specs != nullptr || n == 0, "ember_sampler_create: specs is NULL");
     ember::SamplerContext ctx;
     if (ember_status s = Context(model, n_vocab, &ctx); s != EMBER_OK) return s;
     std::vector<ember::SamplerSpec> v;
-    for (size_t i = 0; i < n; ++i) {
-      const ember_sampler_spec& c = specs[i];
-      const int type = EnumInt(c.type);
-      if (!ValidType(type)) {
-        return Fail(EMBER_ERR_INVALID_ARGUMENT, "ember_sampler_create: spec " + std::to_string(i) +
-                                                    " has an unknown sampler type " +
-                                                    std::to_string(type));
-      }
-      EMBER_REQUIRE_ARG(c.min_keep >= 1, "min-keep must be >= 1");
-      EMBER_REQUIRE_ARG(c.n_logit_bias == 0 || (c.logit_bias_ids && c.logit_bias_values),
-                        "logit-bias: ids or values are NULL");
-      EMBER_REQUIRE_ARG(c.n_dry_sequence_breakers == 0 || c.dry_sequence_breakers,
-                        "dry-sequence-breakers is NULL");
-      ember::SamplerSpec s;
-      s.kind = KindOf(static_cast<ember_sampler_type>(type));
-      s.temperature = c.temperature;
-      s.top_k = c.top_k;
-      s.top_p = c.top_p;
-      s.min_p = c.min_p;
-      s.typical_p = c.typical_p;
-      s.top_n_sigma = c.top_n_sigma;
-      s.xtc_probability = c.xtc_probability;
-      s.xtc_threshold = c.xtc_threshold;
-      s.min_keep = static_cast<size_t>(c.min_keep);
-      s.penalty_last_n = c.penalty_last_n;
-      s.repeat_penalty = c.repeat_penalty;
-      s.presence_penalty = c.presence_penalty;
-      s.frequency_penalty = c.frequency_penalty;
-      s.dry_multiplier = c.dry_multiplier;
-      s.dry_base = c.dry_base;
-      s.dry_allowed_length = c.dry_allowed_length;
-      s.dry_penalty_last_n = c.dry_penalty_last_n;
-      if (c.dry_sequence_breakers != nullptr) {
-        s.dry_sequence_breakers.clear();
-        for (size_t j = 0; j < c.n_dry_sequence_breakers; ++j) {
-          EMBER_REQUIRE_ARG(c.dry_sequence_breakers[j] != nullptr,
-                            "dry-sequence-breakers: a string is NULL");
-          s.dry_sequence_breakers.emplace_back(c.dry_sequence_breakers[j]);
-        }
-      }
-      s.logit_bias = Bias(c.logit_bias_ids, c.logit_bias_values, c.n_logit_bias);
-      s.mirostat_tau = c.mirostat_tau;
-      s.mirostat_eta = c.mirostat_eta;
-      v.push_back(std::move(s));
+    if (ember_status s = ConvertSpecs(specs, n, "ember_sampler_create", &v); s != EMBER_OK) {
+      return s;
     }
+    for (const ember::SamplerSpec& x : v) {
+      EMBER_REQUIRE_ARG(x.kind != ember::SamplerKind::kGrammar,
+                        "ember_sampler_create: an EMBER_SAMPLER_GRAMMAR spec needs the grammar's "
+                        "text: use ember_sampler_create_grammar");
+    }
+    return Build(std::move(v), ctx, seed, out);
+  });
+}
+
+ember_status ember_sampler_create_grammar(const ember_model* model, const ember_sampler_spec* specs,
+                                          size_t n, const char* gbnf, const char* root,
+                                          uint64_t seed, ember_sampler** out) {
+  return Guard([&]() -> ember_status {
+    EMBER_REQUIRE_ARG(out != nullptr, "ember_sampler_create_grammar: out is NULL");
+    *out = nullptr;
+    EMBER_REQUIRE_ARG(model != nullptr,
+                      "ember_sampler_create_grammar: model is NULL (the grammar needs the "
+                      "vocabulary's text)");
+    EMBER_REQUIRE_ARG(gbnf != nullptr, "ember_sampler_create_grammar: gbnf is NULL");
+    ember::SamplerContext ctx;
+    if (ember_status s = Context(model, 0, &ctx); s != EMBER_OK) return s;
+    std::vector<ember::SamplerSpec> v;
+    if (ember_status s = ConvertSpecs(specs, n, "ember_sampler_create_grammar", &v);
+        s != EMBER_OK) {
+      return s;
+    }
+    auto is_grammar = [](const ember::SamplerSpec& x) {
+      return x.kind == ember::SamplerKind::kGrammar;
+    };
+    const auto n_grammar = std::count_if(v.begin(), v.end(), is_grammar);
+    EMBER_REQUIRE_ARG(n_grammar <= 1,
+                      "ember_sampler_create_grammar: more than one EMBER_SAMPLER_GRAMMAR spec");
+    if (n_grammar == 0) {
+      // Before the first sampler that truncates or draws.
+      auto at = std::find_if(v.begin(), v.end(), [](const ember::SamplerSpec& x) {
+        return x.kind != ember::SamplerKind::kLogitBias &&
+               x.kind != ember::SamplerKind::kPenalties && x.kind != ember::SamplerKind::kDry;
+      });
+      ember::SamplerSpec g;
+      g.kind = ember::SamplerKind::kGrammar;
+      v.insert(at, g);
+    }
+    ember::SamplerSpec& g = *std::find_if(v.begin(), v.end(), is_grammar);
+    g.grammar = gbnf;
+    g.grammar_root = root != nullptr ? root : "root";
+    ember_status st = Report(model->model->grammar_cache().Attach(&v));
+    if (st != EMBER_OK) return st;
     return Build(std::move(v), ctx, seed, out);
   });
 }
@@ -226,54 +335,57 @@ ember_status ember_sampler_from_params(const ember_model* model, int32_t n_vocab
   return Guard([&]() -> ember_status {
     EMBER_REQUIRE_ARG(out != nullptr, "ember_sampler_from_params: out is NULL");
     *out = nullptr;
-    const ember_sampling_params c = params ? *params : ember_sampling_default_params();
-    EMBER_REQUIRE_ARG(c.n_logit_bias == 0 || (c.logit_bias_ids && c.logit_bias_values),
-                      "logit-bias: ids or values are NULL");
     ember::SamplingParams p;
-    p.temperature = c.temperature;
-    p.top_k = c.top_k;
-    p.top_p = c.top_p;
-    p.min_p = c.min_p;
-    p.typical_p = c.typical_p;
-    p.top_n_sigma = c.top_n_sigma;
-    p.xtc_probability = c.xtc_probability;
-    p.xtc_threshold = c.xtc_threshold;
-    p.penalty_last_n = c.penalty_last_n;
-    p.repeat_penalty = c.repeat_penalty;
-    p.presence_penalty = c.presence_penalty;
-    p.frequency_penalty = c.frequency_penalty;
-    p.dry_multiplier = c.dry_multiplier;
-    p.dry_base = c.dry_base;
-    p.dry_allowed_length = c.dry_allowed_length;
-    p.dry_penalty_last_n = c.dry_penalty_last_n;
-    p.mirostat = c.mirostat;
-    p.mirostat_tau = c.mirostat_tau;
-    p.mirostat_eta = c.mirostat_eta;
-    p.logit_bias = Bias(c.logit_bias_ids, c.logit_bias_values, c.n_logit_bias);
-    p.seed = c.seed;
-    if (c.samplers != nullptr) {
-      // "a;b;c" or "a,b,c".
-      std::string list = c.samplers;
-      std::replace(list.begin(), list.end(), ',', ';');
-      size_t at = 0;
-      while (at <= list.size()) {
-        const size_t end = std::min(list.find(';', at), list.size());
-        const std::string name = list.substr(at, end - at);
-        if (!name.empty()) {
-          ember::SamplerKind k;
-          ember_status s = Report(ember::ParseSamplerKind(name, &k));
-          if (s != EMBER_OK) return s;
-          p.order.push_back(k);
-        }
-        at = end + 1;
-      }
-      EMBER_REQUIRE_ARG(!p.order.empty(), "samplers: the list names no sampler");
-    }
+    if (ember_status s = ParamsFromC(params, &p); s != EMBER_OK) return s;
     std::vector<ember::SamplerSpec> specs;
     if (ember_status s = Report(ember::SpecsFromParams(p, &specs)); s != EMBER_OK) return s;
     ember::SamplerContext ctx;
     if (ember_status s = Context(model, n_vocab, &ctx); s != EMBER_OK) return s;
     return Build(std::move(specs), ctx, p.seed, out);
+  });
+}
+
+ember_status ember_sampler_from_params_grammar(const ember_model* model,
+                                               const ember_sampling_params* params,
+                                               const char* gbnf, const char* root,
+                                               ember_sampler** out) {
+  return Guard([&]() -> ember_status {
+    EMBER_REQUIRE_ARG(out != nullptr, "ember_sampler_from_params_grammar: out is NULL");
+    *out = nullptr;
+    EMBER_REQUIRE_ARG(model != nullptr,
+                      "ember_sampler_from_params_grammar: model is NULL (the grammar needs the "
+                      "vocabulary's text)");
+    EMBER_REQUIRE_ARG(gbnf != nullptr, "ember_sampler_from_params_grammar: gbnf is NULL");
+    ember::SamplingParams p;
+    if (ember_status s = ParamsFromC(params, &p); s != EMBER_OK) return s;
+    p.grammar = gbnf;
+    p.grammar_root = root != nullptr ? root : "root";
+    EMBER_REQUIRE_ARG(!p.grammar.empty(), "ember_sampler_from_params_grammar: gbnf is empty");
+    std::vector<ember::SamplerSpec> specs;
+    if (ember_status s = Report(ember::SpecsFromParams(p, &specs)); s != EMBER_OK) return s;
+    if (ember_status s = Report(model->model->grammar_cache().Attach(&specs)); s != EMBER_OK) {
+      return s;
+    }
+    ember::SamplerContext ctx;
+    if (ember_status s = Context(model, 0, &ctx); s != EMBER_OK) return s;
+    return Build(std::move(specs), ctx, p.seed, out);
+  });
+}
+
+ember_status ember_json_schema_to_grammar(const char* schema, char* buf, size_t capacity,
+                                          size_t* length) {
+  return Guard([&]() -> ember_status {
+    EMBER_REQUIRE_ARG(schema != nullptr, "ember_json_schema_to_grammar: schema is NULL");
+    EMBER_REQUIRE_ARG(buf != nullptr || capacity == 0, "ember_json_schema_to_grammar: buf is NULL");
+    std::string gbnf;
+    if (ember_status s = Report(ember::JsonSchemaToGbnf(schema, &gbnf)); s != EMBER_OK) return s;
+    if (length != nullptr) *length = gbnf.size() + 1;
+    if (capacity < gbnf.size() + 1) {
+      return Fail(EMBER_ERR_BUFFER_TOO_SMALL, "ember_json_schema_to_grammar: the grammar needs " +
+                                                  std::to_string(gbnf.size() + 1) + " bytes");
+    }
+    std::memcpy(buf, gbnf.c_str(), gbnf.size() + 1);
+    return EMBER_OK;
   });
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sampling/grammar/matcher.h"
 #include "sampling/logprobs.h"
 
 namespace ember {
@@ -11,7 +12,8 @@ namespace {
 struct Beam {
   std::vector<int32_t> tokens;
   double logprob = 0;
-  std::vector<float> logits;  // next-token logits after `tokens`
+  std::vector<float> logits;                       // next-token logits after `tokens`
+  std::unique_ptr<grammar::GrammarMatcher> parse;  // with a grammar: where the beam stands in it
 };
 
 struct Hypothesis {
@@ -62,6 +64,9 @@ Status BeamSearch(Session& session, const BeamParams& params, BeamResult* result
 
   std::vector<Beam> live(1);
   live[0].logits = prefix_logits;
+  if (params.grammar) live[0].parse = std::make_unique<grammar::GrammarMatcher>(params.grammar);
+  std::vector<uint64_t> mask;
+  std::vector<float> masked;
   std::vector<Hypothesis> done;
   std::vector<float> batch_logits;
   for (int64_t step = 0; step < N && !live.empty(); ++step) {
@@ -79,8 +84,17 @@ Status BeamSearch(Session& session, const BeamParams& params, BeamResult* result
     std::vector<Continuation> cands;
     for (size_t b = 0; b < live.size(); ++b) {
       const float* lg = live[b].logits.data();
-      const double lse = LogSumExp(lg, n_vocab);
+      const double lse = LogSumExp(lg, n_vocab);  // the model's distribution, grammar or not
+      if (live[b].parse) {                        // only the tokens the beam's grammar allows next
+        live[b].parse->FillMask(&mask);
+        masked.assign(lg, lg + n_vocab);
+        for (int64_t t = 0; t < n_vocab; ++t) {
+          if (!((mask[static_cast<size_t>(t) >> 6] >> (t & 63)) & 1)) masked[t] = -INFINITY;
+        }
+        lg = masked.data();
+      }
       for (const TokenLogprob& t : TopLogprobs(lg, n_vocab, 2 * B, lse)) {
+        if (std::isinf(t.logprob)) continue;  // masked out
         cands.push_back({static_cast<int32_t>(b), t.id, live[b].logprob + t.logprob});
       }
     }
@@ -106,6 +120,10 @@ Status BeamSearch(Session& session, const BeamParams& params, BeamResult* result
       nb.tokens = from.tokens;
       nb.tokens.push_back(c.id);
       nb.logprob = c.logprob;
+      if (from.parse) {
+        nb.parse = std::make_unique<grammar::GrammarMatcher>(*from.parse);
+        if (!nb.parse->Accept(c.id)) return Status(Code::kInternal, "beam search: grammar mask");
+      }
       next.push_back(std::move(nb));
       parent.push_back(c.beam);
     }
@@ -130,7 +148,10 @@ Status BeamSearch(Session& session, const BeamParams& params, BeamResult* result
       }
       if (worst_kept >= best_live) break;
     }
-    if (next.empty()) break;
+    if (next.empty()) {
+      result->ended_by_grammar = params.grammar != nullptr && done.empty();
+      break;
+    }
     // Beam j continues beam parent[j]: its rows must hold the parent's `step`
     // generated tokens. Copy only the rows that move.
     std::vector<int64_t> src, dst;

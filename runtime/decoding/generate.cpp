@@ -82,6 +82,22 @@ bool Emit(const std::string& piece, int32_t token, const PieceFn& on_piece, Gene
   return !on_piece || on_piece(piece, token);
 }
 
+// The grammar beam search follows: the chain's grammar stage, or the
+// settings' grammar (compiled for the model), or none.
+Status BeamGrammar(Session& session, const GenerateParams& params,
+                   std::shared_ptr<const grammar::MaskTables>* out) {
+  out->reset();
+  if (params.chain != nullptr) {
+    for (const SamplerSpec& s : params.chain->specs()) {
+      if (s.kind == SamplerKind::kGrammar) *out = s.grammar_tables;
+    }
+    return Status::Ok();
+  }
+  if (params.sampling.grammar.empty()) return Status::Ok();
+  return session.model().grammar_cache().Tables(params.sampling.grammar,
+                                                params.sampling.grammar_root, out);
+}
+
 Status RunBeams(Session& session, const GenerateParams& params, const PieceFn& on_piece,
                 const TokenFn& on_token, GenerateResult* result) {
   BeamParams bp;
@@ -89,12 +105,14 @@ Status RunBeams(Session& session, const GenerateParams& params, const PieceFn& o
   bp.length_penalty = params.length_penalty;
   bp.n_predict = params.n_predict;
   bp.ignore_eos = params.ignore_eos;
+  EMBER_RETURN_IF_ERROR(BeamGrammar(session, params, &bp.grammar));
   BeamResult br;
   EMBER_RETURN_IF_ERROR(BeamSearch(session, bp, &br));
   result->n_decode_evals = br.n_steps;
-  result->finish = br.cancelled      ? FinishReason::kCancelled
-                   : br.ended_by_eos ? FinishReason::kEos
-                                     : FinishReason::kLength;
+  result->finish = br.cancelled          ? FinishReason::kCancelled
+                   : br.ended_by_eos     ? FinishReason::kEos
+                   : br.ended_by_grammar ? FinishReason::kGrammar
+                                         : FinishReason::kLength;
   result->logprob = br.logprob;  // per-token log-probabilities are not kept by the search
   const Tokenizer& tok = session.model().tokenizer();
   StopStream stream(params.stop);
@@ -130,6 +148,8 @@ const char* FinishReasonName(FinishReason r) {
       return "stop";
     case FinishReason::kCancelled:
       return "cancelled";
+    case FinishReason::kGrammar:
+      return "grammar";
   }
   return "unknown";
 }
@@ -165,6 +185,7 @@ Status SetUpGenerate(const Session& session, const std::vector<int32_t>& prompt,
   if (*chain == nullptr && params.beams == 0) {
     std::vector<SamplerSpec> specs;
     EMBER_RETURN_IF_ERROR(SpecsFromParams(params.sampling, &specs));
+    EMBER_RETURN_IF_ERROR(session.model().grammar_cache().Attach(&specs));
     SamplerContext ctx;
     ctx.n_vocab = static_cast<int32_t>(session.model().config().n_vocab);
     ctx.token_piece = [&tok](int32_t t) { return tok.pieces()[static_cast<size_t>(t)]; };
@@ -207,7 +228,7 @@ Status Generate(Session& session, const std::vector<int32_t>& prompt, const Gene
     result->decode_seconds = Seconds(t1, std::chrono::steady_clock::now());
     return s;
   }
-  // Penalties see the prompt as history, as in llama.cpp.
+  // Penalties see the prompt as history, as in llama.cpp; a grammar starts over.
   chain->AcceptPrompt(prompt);
 
   TokenEmitter emitter(tok, n_vocab, params, on_piece, on_token, result);
@@ -218,6 +239,10 @@ Status Generate(Session& session, const std::vector<int32_t>& prompt, const Gene
     }
     const float* logits = session.logits().data();
     const int32_t id = chain->Sample(logits);
+    if (id < 0) {  // a grammar admits no token here
+      result->finish = FinishReason::kGrammar;
+      break;
+    }
     if (!params.ignore_eos && tok.IsEndOfGeneration(id)) {
       result->finish = FinishReason::kEos;
       break;

@@ -27,8 +27,10 @@ struct GenerateParams {
   // advance), else a chain built from `sampling` (llama.cpp's defaults).
   SamplerChain* chain = nullptr;
   SamplingParams sampling;
-  // beams >= 1: beam search instead of sampling (samplers are not applied;
-  // --beams 1 gives greedy's tokens). The text is emitted when the search ends.
+  // beams >= 1: beam search instead of sampling (samplers are not applied,
+  // except a grammar -- the chain's grammar stage or sampling.grammar -- which
+  // every beam follows; --beams 1 gives greedy's tokens). The text is emitted
+  // when the search ends.
   int32_t beams = 0;
   float length_penalty = 1.0f;
   // The prompt is the whole context (a chat's full history, say) rather than
@@ -37,7 +39,10 @@ struct GenerateParams {
   bool reuse_prefix = false;
 };
 
-enum class FinishReason { kLength, kEos, kStop, kCancelled };
+// kGrammar: a grammar stage admitted no token (the grammar was complete and
+// the vocabulary has no end-of-generation token it could use, or no token's
+// bytes continue the grammar).
+enum class FinishReason { kLength, kEos, kStop, kCancelled, kGrammar };
 const char* FinishReasonName(FinishReason r);
 
 struct TokenProb {

@@ -161,6 +161,7 @@ Status SelfConsistency(Session& session, const std::vector<int32_t>& prompt,
     specs = params.gen.chain->specs();
   } else {
     EMBER_RETURN_IF_ERROR(SpecsFromParams(params.gen.sampling, &specs));
+    EMBER_RETURN_IF_ERROR(session.model().grammar_cache().Attach(&specs));
   }
   SamplerContext ctx;
   ctx.n_vocab = static_cast<int32_t>(session.model().config().n_vocab);

@@ -229,6 +229,7 @@ Status Model::Load(const std::string& path, const LoadProgressFn& progress,
   if (Status s = LoadVocab(f, &vocab); !s.ok()) return with_path(s);
   if (Status s = Tokenizer::Create(std::move(vocab), &m->tokenizer_); !s.ok()) return with_path(s);
   c.n_vocab = m->tokenizer_->n_vocab();
+  m->grammar_cache_ = std::make_unique<GrammarCache>(*m->tokenizer_);
   // Nothing reads the vocabulary arrays after this (the tokenizer has its own
   // tables); free them before the weights are repacked, the peak of loading.
   m->gguf_->ReleaseLargeArrays(1024);

@@ -12,6 +12,7 @@
 #include "ops/matmul.h"
 #include "ops/rope.h"
 #include "platform/status.h"
+#include "runtime/constrain/grammar_cache.h"
 #include "runtime/gguf/gguf.h"
 #include "runtime/model/config.h"
 #include "runtime/text/tokenizer.h"
@@ -80,6 +81,9 @@ class Model {
   const Status& runnable() const { return runnable_; }
   const ModelWeights& weights() const { return weights_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
+  // Grammars compiled for this vocabulary, shared by every sampler chain on
+  // the model (internally synchronized).
+  GrammarCache& grammar_cache() const { return *grammar_cache_; }
   const GgufFile& gguf() const { return *gguf_; }
   const std::string& path() const { return path_; }
   // Total bytes of the weight tensors in the file.
@@ -111,6 +115,7 @@ class Model {
   Status runnable_;
   ModelWeights weights_;
   std::unique_ptr<Tokenizer> tokenizer_;
+  std::unique_ptr<GrammarCache> grammar_cache_;
   std::vector<std::unique_ptr<PackedMatrix>> packed_;  // native layouts of repacked weights
 };
 
