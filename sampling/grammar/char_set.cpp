@@ -53,6 +53,13 @@ bool CharSet::Intersects(uint32_t lo, uint32_t hi) const {
   return it != ranges_.end() && it->lo <= hi;
 }
 
+bool CharSet::ContainsRange(uint32_t lo, uint32_t hi) const {
+  // Ranges are merged: a covered [lo, hi] lies inside one of them.
+  auto it = std::lower_bound(ranges_.begin(), ranges_.end(), lo,
+                             [](const CodeRange& r, uint32_t v) { return r.hi < v; });
+  return it != ranges_.end() && it->lo <= lo && it->hi >= hi;
+}
+
 bool CharSet::operator==(const CharSet& o) const {
   if (ranges_.size() != o.ranges_.size()) return false;
   for (size_t i = 0; i < ranges_.size(); ++i) {

@@ -31,6 +31,8 @@ class CharSet {
   bool Contains(uint32_t c) const;
   // Whether some code point in [lo, hi] is in the set.
   bool Intersects(uint32_t lo, uint32_t hi) const;
+  // Whether every code point in [lo, hi] is in the set.
+  bool ContainsRange(uint32_t lo, uint32_t hi) const;
   bool empty() const { return ranges_.empty(); }
   const std::vector<CodeRange>& ranges() const { return ranges_; }
   bool operator==(const CharSet& o) const;

@@ -208,6 +208,7 @@ class Builder {
     const bool nullable_body = IsNullable(item, facts_.nullable);
     const uint32_t site = next_site_++;
     out->start = NewState();
+    const uint32_t rep_offset = states_[out->start].offset;
     uint32_t at = out->start;  // where the next copy begins
     std::vector<uint32_t> exits;
     const bool unbounded = e.max == kUnbounded;
@@ -215,7 +216,7 @@ class Builder {
     for (uint32_t i = 0; i < copies; ++i) {
       if (i >= e.min) exits.push_back(at);  // enough copies: may stop here
       Frag f;
-      EMBER_RETURN_IF_ERROR(BuildCopy(item, depth, site, e.min > i ? e.min - 1 - i : 0,
+      EMBER_RETURN_IF_ERROR(BuildCopy(item, depth, site, rep_offset, e.min > i ? e.min - 1 - i : 0,
                                       unbounded ? kUnbounded : e.max - 1 - i, nullable_body, &f));
       Eps(at, f.start);
       at = f.end;
@@ -223,7 +224,8 @@ class Builder {
     if (unbounded) {
       // The loop: at -> copy -> back to at.
       Frag f;
-      EMBER_RETURN_IF_ERROR(BuildCopy(item, depth, site, 0, kUnbounded, nullable_body, &f));
+      EMBER_RETURN_IF_ERROR(
+          BuildCopy(item, depth, site, rep_offset, 0, kUnbounded, nullable_body, &f));
       Eps(at, f.start);
       Eps(f.end, at);
     }
@@ -233,15 +235,15 @@ class Builder {
     return Status::Ok();
   }
 
-  Status BuildCopy(const GbnfExpr& item, int depth, uint32_t site, uint32_t required,
-                   uint32_t allowed, bool nullable_body, Frag* out) {
+  Status BuildCopy(const GbnfExpr& item, int depth, uint32_t site, uint32_t rep_offset,
+                   uint32_t required, uint32_t allowed, bool nullable_body, Frag* out) {
     RepInstance inst;
     inst.site = site;
     inst.required = required;
     inst.allowed = allowed;
     inst.nullable_body = nullable_body;
     inst.parent = instance_;
-    inst.offset = static_cast<uint32_t>(states_.size()) - base_;
+    inst.rep_offset = rep_offset;
     const uint32_t saved_instance = instance_, saved_base = base_;
     instance_ = static_cast<uint32_t>(out_->instances.size());
     base_ = static_cast<uint32_t>(states_.size());

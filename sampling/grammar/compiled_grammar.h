@@ -46,15 +46,18 @@ struct RefEdge {
   uint32_t target;  // position to continue at after it
 };
 
-// Where a position lies in an unrolled repetition: copy `copy` of the
-// repetition instance `instance`, at `offset` from the copy's first state.
+// One copy of an unrolled repetition (positions record the copy they lie in,
+// and their offset from the copy's first state).
 struct RepInstance {
   uint32_t site;       // the unrolled repetition (its copies share it)
   uint32_t required;   // copies that must still follow this one
   uint32_t allowed;    // copies that may still follow this one (kUnbounded: any)
   bool nullable_body;  // a copy may match the empty string: no sharing
-  uint32_t parent;     // enclosing instance, or kNoInstance
-  uint32_t offset;     // of this instance's copy within the parent's copy
+  uint32_t parent;     // the copy of the enclosing repetition, or kNoInstance
+  // Offset of the repetition's first state within the parent's copy: the
+  // same for all copies of one repetition, and for the same repetition in
+  // every copy of the enclosing one.
+  uint32_t rep_offset;
 };
 constexpr uint32_t kNoInstance = UINT32_MAX;
 

@@ -19,11 +19,16 @@
 // plus the tokens of the remainder-trie nodes that the stack below accepts
 // (a walk over a small trie, usually cut after its first byte).
 //
-// Positions in copies of an unrolled repetition that no token can tell apart
-// share one table: two copies differ only in how many more copies may or must
-// follow, and a token of at most L code points cannot see past L copies, so
-// those counts are clipped at L + 1 (L = the vocabulary's longest token, in
-// code points). A string with maxLength 1000 needs ~L tables, not 1000.
+// Positions at the same place in different copies of an unrolled repetition
+// (a string with maxLength 1000 is 1000 copies of one character's automaton)
+// differ only in how many more copies may or must follow. A token of c code
+// points cannot tell two such copies apart when both counts of both are at
+// least c (it cannot reach the difference), so the first copy's table is
+// computed by a full walk and every other copy's is derived from it: the
+// tokens up to the copies' "horizon" (the smallest count in which they differ)
+// are taken from the first table, and only the longer tokens are walked again
+// (a walk that skips every trie subtree without such tokens). Copies whose
+// horizon is beyond the longest token share the first table outright.
 #pragma once
 
 #include <cstdint>
@@ -46,14 +51,19 @@ struct PositionTable {
   std::vector<int32_t> rem_tokens;
   // Instead of the remainder trie when it would be large: token-trie nodes
   // after which paths escape; the remainder of every token below such a node
-  // is the rest of its bytes. (Walking them may also re-find accepted tokens:
-  // harmless, they are in the mask anyway.)
-  std::vector<uint32_t> escape_nodes;
+  // (with min_cp..max_cp code points) is the rest of its bytes. (Walking them
+  // may also re-find accepted tokens: harmless, they are in the mask anyway.)
+  struct EscapeNode {
+    uint32_t node;
+    uint16_t min_cp, max_cp;
+  };
+  std::vector<EscapeNode> escape_nodes;
 };
 
 struct MaskTableStats {
   size_t positions = 0;     // with char edges
   size_t tables = 0;        // distinct (after sharing)
+  size_t derived = 0;       // derived from another copy's (only long tokens walked)
   size_t escape_lists = 0;  // tables with escape_nodes instead of a remainder trie
   size_t dense = 0;         // tables whose accepted set is a bitset
   size_t remainders = 0;    // escaping (token, remainder) pairs, over all tables

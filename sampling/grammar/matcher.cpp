@@ -127,11 +127,13 @@ const std::vector<int32_t>& GrammarMatcher::Remainders(uint32_t pos, uint32_t be
   Walker walker(stepper_.get());
   const uint32_t start = walker.Intern(from);
   if (table.escape_nodes.empty()) {
-    Walk(walker, start, table.rem_nodes, 0, table.rem_nodes.size(), table.rem_tokens, &out);
+    Walk(walker, start, table.rem_nodes, 0, static_cast<uint32_t>(table.rem_nodes.size()),
+         table.rem_tokens, nullptr, 0, 0, &out);
   } else {
     const TokenTrie& trie = tables_->trie();
-    for (const uint32_t e : table.escape_nodes) {
-      Walk(walker, start, trie.nodes(), e, trie.nodes()[e].skip, trie.order(), &out);
+    for (const PositionTable::EscapeNode& e : table.escape_nodes) {
+      Walk(walker, start, trie.nodes(), e.node, trie.nodes()[e.node].skip, trie.order(),
+           &trie.order_code_points(), e.min_cp, e.max_cp, &out);
     }
   }
   return out;
@@ -139,6 +141,7 @@ const std::vector<int32_t>& GrammarMatcher::Remainders(uint32_t pos, uint32_t be
 
 void GrammarMatcher::Walk(Walker& walker, uint32_t start, const std::vector<TrieNode>& nodes,
                           uint32_t root, uint32_t end, const std::vector<int32_t>& tokens,
+                          const std::vector<uint16_t>* cp, uint16_t min_cp, uint16_t max_cp,
                           std::vector<int32_t>* out) {
   // The subtree of `root` (nodes (root, end)), from walk state `start`.
   const uint32_t base = nodes[root].depth;
@@ -153,7 +156,9 @@ void GrammarMatcher::Walk(Walker& walker, uint32_t start, const std::vector<Trie
     }
     if (ws_.size() <= d) ws_.resize(d + 1);
     ws_[d] = w;
-    out->insert(out->end(), tokens.begin() + n.tok_begin, tokens.begin() + n.own_end);
+    for (uint32_t k = n.tok_begin; k < n.own_end; ++k) {
+      if (cp == nullptr || ((*cp)[k] >= min_cp && (*cp)[k] <= max_cp)) out->push_back(tokens[k]);
+    }
     ++i;
   }
 }
@@ -163,7 +168,7 @@ void GrammarMatcher::WalkAll(const ByteState& from, std::vector<uint64_t>* bits)
   Walker walker(stepper_.get());
   std::vector<int32_t> tokens;
   Walk(walker, walker.Intern(from), trie.nodes(), 0, static_cast<uint32_t>(trie.nodes().size()),
-       trie.order(), &tokens);
+       trie.order(), nullptr, 0, 0, &tokens);
   for (const int32_t t : tokens) SetBit(bits, t);
 }
 

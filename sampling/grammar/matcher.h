@@ -61,9 +61,11 @@ class GrammarMatcher {
   // Marks the trie tokens that `from` accepts (a walk over the whole trie).
   void WalkAll(const ByteState& from, std::vector<uint64_t>* bits);
   // Appends the tokens of trie `nodes` below `root` (up to `end`) that walk
-  // state `start` accepts; node i's tokens are tokens[tok_begin, own_end).
+  // state `start` accepts; node i's tokens are tokens[tok_begin, own_end),
+  // those with min_cp..max_cp code points when cp (per token index) is given.
   void Walk(Walker& walker, uint32_t start, const std::vector<TrieNode>& nodes, uint32_t root,
-            uint32_t end, const std::vector<int32_t>& tokens, std::vector<int32_t>* out);
+            uint32_t end, const std::vector<int32_t>& tokens, const std::vector<uint16_t>* cp,
+            uint16_t min_cp, uint16_t max_cp, std::vector<int32_t>* out);
   // The tokens of pos's remainders that the stack `below` accepts (cached).
   const std::vector<int32_t>& Remainders(uint32_t pos, uint32_t below);
   // A new arena holding only the stacks of state_ (node ids in `from`).

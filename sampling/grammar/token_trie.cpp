@@ -71,9 +71,18 @@ std::shared_ptr<const TokenTrie> TokenTrie::Build(
     sorted.push_back(s);
     uint32_t cps = (static_cast<uint8_t>(s[0]) & 0xC0) == 0x80 ? 1 : 0;
     for (const char c : s) cps += (static_cast<uint8_t>(c) & 0xC0) != 0x80;
+    t->order_cp_.push_back(static_cast<uint16_t>(std::min<uint32_t>(cps, UINT16_MAX)));
     t->max_code_points_ = std::max(t->max_code_points_, cps);
   }
   t->nodes_ = BuildPreorderTrie(sorted);
+  // A subtree's tokens are a range of order(): its longest is the range's maximum.
+  t->subtree_cp_.resize(t->nodes_.size());
+  for (size_t i = 0; i < t->nodes_.size(); ++i) {
+    const TrieNode& n = t->nodes_[i];
+    uint16_t m = 0;
+    for (uint32_t k = n.tok_begin; k < n.tok_end; ++k) m = std::max(m, t->order_cp_[k]);
+    t->subtree_cp_[i] = m;
+  }
   return t;
 }
 

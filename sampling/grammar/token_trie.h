@@ -51,8 +51,12 @@ class TokenTrie {
   std::string_view bytes(int32_t t) const {
     return std::string_view(text_).substr(offset_[t], offset_[t + 1] - offset_[t]);
   }
-  // The most code points in one token (an unfinished last character counts as one).
+  // The most code points in one token (an unfinished character counts as one).
   uint32_t max_code_points() const { return max_code_points_; }
+  // Code points of the token at index k of order(); the most code points of a
+  // token in node i's subtree.
+  const std::vector<uint16_t>& order_code_points() const { return order_cp_; }
+  const std::vector<uint16_t>& subtree_code_points() const { return subtree_cp_; }
   // Tokens longer than this many bytes are left out of the trie (never admitted).
   static constexpr size_t kMaxTokenBytes = 60000;
   // Whether token t is in the trie (has output bytes and does not end generation).
@@ -67,6 +71,8 @@ class TokenTrie {
   std::vector<int32_t> eog_;
   std::vector<bool> eog_flag_;
   std::vector<bool> in_trie_;
+  std::vector<uint16_t> order_cp_;
+  std::vector<uint16_t> subtree_cp_;
   uint32_t max_code_points_ = 0;
 };
 

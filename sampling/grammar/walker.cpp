@@ -22,6 +22,40 @@ void DropBottoms(std::vector<uint32_t>* stacks) {
 
 }  // namespace
 
+// The part of a state's key that stands for its pending character. Two
+// pending characters whose possible completions every char edge of every top
+// accepts or rejects as a whole ("uniform") step alike, whatever their exact
+// bytes: they share a key made of that accept/reject pattern (so a walk over
+// thousands of CJK tokens inside a JSON string meets a handful of states, not
+// one per byte prefix). Only once the character's validity is settled (two
+// bytes read of three or four; a two-byte character is settled by its lead).
+void Walker::AppendPartialKey(const ByteState& s, std::string* key) const {
+  const Utf8Partial& p = s.partial;
+  if (p.left == 0) return;
+  uint32_t lo = 0, hi = 0;
+  PartialRange(p, &lo, &hi);
+  if (p.len >= 3 && p.len - p.left >= 2) {
+    const CompiledGrammar& g = st_->grammar();
+    std::string pattern;
+    bool uniform = true;
+    for (const uint32_t n : s.stacks) {
+      const Position& pos = g.positions[st_->arena().pos(n)];
+      for (uint32_t e = pos.chars_begin; e < pos.chars_end && uniform; ++e) {
+        const CharSet& set = g.classes[g.char_edges[e].cls].set;
+        const bool all = set.ContainsRange(lo, hi);
+        uniform = all || !set.Intersects(lo, hi);
+        pattern.push_back(all ? '1' : '0');
+      }
+    }
+    if (uniform) {
+      key->push_back('u');
+      key->append(pattern);
+      return;
+    }
+  }
+  key->append(reinterpret_cast<const char*>(&p.value), 4);
+}
+
 bool AdvanceByte(StackStepper& st, const ByteState& in, uint8_t b, ByteState* out, bool* escaped) {
   if (in.partial.left == 0) {
     if (b < 0x80) {
@@ -71,9 +105,9 @@ bool CanEnd(const ByteState& s) {
 
 uint32_t Walker::Intern(const ByteState& s) {
   std::string key(reinterpret_cast<const char*>(s.stacks.data()), s.stacks.size() * 4);
-  key.append(reinterpret_cast<const char*>(&s.partial.value), 4);
   key.push_back(static_cast<char>(s.partial.left));
   key.push_back(static_cast<char>(s.partial.len));
+  AppendPartialKey(s, &key);
   auto [it, added] = index_.emplace(std::move(key), static_cast<uint32_t>(states_.size()));
   if (!added) return it->second;
   Entry e;

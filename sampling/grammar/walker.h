@@ -58,6 +58,8 @@ class Walker {
   size_t size() const { return states_.size(); }
 
  private:
+  void AppendPartialKey(const ByteState& s, std::string* key) const;
+
   struct Entry {
     ByteState state;
     bool can_escape = false;

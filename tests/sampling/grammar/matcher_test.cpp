@@ -166,6 +166,12 @@ TEST_CASE("grammar matcher: masks equal trying every token", "[grammar]") {
                           "+",  "*", "(", ")",  "=", "/", "_",  "2",    "9",    "A"};
   std::mt19937 rng(7);
   std::vector<std::string> extra = {"true", "false", "null", "\":", "\", \"", "},", "1."};
+  // Long tokens (runs), so that copies of bounded repetitions differ for some.
+  for (int len = 2; len <= 40; len += 3) {
+    extra.push_back(std::string(static_cast<size_t>(len), 'a'));
+    extra.push_back(std::string(static_cast<size_t>(len), 'b') + "\"");
+    extra.push_back("ab" + std::string(static_cast<size_t>(len), ','));
+  }
   for (int i = 0; i < 2000; ++i) {
     std::string s;
     for (int k = 0, len = 2 + static_cast<int>(rng() % 5); k < len; ++k) {
@@ -177,7 +183,11 @@ TEST_CASE("grammar matcher: masks equal trying every token", "[grammar]") {
   std::vector<std::string> grammars = {
       "root ::= [a-z]{0,40} \"\\n\"",
       "root ::= (\"\\\"\" ([^\"\\\\] | \"\\\\\" [nt\"])* \"\\\"\" \",\"? ){1,4}",
-      "root ::= x+\nx ::= \"(\" x* \")\" | [0-9]"};
+      "root ::= x+\nx ::= \"(\" x* \")\" | [0-9]",
+      // Bounded repetitions with lower and upper bounds, nested ones, escapes inside.
+      "root ::= \"\\\"\" ([a-z] | \"\\\\\" \"u\" [0-9a-f]{4}){3,30} \"\\\"\" \",\"?",
+      "root ::= ((\"ab\"){1,3} \",\"{0,2}){2,10} \"\\n\"",
+      "root ::= [ab]{5,12} \"\\\"\" | [a]{0,25} \",\""};
   for (const char* name : {"json.gbnf", "arithmetic.gbnf", "chess.gbnf", "c.gbnf", "list.gbnf",
                            "japanese.gbnf", "english.gbnf", "json_arr.gbnf"}) {
     const std::string text = ReadGrammar(name);
