@@ -41,6 +41,8 @@ STAMP="$PEER_DIR/llama.cpp.built"
 VERSION_FILE="$PEER_DIR/VERSION"
 PEER_SRC="$REPO_ROOT/bench/peer/peer_tool.cpp"
 PEER_TOOL="$PEER_DIR/peer_tool"
+GRAMMAR_PEER_SRC="$REPO_ROOT/bench/peer/grammar_peer.cpp"
+GRAMMAR_PEER="$PEER_DIR/grammar_peer"
 
 # Targets we need from llama.cpp: the library, llama-bench (kernel benchmarks),
 # llama-tokenize and llama-simple (manual spot checks of peer_tool's behaviour),
@@ -77,6 +79,7 @@ print_result() {
     printf 'PEER_DIR=%q\n' "$PEER_DIR"
     printf 'LLAMA_BIN_DIR=%q\n' "$BIN_DIR"
     printf 'PEER_TOOL=%q\n' "$PEER_TOOL"
+    printf 'GRAMMAR_PEER=%q\n' "$GRAMMAR_PEER"
     printf 'LLAMA_BENCH=%q\n' "$BIN_DIR/llama-bench"
     printf 'LLAMA_CPP_VERSION=%q\n' "$ver"
 }
@@ -124,6 +127,20 @@ build_peer_tool() {
     mv -f "$PEER_TOOL.tmp" "$PEER_TOOL"
 }
 
+build_grammar_peer() {
+    # llama.cpp's grammar sampler on ember's grammars (bench/grammar_compare.sh)
+    if [[ -x "$GRAMMAR_PEER" && "$GRAMMAR_PEER" -nt "$GRAMMAR_PEER_SRC" && "$GRAMMAR_PEER" -nt "$STAMP" ]]; then
+        return 0
+    fi
+    log "compiling grammar_peer"
+    g++ -std=c++17 -O2 -Wall -Wextra \
+        -I"$LLAMA_SRC/include" -I"$LLAMA_SRC/ggml/include" \
+        "$GRAMMAR_PEER_SRC" -o "$GRAMMAR_PEER.tmp" \
+        -L"$BIN_DIR" -lllama -lggml -lggml-base \
+        -Wl,-rpath,"$BIN_DIR" -pthread
+    mv -f "$GRAMMAR_PEER.tmp" "$GRAMMAR_PEER"
+}
+
 all_built() {  # every program target is there (a target added later builds incrementally)
     local t
     for t in "${TARGETS[@]}"; do
@@ -134,6 +151,7 @@ all_built() {  # every program target is there (a target added later builds incr
 if [[ "${PEER_FORCE:-0}" != "1" && -f "$STAMP" && "$(cat "$STAMP")" == "$(config_id)" \
       && all_built && -f "$VERSION_FILE" ]]; then
     build_peer_tool
+    build_grammar_peer
     print_result
     exit 0
 fi
@@ -203,4 +221,5 @@ config_id > "$STAMP"
 log "llama.cpp built in $((t1 - t0)) s"
 
 build_peer_tool
+build_grammar_peer
 print_result
