@@ -33,17 +33,44 @@ class GrammarSampler final : public Sampler {
   void Apply(Candidates& c, Rng& /*rng*/) override {
     matcher_.FillMask(&mask_);
     std::vector<Candidate>& v = c.items();
-    size_t m = 0;
-    for (size_t i = 0; i < v.size(); ++i) {
-      const auto id = static_cast<uint32_t>(v[i].id);
-      if ((mask_[id >> 6] >> (id & 63)) & 1) v[m++] = v[i];
+    const size_t n = v.size();
+    size_t m = 0, admitted = 0;
+    for (const uint64_t w : mask_) admitted += static_cast<size_t>(__builtin_popcountll(w));
+    if (admitted < n / 4 && AtOwnIndex(v)) {
+      // Every admitted token sits at the index of its id (the whole vocabulary
+      // in id order: the stage runs before anything drops or reorders): visit
+      // the mask's set bits in order, in place (reads at id >= writes at m).
+      for (size_t w = 0; w < mask_.size(); ++w) {
+        for (uint64_t bits = mask_[w]; bits != 0; bits &= bits - 1) {
+          v[m++] = v[w * 64 + static_cast<size_t>(__builtin_ctzll(bits))];
+        }
+      }
+    } else {
+      for (size_t i = 0; i < n; ++i) {  // (branch-free: keep i if its bit is set)
+        const auto id = static_cast<uint32_t>(v[i].id);
+        v[m] = v[i];
+        m += (mask_[id >> 6] >> (id & 63)) & 1;
+      }
     }
-    if (m == v.size()) return;
+    if (m == n) return;
     v.resize(m);  // order kept: sorted() stays what it was
     if (m > 0) c.RenormalizeProbs();
   }
 
   bool Accept(int32_t token) override { return matcher_.Accept(token); }
+
+  // Whether each token the mask admits is at v[its id]. Then the admitted
+  // items, in the order they stand, are exactly v[id] for the set bits in
+  // ascending order (ids are unique among the candidates).
+  bool AtOwnIndex(const std::vector<Candidate>& v) const {
+    for (size_t w = 0; w < mask_.size(); ++w) {
+      for (uint64_t bits = mask_[w]; bits != 0; bits &= bits - 1) {
+        const size_t id = w * 64 + static_cast<size_t>(__builtin_ctzll(bits));
+        if (id >= v.size() || v[id].id != static_cast<int32_t>(id)) return false;
+      }
+    }
+    return true;
+  }
   void AcceptPrompt(const std::vector<int32_t>& /*prompt*/) override { matcher_.Reset(); }
   void Reset() override { matcher_.Reset(); }
 

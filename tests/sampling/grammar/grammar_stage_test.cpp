@@ -121,3 +121,22 @@ TEST_CASE("grammar stage: the chain draws only admitted tokens", "[grammar]") {
   CHECK(chain->Sample(logits.data()) == 2);
   CHECK(clone->Sample(logits.data()) == kEos);
 }
+
+TEST_CASE("grammar stage: after a truncation (candidates sorted), and when it leaves nothing",
+          "[grammar]") {
+  SamplingParams p;
+  p.temperature = 1.0f;  // (a draw, so that top-k stays)
+  p.top_k = 3;
+  p.order = {SamplerKind::kTopK, SamplerKind::kGrammar};
+  auto chain = Chain("root ::= \"b\" | \"c\" | \"ac\"", p);
+  // top-k keeps d, e, </s> (sorted by logit) and then c (logit 8): c, d, e.
+  const std::vector<float> logits = {1.0f, 2.0f, 8.0f, 9.0f, 9.5f, 0.5f, 0.5f, 0.0f};
+  std::vector<TraceStage> trace;
+  CHECK(chain->SampleWithTrace(logits.data(), &trace) == 2);
+  REQUIRE(trace.size() == 3);
+  CHECK(trace[1].sampler == "grammar");
+  CHECK(trace[1].survivors.size() == 1);
+  // The top three are all outside the grammar: nothing is left, -1.
+  const std::vector<float> worse = {1.0f, 2.0f, 3.0f, 9.0f, 9.5f, 0.5f, 0.5f, 9.0f};
+  CHECK(chain->Sample(worse.data()) == -1);
+}
