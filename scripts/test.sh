@@ -68,7 +68,7 @@ if [ "$full" = 1 ]; then
       cmake --build build-fuzz -j "$jobs"; then
       seconds="${EMBER_FUZZ_SECONDS:-20}"
       # target: its seed corpus (read-only; new inputs go to a scratch folder)
-      for target in "jinja_fuzz:../shared/templates"; do
+      for target in "jinja_fuzz:../shared/templates" "gbnf_fuzz:../shared/grammars"; do
         name="${target%%:*}" seeds="${target#*:}"
         corpus="$(mktemp -d)"
         echo "=== fuzz smoke: $name for ${seconds} s"

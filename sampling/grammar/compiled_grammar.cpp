@@ -82,6 +82,13 @@ class Builder {
   Status Run() {
     size_memo_.assign(g_.rules.size(), UINT64_MAX);
     compiled_id_.assign(g_.rules.size(), UINT32_MAX);
+    // A grammar whose expansion is far too large fails before it is built
+    // (Thompson's construction makes about two states per element).
+    uint64_t estimate = 0;
+    for (uint32_t r = 0; r < g_.rules.size(); ++r) {
+      estimate += ShouldInline(r, 0) ? 0 : 2 * RuleSize(r, 0);
+    }
+    if (estimate > 2 * kMaxPositions) return TooBig();
     out_->root = RuleFor(g_.root);
     while (!queue_.empty()) {
       const uint32_t r = queue_.back();
