@@ -158,6 +158,31 @@ int main(int argc, char** argv) {
     EXPECT(ember_sampler_create(NULL, 4, specs, 3, 42, &chain) == EMBER_ERR_INVALID_ARGUMENT);
     EXPECT(strstr(ember_last_error(), "top-p") != NULL);
 
+    /* A grammar from a JSON schema: the reply is one of two documents. */
+    {
+      char gbnf[4096];
+      size_t needed = 0;
+      ember_sampling_params sp = ember_sampling_default_params();
+      ember_generate_stats gs;
+      const char* schema =
+          "{\"type\": \"object\", \"properties\": {\"ok\": {\"type\": \"boolean\"}},"
+          " \"required\": [\"ok\"], \"additionalProperties\": false}";
+      EXPECT(ember_json_schema_to_grammar(schema, gbnf, sizeof gbnf, &needed) == EMBER_OK);
+      EXPECT(ember_json_schema_to_grammar("{\"not\": {}}", gbnf, sizeof gbnf, &needed) ==
+             EMBER_ERR_UNSUPPORTED);
+      EXPECT(ember_json_schema_to_grammar(schema, gbnf, sizeof gbnf, &needed) == EMBER_OK);
+      EXPECT(ember_sampler_from_params_grammar(model, &sp, gbnf, NULL, &chain) == EMBER_OK);
+      ember_session_reset(session);
+      gp = ember_generate_default_params();
+      gp.n_predict = 200;
+      gp.sampler = chain;
+      EXPECT(ember_generate_text(session, "Answer in JSON:", &gp, NULL, NULL, &gs) == EMBER_OK);
+      EXPECT(gs.finish_reason == EMBER_FINISH_EOS);
+      EXPECT(strcmp(ember_finish_reason_str(EMBER_FINISH_GRAMMAR), "grammar") == 0);
+      ember_sampler_free(chain);
+      chain = NULL;
+    }
+
     /* The same chain drives generation: llama.cpp-style settings, a stop string. */
     {
       ember_sampling_params sp = ember_sampling_default_params();
