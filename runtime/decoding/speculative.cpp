@@ -236,7 +236,8 @@ Status GenerateSpeculative(Session& session, DraftSource& draft, const std::vect
   Status accepted_ok;
   // Chooses the token after logits[n_vocab]; false when generation ends.
   // *committed: the token was emitted (not an end-of-generation token, not a
-  // cancel before sampling).
+  // cancel before sampling). A grammar in the chain checks the drafts too: a
+  // draft is accepted only if the chain, grammar included, picks it.
   auto choose = [&](const float* logits, int32_t* id, bool* committed) {
     *committed = false;
     if (session.cancel_requested()) {
@@ -244,6 +245,10 @@ Status GenerateSpeculative(Session& session, DraftSource& draft, const std::vect
       return false;
     }
     *id = chain->Sample(logits);
+    if (*id < 0) {  // a grammar admits no token here
+      result->finish = FinishReason::kGrammar;
+      return false;
+    }
     if (!params.ignore_eos && tok.IsEndOfGeneration(*id)) {
       result->finish = FinishReason::kEos;
       return false;

@@ -287,7 +287,8 @@ TEST_CASE("speculative: sampled tokens keep the model's distribution (chi-square
   // Wilson-Hilferty approximation (z = 3.09).
   const double d = dof;
   const double q = d * std::pow(1 - 2 / (9 * d) + 3.09 * std::sqrt(2 / (9 * d)), 3);
-  INFO("most " << most << " chi2 " << chi2 << " with " << dof << " degrees of freedom, limit " << q);
+  INFO("most " << most << " chi2 " << chi2 << " with " << dof << " degrees of freedom, limit "
+               << q);
   CHECK(chi2 < q);
 }
 
@@ -322,4 +323,32 @@ TEST_CASE("speculative: bad settings and draft models", "[speculative][bad-input
   const Status bad = DraftModel::Create(ds.get(), model->tokenizer(), &draft);
   CHECK(bad.code() == Code::kInvalidArgument);
   CHECK(bad.message().find("another vocabulary: token") != std::string::npos);
+}
+
+TEST_CASE("speculative: a grammar checks the drafts, output as plain decoding's",
+          "[speculative][grammar]") {
+  const std::string path = test::BuildArchModel("qwen2");
+  REQUIRE(!path.empty());
+  auto model = test::LoadModelOrFail(path);
+  const std::vector<int32_t> prompt = RepetitivePrompt(*model);
+  const std::string gbnf =
+      "root ::= (\"def \" [a-z]{1,8} \"(a, b):\\n    return \" [a-z +]{1,12} \"\\n\\n\"){1,4}";
+  for (const float temperature : {0.0f, 0.9f}) {
+    GenerateParams g = Params(60, temperature, 3);
+    g.ignore_eos = false;
+    g.sampling.grammar = gbnf;
+    const GenerateResult plain = Plain(*model, prompt, g);
+    for (int which = 0; which < 2; ++which) {
+      LookupDraft lookup(2);
+      RandomDraft random;
+      DraftSource& d = which == 0 ? static_cast<DraftSource&>(lookup) : random;
+      auto s = NewSession(*model);
+      SpeculativeStats st;
+      const GenerateResult r = Speculative(*s, d, prompt, g, &st);
+      INFO("temperature " << temperature << ", " << d.name() << ": " << r.text);
+      CHECK(r.tokens == plain.tokens);
+      CHECK(r.finish == plain.finish);
+      CHECK(st.n_steps > 0);
+    }
+  }
 }
