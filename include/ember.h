@@ -517,9 +517,9 @@ ember_status ember_sampler_trace(const ember_sampler* sampler, size_t stage, con
 typedef bool (*ember_piece_fn)(const char* piece, size_t len, int32_t token, void* user_data);
 
 typedef enum ember_finish_reason {
-  EMBER_FINISH_LENGTH = 0,   /* n_predict tokens or the context is full */
-  EMBER_FINISH_EOS = 1,      /* the model produced an end-of-generation token */
-  EMBER_FINISH_STOP = 2,     /* a stop string (ember_generate_stats.stop_index) */
+  EMBER_FINISH_LENGTH = 0,    /* n_predict tokens or the context is full */
+  EMBER_FINISH_EOS = 1,       /* the model produced an end-of-generation token */
+  EMBER_FINISH_STOP = 2,      /* a stop string (ember_generate_stats.stop_index) */
   EMBER_FINISH_CANCELLED = 3, /* a callback returned false, or ember_session_cancel */
   EMBER_FINISH_GRAMMAR = 4    /* the sampler's grammar admitted no token */
 } ember_finish_reason;
