@@ -39,6 +39,7 @@ void Walker::AppendPartialKey(const ByteState& s, std::string* key) const {
     std::string pattern;
     bool uniform = true;
     for (const uint32_t n : s.stacks) {
+      if (StackArena::IsBottom(n)) continue;
       const Position& pos = g.positions[st_->arena().pos(n)];
       for (uint32_t e = pos.chars_begin; e < pos.chars_end && uniform; ++e) {
         const CharSet& set = g.classes[g.char_edges[e].cls].set;
