@@ -152,12 +152,14 @@ for key in $MODELS; do
         path="$BENCH_DIR/tinyllama-shape-lq-${lq,,}.gguf"
         MODEL_PATH[$key]="$path"
         MODEL_DESC[$key]="TinyLlama-1.1B shape, $lq by llama-quantize from F16, random weights (synthetic)"
-        if [[ ! -f "$path" ]]; then
+        # (.gen is written last: a file without it was cut short, and is made again)
+        if [[ ! -f "$path" || ! -f "$path.gen" ]]; then
             vocab="$SHARED_DIR/vocab/ggml-vocab-llama-spm.gguf"
             [[ -f "$f16" ]] || "$MAKE_MODEL" --shape tinyllama --type f16 --vocab "$vocab" -o "$f16"
             log "llama-quantize $f16 -> $path ($lq)"
             t0=$(date +%s)
-            "$(dirname "$LLAMA_BENCH")/llama-quantize" "$f16" "$path" "$lq" "${BENCH_JOBS:-2}" >&2
+            "$(dirname "$LLAMA_BENCH")/llama-quantize" "$f16" "$path.part" "$lq" "${BENCH_JOBS:-2}" >&2
+            mv "$path.part" "$path"
             echo "made by llama-quantize in $(( $(date +%s) - t0 )) s on $(date -u '+%Y-%m-%d %H:%M UTC')" > "$path.gen"
         fi
         GEN_NOTES+=("$key ($(basename "$path"), $(( $(stat -c %s "$path") >> 20 )) MiB): $(cat "$path.gen")")

@@ -338,6 +338,51 @@ void ember_session_reset(ember_session* session);
  * none runs has no effect. NULL is ignored. */
 void ember_session_cancel(ember_session* session);
 
+/* ---- Continuous batching ----------------------------------------------- */
+
+/* Sessions of one model that generate at the same time, each on its own
+ * thread (a server's slots), can share their forward passes: a pass over a
+ * few tokens reads every weight once, as one token's does, so N sequences
+ * decode at nearly the cost of one. Attach the sessions to one batcher; each
+ * keeps its own calls (ember_generate, ember_session_eval, ...), and the
+ * batcher's worker thread runs the passes they hand in together. A session's
+ * output is bit for bit what it is alone: never dependent on the others.
+ * While others generate, a prompt goes in chunks of prefill_chunk tokens so
+ * the others' next tokens do not wait for a whole prompt. docs/BATCHING.md. */
+typedef struct ember_batcher ember_batcher;
+
+typedef struct ember_batcher_params {
+  int32_t prefill_chunk; /* >= 1 (default 32) */
+  /* The least time (microseconds) a pass waits for the next steps of the
+   * sessions generating in the last one (0..1000000; default 1000); it waits
+   * up to the larger of this and half the last pass's time. */
+  int32_t min_wait_us;
+} ember_batcher_params;
+
+ember_batcher_params ember_batcher_default_params(void);
+
+ember_status ember_batcher_create(const ember_model* model, const ember_batcher_params* params,
+                                  ember_batcher** out);
+/* The batcher lives on while sessions are attached to it: it stops when it
+ * is freed and the last of them is detached or freed. NULL is fine. */
+void ember_batcher_free(ember_batcher* batcher);
+
+/* Attaches the session to a batcher of its model (NULL detaches it). Not
+ * while a call runs on the session. EMBER_ERR_INVALID_ARGUMENT for another
+ * model's batcher; EMBER_ERR_UNSUPPORTED with EMBER_NUMERICS_GGML (llama.cpp's
+ * arithmetic depends on the batch). */
+ember_status ember_session_set_batcher(ember_session* session, ember_batcher* batcher);
+
+typedef struct ember_batcher_stats {
+  int64_t passes;        /* forward passes run */
+  int64_t rows;          /* tokens computed in them */
+  int64_t sequences;     /* session steps in them (a pass of 3 sessions counts 3) */
+  int64_t max_sequences; /* most sessions in one pass */
+  int64_t late;          /* passes that went without a generating session that was late */
+} ember_batcher_stats;
+
+ember_status ember_batcher_get_stats(const ember_batcher* batcher, ember_batcher_stats* out);
+
 /* ---- Samplers ---------------------------------------------------------- */
 
 /* A sampler chain: samplers applied in order to the next-token logits, the

@@ -36,6 +36,7 @@ double Score(double logprob, size_t length, float alpha) {
 }  // namespace
 
 Status BeamSearch(Session& session, const BeamParams& params, BeamResult* result) {
+  const GenerationScope batching(session);  // batched passes wait for its steps
   if (params.beams < 1 || params.beams > 64) {
     return InvalidArgument("beams must be in [1, 64] (got " + std::to_string(params.beams) + ")");
   }

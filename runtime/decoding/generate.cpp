@@ -211,6 +211,7 @@ Status Prefill(Session& session, const std::vector<int32_t>& prompt, const Gener
 
 Status Generate(Session& session, const std::vector<int32_t>& prompt, const GenerateParams& params,
                 const PieceFn& on_piece, const TokenFn& on_token, GenerateResult* result) {
+  const GenerationScope batching(session);  // batched passes wait for its steps
   std::unique_ptr<SamplerChain> own_chain;
   SamplerChain* chain = nullptr;
   EMBER_RETURN_IF_ERROR(SetUpGenerate(session, prompt, params, &own_chain, &chain));

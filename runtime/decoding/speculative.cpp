@@ -201,6 +201,7 @@ Status GenerateSpeculative(Session& session, DraftSource& draft, const std::vect
                            const GenerateParams& params, const SpeculativeParams& spec,
                            const PieceFn& on_piece, const TokenFn& on_token, GenerateResult* result,
                            SpeculativeStats* stats) {
+  const GenerationScope batching(session);  // batched passes wait for its steps
   if (params.beams > 0) return Unsupported("beam search is not speculative");
   if (spec.draft_max < 1 || spec.draft_max > 32) {
     return InvalidArgument("draft-max must be in [1, 32] (got " + std::to_string(spec.draft_max) +

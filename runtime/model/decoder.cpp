@@ -46,10 +46,19 @@ struct PassKernels {
 struct Step {
   const ModelConfig& c;
   const PassKernels& k;
-  KvCache& kv;
+  const ForwardSeq* seqs;  // [n_seqs] the pass's sequences (one, but for ForwardMany)
+  int64_t n_seqs;
+  const int64_t* begin;  // [n_seqs + 1] the first row of each sequence in the pass
   DecoderScratch& s;
   int n_threads;
   bool ggml;
+
+  // The sequence that row t of the pass belongs to (passes hold a few).
+  int64_t SeqOf(int64_t t) const {
+    int64_t i = 0;
+    while (begin[i + 1] <= t) ++i;
+    return i;
+  }
 };
 
 // y[t] = x[t] + b for m rows of width n (a projection's bias).
@@ -101,23 +110,24 @@ void AttentionBlock(const Step& st, int64_t l, const LayerWeights& L, float* x,
       if (cfg.qk_norm) st.k.rms_norm(k, L.k_norm.data(), k, hd, c.rms_eps);
       st.k.rope_apply(k, rc, n_rot, c.rope_of(l).mode);
     }
-    st.kv.Store(l, pl[t].slot, &s.k[t * KV], &s.v[t * KV]);
+    st.seqs[st.SeqOf(t0 + t)].kv->Store(l, pl[t].slot, &s.k[t * KV], &s.v[t * KV]);
   }
   if (s.trace) {
     s.trace("Qcur", l, s.q.data(), m, Q);
     s.trace("Kcur", l, s.k.data(), m, KV);
     s.trace("Vcur", l, s.v.data(), m, KV);
   }
-  const AttentionArgs args{&st.kv,       l,
-                           pl,           m,
-                           s.q.data(),   s.att.data(),
-                           c.n_head,     c.n_head_kv,
-                           hd,           cfg.attn_scale,
-                           st.n_threads, s.scores.data()};
-  if (st.ggml) {
-    AttendGgml(args);
-  } else {
-    Attend(args);
+  // Each sequence's tokens attend to its own cache, as they would alone.
+  for (int64_t i = st.SeqOf(t0); i < st.n_seqs && st.begin[i] < t0 + m; ++i) {
+    const int64_t lo = std::max(st.begin[i], t0) - t0, hi = std::min(st.begin[i + 1], t0 + m) - t0;
+    const AttentionArgs args{
+        st.seqs[i].kv, l,           pl + lo, hi - lo,        &s.q[lo * Q], &s.att[lo * Q],
+        c.n_head,      c.n_head_kv, hd,      cfg.attn_scale, st.n_threads, s.scores.data()};
+    if (st.ggml) {
+      AttendGgml(args);
+    } else {
+      Attend(args);
+    }
   }
   // xn is free: Q, K and V have read it. Projections land there (saves a buffer).
   MatMul(L.wo, s.att.data(), m, s.xn.data(), E, st.n_threads, &s.mm);
@@ -184,9 +194,27 @@ void SoftCap(float* logits, int64_t n, float cap) {
 
 void Forward(const Model& model, KvCache& kv, DecoderScratch& s, const int32_t* tokens,
              const TokenPlace* places, int64_t n, int n_threads, LogitsFor which, float* logits) {
+  const ForwardSeq seq{&kv, tokens, places, n, which, logits};
+  ForwardMany(model, s, &seq, 1, n_threads);
+}
+
+void ForwardMany(const Model& model, DecoderScratch& s, const ForwardSeq* seqs, int64_t n_seqs,
+                 int n_threads) {
   const ModelConfig& c = model.config();
   const ModelWeights& w = model.weights();
   const int64_t E = c.n_embd, Q = c.q_dim(), KV = c.kv_dim(), F = c.n_ff;
+  // The pass's rows: each sequence's tokens, one sequence after another.
+  std::vector<int64_t> begin(static_cast<size_t>(n_seqs) + 1, 0);
+  for (int64_t i = 0; i < n_seqs; ++i) begin[i + 1] = begin[i] + seqs[i].n;
+  const int64_t n = begin[n_seqs];
+  const TokenPlace* places = seqs[0].places;
+  if (n_seqs > 1) {
+    s.places.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n_seqs; ++i) {
+      std::copy(seqs[i].places, seqs[i].places + seqs[i].n, s.places.begin() + begin[i]);
+    }
+    places = s.places.data();
+  }
   // Windowed layers see the places' win_* fields.
   const TokenPlace* win = places;
   if (c.max_window() > 0) {
@@ -197,16 +225,19 @@ void Forward(const Model& model, KvCache& kv, DecoderScratch& s, const int32_t* 
   // ggml numerics: llama.cpp's arithmetic for every operation. Its attention
   // form depends on the batch size (the peer's n_ubatch), so the batch stays
   // whole; so does a traced pass (whole [n, width] activations per name), and
-  // a batch whose tokens see the rows of later ones.
+  // a batch whose tokens see the rows of later ones. A pass over several
+  // sequences stays whole too (it is a few tokens of each).
   const bool ggml = model.numerics() == Numerics::kGgml;
-  const bool split = !ggml && !s.trace && n > 64 && LaterSlotsUnseen(places, n) &&
+  const bool split = n_seqs == 1 && !ggml && !s.trace && n > 64 && LaterSlotsUnseen(places, n) &&
                      (win == places || LaterSlotsUnseen(win, n));
   const int64_t sub = split ? std::min(n, SubChunkTokens(model)) : n;
   int n_rot = 0;
   for (const RopeConfig& r : c.ropes) n_rot = std::max(n_rot, r.n_rot);
   int64_t scores = 0;
-  for (int64_t l = 0; l < c.n_layer; ++l) {
-    scores = std::max(scores, AttentionScratchPerThread(kv, l));
+  for (int64_t i = 0; i < n_seqs; ++i) {
+    for (int64_t l = 0; l < c.n_layer; ++l) {
+      scores = std::max(scores, AttentionScratchPerThread(*seqs[i].kv, l));
+    }
   }
   Resize(s.x, n * E);
   Resize(s.xn, sub * E);
@@ -220,7 +251,11 @@ void Forward(const Model& model, KvCache& kv, DecoderScratch& s, const int32_t* 
   Resize(s.rope, static_cast<int64_t>(c.ropes.size()) * n * n_rot);
 
   // Embedding rows, dequantized (and scaled, for Gemma).
-  for (int64_t t = 0; t < n; ++t) WeightRow(w.token_embd, tokens[t], &s.x[t * E]);
+  for (int64_t i = 0; i < n_seqs; ++i) {
+    for (int64_t t = 0; t < seqs[i].n; ++t) {
+      WeightRow(w.token_embd, seqs[i].tokens[t], &s.x[(begin[i] + t) * E]);
+    }
+  }
   if (c.embd_scale != 1.0f) {
     for (int64_t i = 0; i < n * E; ++i) s.x[i] *= c.embd_scale;
   }
@@ -236,7 +271,7 @@ void Forward(const Model& model, KvCache& kv, DecoderScratch& s, const int32_t* 
   const PassKernels k =
       ggml ? PassKernels{RmsNorm_ref, GgmlSwiGlu, nullptr, GgmlRopeApply}
            : PassKernels{Active().rms_norm, Active().swiglu, Active().geglu, Active().rope_apply};
-  const Step st{c, k, kv, s, n_threads, ggml};
+  const Step st{c, k, seqs, n_seqs, begin.data(), s, n_threads, ggml};
 
   for (int64_t l = 0; l < c.n_layer; ++l) {
     const LayerWeights& L = w.layers[static_cast<size_t>(l)];
@@ -255,19 +290,49 @@ void Forward(const Model& model, KvCache& kv, DecoderScratch& s, const int32_t* 
   }
 
   // The LM head: the final norm, then logits for the rows asked for.
-  if (which == LogitsFor::kLast) {
-    k.rms_norm(&s.x[(n - 1) * E], w.output_norm.data(), s.xn.data(), E, c.rms_eps);
-    MatMul(w.output, s.xn.data(), 1, logits, c.n_vocab, n_threads, &s.mm);
-    if (c.logit_softcap > 0) SoftCap(logits, c.n_vocab, c.logit_softcap);
-  } else if (which == LogitsFor::kAll) {
-    for (int64_t t0 = 0; t0 < n; t0 += sub) {
-      const int64_t m = std::min(sub, n - t0);
-      for (int64_t t = 0; t < m; ++t) {
-        k.rms_norm(&s.x[(t0 + t) * E], w.output_norm.data(), &s.xn[t * E], E, c.rms_eps);
+  if (n_seqs == 1) {
+    const LogitsFor which = seqs[0].which;
+    float* logits = seqs[0].logits;
+    if (which == LogitsFor::kLast) {
+      k.rms_norm(&s.x[(n - 1) * E], w.output_norm.data(), s.xn.data(), E, c.rms_eps);
+      MatMul(w.output, s.xn.data(), 1, logits, c.n_vocab, n_threads, &s.mm);
+      if (c.logit_softcap > 0) SoftCap(logits, c.n_vocab, c.logit_softcap);
+    } else if (which == LogitsFor::kAll) {
+      for (int64_t t0 = 0; t0 < n; t0 += sub) {
+        const int64_t m = std::min(sub, n - t0);
+        for (int64_t t = 0; t < m; ++t) {
+          k.rms_norm(&s.x[(t0 + t) * E], w.output_norm.data(), &s.xn[t * E], E, c.rms_eps);
+        }
+        float* out = logits + t0 * c.n_vocab;
+        MatMul(w.output, s.xn.data(), m, out, c.n_vocab, n_threads, &s.mm);
+        if (c.logit_softcap > 0) SoftCap(out, m * c.n_vocab, c.logit_softcap);
       }
-      float* out = logits + t0 * c.n_vocab;
-      MatMul(w.output, s.xn.data(), m, out, c.n_vocab, n_threads, &s.mm);
-      if (c.logit_softcap > 0) SoftCap(out, m * c.n_vocab, c.logit_softcap);
+    }
+    return;
+  }
+  // Several sequences: the rows that want logits go through the head
+  // together (it is read once; for Gemma 3 it is most of the weights), in
+  // groups of at most 16 rows, and are copied to their sequences.
+  std::vector<std::pair<int64_t, float*>> rows;  // (row of the pass, where its logits go)
+  for (int64_t i = 0; i < n_seqs; ++i) {
+    const ForwardSeq& q = seqs[i];
+    if (q.which == LogitsFor::kLast) rows.emplace_back(begin[i + 1] - 1, q.logits);
+    if (q.which == LogitsFor::kAll) {
+      for (int64_t t = 0; t < q.n; ++t) rows.emplace_back(begin[i] + t, q.logits + t * c.n_vocab);
+    }
+  }
+  const int64_t group = std::min<int64_t>(16, sub);
+  Resize(s.head_out, group * c.n_vocab);
+  const int64_t n_rows = static_cast<int64_t>(rows.size());
+  for (int64_t r0 = 0; r0 < n_rows; r0 += group) {
+    const int64_t m = std::min(group, n_rows - r0);
+    for (int64_t r = 0; r < m; ++r) {
+      k.rms_norm(&s.x[rows[r0 + r].first * E], w.output_norm.data(), &s.xn[r * E], E, c.rms_eps);
+    }
+    MatMul(w.output, s.xn.data(), m, s.head_out.data(), c.n_vocab, n_threads, &s.mm);
+    if (c.logit_softcap > 0) SoftCap(s.head_out.data(), m * c.n_vocab, c.logit_softcap);
+    for (int64_t r = 0; r < m; ++r) {
+      std::copy_n(&s.head_out[r * c.n_vocab], c.n_vocab, rows[r0 + r].second);
     }
   }
 }

@@ -37,6 +37,9 @@ struct DecoderScratch {
   std::vector<float> scores;  // [n_threads, AttentionScratchPerThread] attention scratch
   std::vector<float> rope;    // [n_ropes, n, n_rot]  cos/sin per RoPE config and position
   std::vector<TokenPlace> win_places;  // [n] the places as windowed layers see them
+  // Passes over several sequences (ForwardMany) only:
+  std::vector<TokenPlace> places;  // [n] every sequence's places, one after another
+  std::vector<float> head_out;     // [rows, n_vocab] logits before they go to each sequence
   MatMulScratch mm;
   // Debugging aid (bench/forward_trace.cpp): when set, called with each
   // per-layer activation of a forward pass (the whole chunk), named as llama.cpp's graph names
@@ -60,5 +63,27 @@ enum class LogitsFor { kNone, kLast, kAll };
 // Session): valid ids, every slot < kv.n_rows(layer).
 void Forward(const Model& model, KvCache& kv, DecoderScratch& s, const int32_t* tokens,
              const TokenPlace* places, int64_t n, int n_threads, LogitsFor which, float* logits);
+
+// One sequence of a pass over several (continuous batching,
+// runtime/session/batcher.h): its tokens, their places in its own cache, and
+// where its logits go (kLast: [n_vocab]; kAll: [n, n_vocab]).
+struct ForwardSeq {
+  KvCache* kv;
+  const int32_t* tokens;
+  const TokenPlace* places;
+  int64_t n;
+  LogitsFor which;
+  float* logits;
+};
+
+// Forward for several sequences at once: their tokens go through every
+// matrix together (each weight is read once for all of them), and each
+// token's attention reads its own sequence's cache. Every row's result is
+// bit for bit the one Forward gives that sequence alone (GEMM rows, norms
+// and RoPE are per token; attention runs per sequence as it would alone).
+// Sequences must not share a cache. Not for --numerics ggml, whose arithmetic
+// depends on the batch (Forward with one sequence is the same as Forward).
+void ForwardMany(const Model& model, DecoderScratch& s, const ForwardSeq* seqs, int64_t n_seqs,
+                 int n_threads);
 
 }  // namespace ember

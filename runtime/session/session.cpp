@@ -140,16 +140,22 @@ Status Session::Decode(const std::vector<int32_t>& tokens, std::vector<float>* a
   // are dropped; one that fits in the free rows may be a whole batch (as
   // llama.cpp's micro-batches fill a context exactly, which --numerics ggml
   // follows: its attention depends on the batch size).
-  const int64_t ring_chunk = std::min(n_batch_, n_ctx() - n_keep());
   std::vector<TokenPlace> places(static_cast<size_t>(std::min(n_batch_, n)));
   for (int64_t done = 0; done < n;) {
+    // While other sessions generate in the same batched passes, a prompt
+    // goes in small chunks so their next tokens do not wait for all of it.
+    const int64_t n_batch =
+        batcher_ && n - done > batcher_->prefill_chunk() && batcher_->OthersActive(this)
+            ? std::min(n_batch_, batcher_->prefill_chunk())
+            : n_batch_;
+    const int64_t ring_chunk = std::min(n_batch, n_ctx() - n_keep());
     if (done > 0 && cancel_requested()) {
       has_logits_ = false;  // the chunks decoded so far stay; the logits are older
       return Status(Code::kCancelled, "cancelled after " + std::to_string(done) + " of " +
                                           std::to_string(n) + " tokens");
     }
     const int64_t chunk =
-        n - done <= ring_.n_free() ? std::min(n_batch_, n - done) : std::min(ring_chunk, n - done);
+        n - done <= ring_.n_free() ? std::min(n_batch, n - done) : std::min(ring_chunk, n - done);
     if (chunk > ring_.n_free()) {
       // Drop the older half of the tokens after n_keep (as llama.cpp's context
       // shift), or more if the chunk needs it.
@@ -161,8 +167,7 @@ Status Session::Decode(const std::vector<int32_t>& tokens, std::vector<float>* a
     const bool last = done + chunk == n;
     LogitsFor which = all_logits ? LogitsFor::kAll : last ? LogitsFor::kLast : LogitsFor::kNone;
     float* out = all_logits ? all_logits->data() + done * n_vocab : logits_.data();
-    Forward(model_, kv_, scratch_, tokens.data() + done, places.data(), chunk, ThreadsFor(chunk),
-            which, out);
+    RunForward(tokens.data() + done, places.data(), chunk, which, out);
     ring_.Append(chunk);
     if (window_) window_->Append(chunk);
     tokens_.insert(tokens_.end(), tokens.begin() + done, tokens.begin() + done + chunk);
@@ -302,8 +307,29 @@ Status Session::DecodePlaced(const std::vector<int32_t>& tokens,
     for (TokenPlace& p : placed) SetWindowRows(&p);
   }
   logits->resize(static_cast<size_t>(n * model_.config().n_vocab));
-  Forward(model_, kv_, scratch_, tokens.data(), placed.data(), n, ThreadsFor(n), LogitsFor::kAll,
-          logits->data());
+  RunForward(tokens.data(), placed.data(), n, LogitsFor::kAll, logits->data());
+  return Status::Ok();
+}
+
+void Session::RunForward(const int32_t* tokens, const TokenPlace* places, int64_t n,
+                         LogitsFor which, float* logits) {
+  if (batcher_) {
+    batcher_->Run(this, ForwardSeq{&kv_, tokens, places, n, which, logits}, ThreadsFor(n));
+  } else {
+    Forward(model_, kv_, scratch_, tokens, places, n, ThreadsFor(n), which, logits);
+  }
+}
+
+Status Session::SetBatcher(std::shared_ptr<Batcher> batcher) {
+  if (batcher && &batcher->model() != &model_) {
+    return InvalidArgument("the batcher is of another model than the session's");
+  }
+  if (batcher && model_.numerics() == Numerics::kGgml) {
+    return Unsupported(
+        "numerics ggml cannot batch sessions: llama.cpp's arithmetic depends on the batch, so "
+        "a sequence's output would depend on the others'");
+  }
+  batcher_ = std::move(batcher);
   return Status::Ok();
 }
 

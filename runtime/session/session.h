@@ -16,6 +16,7 @@
 #include "runtime/kv/window_ring.h"
 #include "runtime/model/decoder.h"
 #include "runtime/model/model.h"
+#include "runtime/session/batcher.h"
 
 namespace ember {
 
@@ -131,6 +132,21 @@ class Session {
   void ClearCancel() { cancel_.store(false, std::memory_order_relaxed); }
   bool cancel_requested() const { return cancel_.load(std::memory_order_relaxed); }
 
+  // Continuous batching (runtime/session/batcher.h): from now on this
+  // session's forward passes run in `batcher`'s shared passes (null: alone
+  // again). The batcher must be of this session's model; --numerics ggml
+  // cannot batch (its arithmetic depends on the batch).
+  Status SetBatcher(std::shared_ptr<Batcher> batcher);
+  const std::shared_ptr<Batcher>& batcher() const { return batcher_; }
+  // A generation (decode loop) starts / ends: a batcher waits briefly for
+  // the next step of a session that generates. Nothing without a batcher.
+  void EnterGeneration() {
+    if (batcher_) batcher_->Enter(this);
+  }
+  void LeaveGeneration() {
+    if (batcher_) batcher_->Leave(this);
+  }
+
   void Reset() {
     tokens_.clear();
     ring_.Reset();
@@ -153,6 +169,10 @@ class Session {
   void SetWindowRows(TokenPlace* p) const;
   // Layers whose rows ring_ places: all, or the full ones with a window ring.
   std::vector<bool> RingLayers() const;
+  // One forward pass over this session's cache: alone, or in the batcher's
+  // next shared pass.
+  void RunForward(const int32_t* tokens, const TokenPlace* places, int64_t n, LogitsFor which,
+                  float* logits);
 
   const Model& model_;
   KvCache kv_;
@@ -170,6 +190,19 @@ class Session {
   int64_t n_dropped_ = 0;
   int64_t n_shifts_ = 0;
   std::atomic<bool> cancel_{false};
+  std::shared_ptr<Batcher> batcher_;
+};
+
+// Marks a generation of `session` for its batcher for the scope's lifetime.
+class GenerationScope {
+ public:
+  explicit GenerationScope(Session& session) : session_(session) { session_.EnterGeneration(); }
+  ~GenerationScope() { session_.LeaveGeneration(); }
+  GenerationScope(const GenerationScope&) = delete;
+  GenerationScope& operator=(const GenerationScope&) = delete;
+
+ private:
+  Session& session_;
 };
 
 }  // namespace ember
