@@ -34,9 +34,9 @@ void MatMulPacked(const WeightView& w, const float* x, int64_t m, float* y, int6
 // Float weights as stored: a library for batches where it wins (prefill),
 // else ember's own kernel, rows split over the threads in blocks of 16.
 void MatMulFloat(const WeightView& w, const float* x, int64_t m, float* y, int64_t ldy,
-                 int n_threads) {
+                 int n_threads, bool use_library) {
   const FloatMatrix f{FloatWeightOf(w.type), w.data, w.n_rows, w.n_cols};
-  const FloatLibrary* lib = DefaultFloatLibrary();
+  const FloatLibrary* lib = use_library ? DefaultFloatLibrary() : nullptr;
   // A library error (none is expected for valid shapes) leaves y to the own
   // kernel, which computes every output.
   if (lib != nullptr && m >= lib->from_m && lib->gemm(f, x, m, y, ldy, n_threads).ok()) {
@@ -126,7 +126,7 @@ void MatMul(const WeightView& w, const float* x, int64_t m, float* y, int64_t ld
     return;
   }
   if (IsFloatWeight(w.type) && w.ggml_dot == nullptr) {
-    MatMulFloat(w, x, m, y, ldy, n_threads);
+    MatMulFloat(w, x, m, y, ldy, n_threads, scratch->float_library);
     return;
   }
   const int64_t k = w.n_cols;

@@ -40,6 +40,10 @@ struct WeightView {
 struct MatMulScratch {
   std::vector<uint8_t> act;  // GGUF-path activations
   QuantizedActs qacts;       // packed-path activations
+  // Float weights: false keeps every batch on ember's own kernel, whose rows
+  // do not depend on the batch (a library sums in its own order; see
+  // docs/FLOAT.md). Batched passes of several sessions set it.
+  bool float_library = true;
 };
 
 // x: [m, w.n_cols] floats, row stride w.n_cols; y: [m, w.n_rows], row stride ldy.

@@ -5,7 +5,12 @@
 namespace ember {
 
 Batcher::Batcher(const Model& model, const BatcherParams& params)
-    : model_(model), params_(params), worker_([this] { Work(); }) {}
+    : model_(model), params_(params), worker_([this] { Work(); }) {
+  // A float library sums in its own order, so a row's bits would depend on
+  // how many rows share the pass: batched passes use ember's own kernel.
+  std::lock_guard<std::mutex> lock(mu_);
+  scratch_.mm.float_library = false;
+}
 
 Batcher::~Batcher() {
   {

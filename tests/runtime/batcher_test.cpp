@@ -16,6 +16,7 @@
 #include "runtime/session/session.h"
 #include "support/loaders.h"
 #include "support/model_builder.h"
+#include "support/test_paths.h"
 
 using namespace ember;
 
@@ -174,4 +175,26 @@ TEST_CASE("a batched session alone runs its passes without waiting for anyone", 
   CHECK(st.passes >= 12);
   CHECK(st.max_sequences == 1);
   CHECK(st.late == 0);  // no pass waited out its time for a session that was already there
+}
+
+TEST_CASE("batched float weights: a sequence's output does not depend on what shares its passes",
+          "[batcher]") {
+  // F16 matrices: a float library (oneDNN, from 32 rows) would sum in its own
+  // order, so batched passes keep to ember's own kernel. Each prompt alone in
+  // a batcher and all of them in one give the same tokens and logits.
+  test::TinyModelSpec spec = test::ArchSpec("qwen2");
+  spec.weight_type = GgmlType::kF16;
+  const std::string path = test::TempPath("batcher_f16.gguf");
+  REQUIRE(test::BuildTinyModel(spec, path).ok());
+  auto model = test::LoadModelOrFail(path);
+  const std::vector<std::vector<int32_t>> prompts = {
+      test::RandomTokens(70, 21), test::RandomTokens(3, 22), test::RandomTokens(40, 23)};
+  const std::vector<GenerateParams> params = {Params(12, 0.0f, 1), Params(20, 0.0f, 1),
+                                              Params(16, 0.9f, 5)};
+  std::vector<Run> alone;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    alone.push_back(GenerateAll(*model, {prompts[i]}, {params[i]}, 256, NewBatcher(*model))[0]);
+  }
+  const std::vector<Run> together = GenerateAll(*model, prompts, params, 256, NewBatcher(*model));
+  RequireSame(alone, together);
 }
