@@ -47,8 +47,10 @@ GRAMMAR_PEER="$PEER_DIR/grammar_peer"
 # Targets we need from llama.cpp: the library, llama-bench (kernel benchmarks),
 # llama-tokenize and llama-simple (manual spot checks of peer_tool's behaviour),
 # llama-perplexity (docs/KV.md compares perplexities), llama-quantize
-# (scripts/validate_quantize.sh compares ember quantize's files with its own).
-TARGETS=(llama llama-bench llama-tokenize llama-simple llama-perplexity llama-quantize)
+# (scripts/validate_quantize.sh compares ember quantize's files with its own),
+# llama-lookup and llama-speculative (bench/speculative_compare.sh).
+TARGETS=(llama llama-bench llama-tokenize llama-simple llama-perplexity llama-quantize
+         llama-lookup llama-speculative)
 
 # Configuration; changing it invalidates the stamp.
 CMAKE_FLAGS=(

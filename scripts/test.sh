@@ -6,7 +6,8 @@
 #                            aarch64 / armhf cross builds running the kernel tests
 #                            under qemu, and a fuzz smoke: each libFuzzer target
 #                            (tests/fuzz, clang) for EMBER_FUZZ_SECONDS [20] on
-#                            its seed corpus (CI runs this)
+#                            its seed corpus, and a ThreadSanitizer build running
+#                            the concurrency tests (CI runs this)
 #
 # Tests that need the real models (scripts/fetch-models.sh) run when the models
 # are in the cache and are reported as skipped (with the reason) otherwise.
@@ -62,6 +63,22 @@ if [ "$full" = 1 ]; then
   done
 fi
 if [ "$full" = 1 ]; then
+  # ThreadSanitizer on the tests where ember's own threads meet (continuous
+  # batching, sessions on several threads, cancellation, the server): only
+  # their binary is built (ember_concurrency_tests, tests/CMakeLists.txt).
+  # libgomp is not instrumented, so OpenMP teams are held to one thread
+  # (OMP_THREAD_LIMIT=1): what is checked is ember's std::thread code.
+  echo "=== thread sanitizer: configure + build (build-tsan)"
+  if cmake -S . -B build-tsan -G Ninja -DEMBER_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DEMBER_SANITIZE=thread >build-tsan.configure.log 2>&1 &&
+    cmake --build build-tsan -j "$jobs" --target ember_concurrency_tests; then
+    echo "=== thread sanitizer: tests"
+    OMP_THREAD_LIMIT=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+      timeout 900 build-tsan/bin/ember_concurrency_tests || status=1
+  else
+    cat build-tsan.configure.log
+    status=1
+  fi
   if command -v clang++-14 >/dev/null; then
     echo "=== fuzz smoke: configure + build (build-fuzz)"
     if CXX=clang++-14 cmake -S tests/fuzz -B build-fuzz -G Ninja >build-fuzz.configure.log 2>&1 &&
