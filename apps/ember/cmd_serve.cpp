@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <string>
@@ -32,6 +33,16 @@ constexpr size_t kMaxBody = 8u << 20;  // 8 MiB: a long conversation fits many t
 std::string BaseName(const std::string& path) {
   const size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// httplib's stop() does nothing before listen_after_bind has started
+// listening, which may not have happened yet when a signal or a load error
+// comes right after start-up: ask until the listening thread has returned.
+void StopServer(httplib::Server& server, const std::atomic<bool>& http_done) {
+  while (!http_done.load()) {
+    server.stop();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
 }
 
 bool KeepLoading(float, void* user) {
@@ -113,7 +124,11 @@ int ServeCommand(int argc, char** argv) {
   }
   std::fprintf(stderr, "ember serve: listening on http://%s:%d\n", host.c_str(), bound);
   std::fflush(stderr);
-  std::thread http([&server] { server.listen_after_bind(); });
+  std::atomic<bool> http_done{false};
+  std::thread http([&server, &http_done] {
+    server.listen_after_bind();
+    http_done.store(true);
+  });
 
   std::unique_ptr<serve::SlotPool> pool;
   std::atomic<bool> finished{false};
@@ -127,7 +142,7 @@ int ServeCommand(int argc, char** argv) {
       // The pool cancels what runs and what waits, so that the HTTP threads
       // answering them finish, and server.stop() can join them.
       if (serve::SlotPool* p = state.pool) p->Shutdown();
-      server.stop();
+      StopServer(server, http_done);
       return;
     }
   });
@@ -190,7 +205,7 @@ int ServeCommand(int argc, char** argv) {
   }
   if (exit_code != 0) {
     state.phase.store(serve::Phase::kStopping);
-    server.stop();
+    StopServer(server, http_done);
   }
   http.join();
   finished.store(true);

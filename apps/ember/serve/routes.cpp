@@ -168,7 +168,7 @@ void Generate(ServerState& state, const httplib::Request& req, httplib::Response
     job->channel = channel;
     jobs.push_back(std::move(job));
   }
-  switch (state.pool->Submit(jobs)) {
+  switch (state.pool.load()->Submit(jobs)) {
     case SlotPool::SubmitResult::kOk:
       break;
     case SlotPool::SubmitResult::kQueueFull:
@@ -235,7 +235,7 @@ void Generate(ServerState& state, const httplib::Request& req, httplib::Response
       // reach [DONE] lost its client (or the server stops), so its jobs stop.
       [st](bool) {
         if (st->ended) return;
-        for (const auto& j : st->jobs) st->state->pool->Cancel(j);
+        for (const auto& j : st->jobs) st->state->pool.load()->Cancel(j);
       });
 }
 
@@ -333,7 +333,7 @@ void InstallRoutes(httplib::Server& server, ServerState& state) {
     SendJson(res, 200, ModelsBody(state));
   });
   server.Get("/metrics", [&state](const httplib::Request&, httplib::Response& res) {
-    res.set_content(RenderMetrics(state.metrics, state.pool->gauges()),
+    res.set_content(RenderMetrics(state.metrics, state.pool.load()->gauges()),
                     "text/plain; version=0.0.4");
   });
   server.Post("/v1/completions",

@@ -25,7 +25,7 @@ struct ServerState {
   size_t max_body = 0;   // bytes, for the 413 message
   // Set once the model is loaded (phase kReady), read-only afterwards.
   RequestDefaults defaults;
-  SlotPool* pool = nullptr;
+  std::atomic<SlotPool*> pool{nullptr};
   Metrics metrics;
 };
 

@@ -119,7 +119,7 @@ void SlotPool::Dispatch() {
         best_shared = shared;
       }
     }
-    if (!best) return;
+    if (!best) break;  // all busy; the workers still need waking for what was assigned
     best->job = queue_.front();
     queue_.pop_front();
   }

@@ -1,0 +1,759 @@
+// `ember serve` driven over HTTP, as clients use it: every endpoint, the
+// OpenAI shapes (whole and streamed), greedy output against ember_generate's,
+// concurrent clients, cancellation on disconnect, the queue's 429, the API
+// key, and every kind of bad input answered in OpenAI's error shape with the
+// server still serving afterwards. Each test starts its own server on a free
+// loopback port (tests/serve/server_process.h) with the tiny qwen2 model
+// (random weights, Qwen2's vocabulary and ChatML template).
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ember.h"
+#include "serve/server_process.h"
+#include "support/cli_runner.h"
+#include "support/model_builder.h"
+#include "support/schema_check.h"
+#include "support/skip.h"
+#include "support/test_paths.h"
+
+using ember::test::ServerProcess;
+using json = nlohmann::json;
+
+namespace {
+
+std::string TinyChatModel() {
+  const std::string m = ember::test::BuildArchModel("qwen2");
+  REQUIRE(!m.empty());
+  return m;
+}
+
+std::vector<std::string> ServerArgs(const std::string& model, std::vector<std::string> more = {}) {
+  std::vector<std::string> a = {"-m", model, "-c", "512", "-t", "1"};
+  a.insert(a.end(), more.begin(), more.end());
+  return a;
+}
+
+void StartOrFail(ServerProcess& s, const std::vector<std::string>& args) {
+  std::string error;
+  const bool ok = s.Start(args, &error);
+  INFO(error);
+  REQUIRE(ok);
+}
+
+struct Reply {
+  int status = 0;
+  json body;
+  std::string text;  // the raw body
+};
+
+Reply Post(httplib::Client& c, const std::string& path, const std::string& body,
+           const httplib::Headers& headers = {}) {
+  Reply r;
+  auto res = c.Post(path.c_str(), headers, body, "application/json");
+  REQUIRE(res);
+  r.status = res->status;
+  r.text = res->body;
+  if (res->get_header_value("Content-Type").find("application/json") == 0) {
+    r.body = json::parse(res->body);
+  }
+  return r;
+}
+
+Reply Post(httplib::Client& c, const std::string& path, const json& body,
+           const httplib::Headers& headers = {}) {
+  return Post(c, path, body.dump(), headers);
+}
+
+// The data events of an SSE body; *done tells whether it ended with [DONE].
+std::vector<json> SseEvents(const std::string& body, bool* done) {
+  std::vector<json> events;
+  *done = false;
+  size_t start = 0;
+  while (start < body.size()) {
+    size_t end = body.find("\n\n", start);
+    if (end == std::string::npos) end = body.size();
+    const std::string event = body.substr(start, end - start);
+    start = end + 2;
+    if (event.rfind("data: ", 0) != 0) continue;  // ": ping" comments
+    const std::string data = event.substr(6);
+    CHECK_FALSE(*done);  // nothing after [DONE]
+    if (data == "[DONE]") {
+      *done = true;
+    } else {
+      events.push_back(json::parse(data));
+    }
+  }
+  return events;
+}
+
+void CheckOpenAiError(const Reply& r, int status) {
+  INFO(r.text);
+  CHECK(r.status == status);
+  REQUIRE(r.body.is_object());
+  REQUIRE(r.body.contains("error"));
+  const json& e = r.body["error"];
+  CHECK(e["message"].is_string());
+  CHECK(!e["message"].get<std::string>().empty());
+  CHECK(e["type"].is_string());
+  CHECK(e.contains("param"));
+  CHECK(e.contains("code"));
+}
+
+// Greedy text of ember_generate on `prompt` (the reference the server must equal).
+std::string GreedyReference(const std::string& model_path, const std::vector<int32_t>& prompt,
+                            int n_predict) {
+  ember_model* model = nullptr;
+  REQUIRE(ember_model_load(model_path.c_str(), nullptr, &model) == EMBER_OK);
+  ember_session_params sp = ember_session_default_params();
+  sp.n_ctx = 512;
+  sp.n_threads = 1;
+  ember_session* s = nullptr;
+  REQUIRE(ember_session_create(model, &sp, &s) == EMBER_OK);
+  ember_generate_params gp = ember_generate_default_params();
+  gp.n_predict = n_predict;
+  gp.temperature = 0;
+  gp.ignore_eos = true;
+  std::string text;
+  auto on_piece = [](const char* p, size_t n, int32_t, void* u) {
+    static_cast<std::string*>(u)->append(p, n);
+    return true;
+  };
+  REQUIRE(ember_generate(s, prompt.data(), prompt.size(), &gp, on_piece, &text, nullptr) ==
+          EMBER_OK);
+  ember_session_free(s);
+  ember_model_free(model);
+  return text;
+}
+
+std::vector<int32_t> PromptTokens(const std::string& model_path, const std::string& text) {
+  ember_model_params mp = ember_model_default_params();
+  mp.vocab_only = true;
+  ember_model* model = nullptr;
+  REQUIRE(ember_model_load(model_path.c_str(), &mp, &model) == EMBER_OK);
+  std::vector<int32_t> ids(4096);
+  size_t n = 0;
+  REQUIRE(ember_tokenize(model, text.data(), text.size(), true, true, ids.data(), ids.size(), &n) ==
+          EMBER_OK);
+  ids.resize(n);
+  ember_model_free(model);
+  return ids;
+}
+
+std::vector<int32_t> ChatTokens(const std::string& model_path, const std::string& user) {
+  ember_model_params mp = ember_model_default_params();
+  mp.vocab_only = true;
+  ember_model* model = nullptr;
+  REQUIRE(ember_model_load(model_path.c_str(), &mp, &model) == EMBER_OK);
+  ember_chat_message m{"user", user.c_str()};
+  std::vector<int32_t> ids(4096);
+  size_t n = 0;
+  REQUIRE(ember_chat_prompt_tokens(model, nullptr, nullptr, &m, 1, true, ids.data(), ids.size(),
+                                   &n) == EMBER_OK);
+  ids.resize(n);
+  ember_model_free(model);
+  return ids;
+}
+
+json Completion(const std::string& prompt, int max_tokens) {
+  return {{"prompt", prompt}, {"max_tokens", max_tokens}, {"temperature", 0}, {"ignore_eos", true}};
+}
+
+// The value of a metric on the /metrics page (-1 when absent).
+double Metric(httplib::Client& c, const std::string& name) {
+  auto r = c.Get("/metrics");
+  REQUIRE(r);
+  REQUIRE(r->status == 200);
+  const std::string key = "\n" + name + " ";
+  const size_t at = r->body.find(key);
+  if (at == std::string::npos) return -1;
+  return std::atof(r->body.c_str() + at + key.size());
+}
+
+// Posts a streamed completion and reads it until `hang_up()` says to stop
+// (checked at each piece received, after the first data event), then hangs
+// up. Returns once it has hung up (or the stream ended).
+void StreamAndHangUp(int port, const json& body, const std::function<bool()>& hang_up) {
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(60, 0);
+  httplib::Request req;
+  req.method = "POST";
+  req.path = "/v1/completions";
+  req.body = body.dump();
+  req.set_header("Content-Type", "application/json");
+  std::string got;
+  req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
+    got.append(data, n);
+    if (got.find("data: {") == std::string::npos) return true;
+    while (!hang_up()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return false;  // hang up
+  };
+  c.send(req);
+}
+
+void StreamAndHangUp(int port, const json& body) {
+  StreamAndHangUp(port, body, [] { return true; });
+}
+
+bool WaitFor(const std::function<bool()>& cond, double seconds) {
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() <
+         seconds) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return cond();
+}
+
+}  // namespace
+
+TEST_CASE("serve: health, models, tokenize, detokenize, metrics, page, 404", "[serve]") {
+  const std::string model = TinyChatModel();
+  ServerProcess server;
+  StartOrFail(server, ServerArgs(model));
+  auto c = server.Client();
+
+  auto health = c->Get("/health");
+  REQUIRE(health);
+  CHECK(health->status == 200);
+  CHECK(json::parse(health->body) == json{{"status", "ok"}});
+
+  auto models = c->Get("/v1/models");
+  REQUIRE(models);
+  const json m = json::parse(models->body);
+  CHECK(m["object"] == "list");
+  REQUIRE(m["data"].size() == 1);
+  CHECK(m["data"][0]["object"] == "model");
+  CHECK(m["data"][0]["id"].get<std::string>().find(".gguf") != std::string::npos);
+
+  const std::string text = "Hello world, how are you?";
+  const Reply tok = Post(*c, "/tokenize", json{{"content", text}});
+  REQUIRE(tok.status == 200);
+  // The same ids as ember_tokenize without special tokens added.
+  std::vector<int32_t> expected = PromptTokens(model, text);
+  const Reply tok_special = Post(*c, "/tokenize", json{{"content", text}, {"add_special", true}});
+  CHECK(tok_special.body["tokens"].get<std::vector<int32_t>>() == expected);
+  CHECK(tok.body["tokens"].size() >= 5);
+  const Reply detok = Post(*c, "/detokenize", json{{"tokens", tok.body["tokens"]}});
+  REQUIRE(detok.status == 200);
+  CHECK(detok.body["content"] == text);
+
+  auto metrics = c->Get("/metrics");
+  REQUIRE(metrics);
+  CHECK(metrics->status == 200);
+  for (const char* name :
+       {"ember_requests_total", "ember_prompt_tokens_total", "ember_tokens_generated_total",
+        "ember_slots_busy", "ember_queue_length"}) {
+    CHECK(metrics->body.find(std::string("# TYPE ") + name) != std::string::npos);
+  }
+
+  auto page = c->Get("/");
+  REQUIRE(page);
+  CHECK(page->status == 200);
+  CHECK(page->body.find("/v1/chat/completions") != std::string::npos);
+
+  auto missing = c->Get("/v1/nothing");
+  REQUIRE(missing);
+  Reply r{missing->status, json::parse(missing->body), missing->body};
+  CheckOpenAiError(r, 404);
+  CHECK(server.Stop() == 0);
+}
+
+TEST_CASE("serve: greedy completions and chat equal ember_generate's, with usage", "[serve]") {
+  const std::string model = TinyChatModel();
+  ServerProcess server;
+  StartOrFail(server, ServerArgs(model));
+  auto c = server.Client();
+
+  const std::string prompt = "The capital of France is";
+  const std::vector<int32_t> ids = PromptTokens(model, prompt);
+  const Reply r = Post(*c, "/v1/completions", Completion(prompt, 12));
+  INFO(r.text);
+  REQUIRE(r.status == 200);
+  CHECK(r.body["object"] == "text_completion");
+  CHECK(r.body["id"].get<std::string>().rfind("cmpl-", 0) == 0);
+  CHECK(r.body["created"].is_number_integer());
+  CHECK(r.body["model"].is_string());
+  REQUIRE(r.body["choices"].size() == 1);
+  CHECK(r.body["choices"][0]["index"] == 0);
+  CHECK(r.body["choices"][0]["finish_reason"] == "length");
+  CHECK(r.body["choices"][0]["text"] == GreedyReference(model, ids, 12));
+  CHECK(r.body["usage"]["prompt_tokens"] == ids.size());
+  CHECK(r.body["usage"]["completion_tokens"] == 12);
+  CHECK(r.body["usage"]["total_tokens"] == ids.size() + 12);
+  // prompt as an array of one string: the same request
+  json arr = Completion(prompt, 12);
+  arr["prompt"] = json::array({prompt});
+  CHECK(Post(*c, "/v1/completions", arr).body["choices"][0]["text"] ==
+        r.body["choices"][0]["text"]);
+
+  const std::string user = "Write a haiku about the sea.";
+  const json chat = {{"messages", {{{"role", "user"}, {"content", user}}}},
+                     {"max_completion_tokens", 10},
+                     {"temperature", 0},
+                     {"ignore_eos", true}};
+  const Reply cr = Post(*c, "/v1/chat/completions", chat);
+  INFO(cr.text);
+  REQUIRE(cr.status == 200);
+  CHECK(cr.body["object"] == "chat.completion");
+  CHECK(cr.body["id"].get<std::string>().rfind("chatcmpl-", 0) == 0);
+  const json& msg = cr.body["choices"][0]["message"];
+  CHECK(msg["role"] == "assistant");
+  const std::vector<int32_t> chat_ids = ChatTokens(model, user);
+  CHECK(msg["content"] == GreedyReference(model, chat_ids, 10));
+  CHECK(cr.body["usage"]["prompt_tokens"] == chat_ids.size());
+  CHECK(cr.body["usage"]["completion_tokens"] == 10);
+  CHECK(cr.body["choices"][0]["logprobs"].is_null());
+
+  // n = 2: two choices, indexed; greedy, so equal.
+  json two = chat;
+  two["n"] = 2;
+  const Reply nr = Post(*c, "/v1/chat/completions", two);
+  REQUIRE(nr.status == 200);
+  REQUIRE(nr.body["choices"].size() == 2);
+  CHECK(nr.body["choices"][0]["index"] == 0);
+  CHECK(nr.body["choices"][1]["index"] == 1);
+  CHECK(nr.body["choices"][1]["message"]["content"] == msg["content"]);
+  CHECK(nr.body["usage"]["completion_tokens"] == 20);
+
+  // The conversation resent with one more turn reuses the slot's cache.
+  const double reused_before = Metric(*c, "ember_prompt_tokens_reused_total");
+  json more = chat;
+  more["messages"].push_back({{"role", "assistant"}, {"content", msg["content"]}});
+  more["messages"].push_back({{"role", "user"}, {"content", "Another one."}});
+  REQUIRE(Post(*c, "/v1/chat/completions", more).status == 200);
+  CHECK(Metric(*c, "ember_prompt_tokens_reused_total") - reused_before >=
+        static_cast<double>(chat_ids.size()));
+  CHECK(server.Stop() == 0);
+}
+
+TEST_CASE("serve: `ember run --temp 0` and the server agree", "[serve]") {
+  const std::string model = TinyChatModel();
+  const std::string prompt = "Once upon a time";
+  const auto run =
+      ember::test::RunEmber("run -m " + model + " -p " + ember::test::ShellQuote(prompt) +
+                            " -n 10 --temp 0 --ignore-eos -t 1 -c 512 2>/dev/null");
+  REQUIRE(run.exit_code == 0);
+  ServerProcess server;
+  StartOrFail(server, ServerArgs(model));
+  auto c = server.Client();
+  json body = Completion(prompt, 10);
+  const Reply r = Post(*c, "/v1/completions", body);
+  REQUIRE(r.status == 200);
+  std::string out = run.out;
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  CHECK(r.body["choices"][0]["text"] == out);
+  body["echo"] = true;  // the prompt before the reply
+  CHECK(Post(*c, "/v1/completions", body).body["choices"][0]["text"] == prompt + out);
+}
+
+TEST_CASE("serve: streaming (SSE) chunks, [DONE], usage, equal to the whole reply", "[serve]") {
+  const std::string model = TinyChatModel();
+  ServerProcess server;
+  StartOrFail(server, ServerArgs(model));
+  auto c = server.Client();
+
+  const json whole = Post(*c, "/v1/completions", Completion("A stream of words", 16)).body;
+  json stream = Completion("A stream of words", 16);
+  stream["stream"] = true;
+  stream["stream_options"] = {{"include_usage", true}};
+  const Reply r = Post(*c, "/v1/completions", stream);
+  REQUIRE(r.status == 200);
+  bool done = false;
+  const std::vector<json> events = SseEvents(r.text, &done);
+  CHECK(done);
+  REQUIRE(events.size() >= 2);
+  std::string text;
+  std::string finish;
+  for (size_t i = 0; i + 1 < events.size(); ++i) {
+    CHECK(events[i]["object"] == "text_completion");
+    CHECK(events[i].contains("usage"));
+    CHECK(events[i]["usage"].is_null());
+    text += events[i]["choices"][0]["text"].get<std::string>();
+    if (!events[i]["choices"][0]["finish_reason"].is_null()) {
+      finish = events[i]["choices"][0]["finish_reason"];
+    }
+  }
+  CHECK(text == whole["choices"][0]["text"]);
+  CHECK(finish == "length");
+  const json& usage_chunk = events.back();
+  CHECK(usage_chunk["choices"].empty());
+  CHECK(usage_chunk["usage"]["completion_tokens"] == 16);
+
+  // Chat: the first chunk carries the role, the last the finish reason.
+  json chat = {{"messages", {{{"role", "user"}, {"content", "Hi!"}}}},
+               {"max_tokens", 8},
+               {"temperature", 0},
+               {"ignore_eos", true},
+               {"stream", true}};
+  const Reply cr = Post(*c, "/v1/chat/completions", chat);
+  const std::vector<json> ce = SseEvents(cr.text, &done);
+  CHECK(done);
+  REQUIRE(ce.size() >= 2);
+  CHECK(ce.front()["object"] == "chat.completion.chunk");
+  CHECK(ce.front()["choices"][0]["delta"]["role"] == "assistant");
+  CHECK(ce.back()["choices"][0]["finish_reason"] == "length");
+  CHECK_FALSE(ce.back().contains("usage"));
+  std::string ctext;
+  for (const json& e : ce) {
+    if (e["choices"][0]["delta"].contains("content")) {
+      ctext += e["choices"][0]["delta"]["content"].get<std::string>();
+    }
+  }
+  chat["stream"] = false;
+  CHECK(ctext == Post(*c, "/v1/chat/completions", chat).body["choices"][0]["message"]["content"]);
+}
+
+TEST_CASE("serve: stop strings and max_tokens", "[serve]") {
+  const std::string model = TinyChatModel();
+  ServerProcess server;
+  StartOrFail(server, ServerArgs(model));
+  auto c = server.Client();
+  const std::string full =
+      Post(*c, "/v1/completions", Completion("Numbers and letters", 24)).body["choices"][0]["text"];
+  REQUIRE(full.size() >= 8);
+  // A stop string taken from the middle of the greedy reply (whole UTF-8
+  // characters, at least 3 bytes): the reply ends just before its first occurrence.
+  auto lead = [&](size_t i) { return i >= full.size() || (full[i] & 0xC0) != 0x80; };
+  size_t from = full.size() / 2, to = from + 3;
+  while (!lead(from)) --from;
+  while (!lead(to)) ++to;
+  const std::string stop = full.substr(from, to - from);
+  json body = Completion("Numbers and letters", 24);
+  body["stop"] = json::array({"\x01never", stop});
+  const Reply r = Post(*c, "/v1/completions", body);
+  REQUIRE(r.status == 200);
+  CHECK(r.body["choices"][0]["text"] == full.substr(0, full.find(stop)));
+  CHECK(r.body["choices"][0]["finish_reason"] == "stop");
+  body["stop"] = stop;  // a plain string too
+  CHECK(Post(*c, "/v1/completions", body).body["choices"][0]["text"] ==
+        full.substr(0, full.find(stop)));
+
+  const Reply one = Post(*c, "/v1/completions", Completion("Numbers and letters", 1));
+  CHECK(one.body["usage"]["completion_tokens"] == 1);
+  CHECK(one.body["choices"][0]["finish_reason"] == "length");
+}
+
+TEST_CASE("serve: logprobs in the chat and the completions shapes", "[serve]") {
+  const std::string model = TinyChatModel();
+  ServerProcess server;
+  StartOrFail(server, ServerArgs(model));
+  auto c = server.Client();
+  const json chat = {{"messages", {{{"role", "user"}, {"content", "Hello"}}}},
+                     {"max_tokens", 6},
+                     {"temperature", 0},
+                     {"ignore_eos", true},
+                     {"logprobs", true},
+                     {"top_logprobs", 3}};
+  const Reply r = Post(*c, "/v1/chat/completions", chat);
+  INFO(r.text);
+  REQUIRE(r.status == 200);
+  const json& content = r.body["choices"][0]["logprobs"]["content"];
+  REQUIRE(content.size() == 6);
+  std::string joined;
+  for (const json& t : content) {
+    CHECK(t["logprob"].get<double>() <= 0);
+    REQUIRE(t["top_logprobs"].size() == 3);
+    // Greedy: the chosen token is the most likely one.
+    CHECK(t["top_logprobs"][0]["token"] == t["token"]);
+    CHECK(t["top_logprobs"][0]["logprob"].get<double>() ==
+          Approx(t["logprob"].get<double>()).margin(1e-4));
+    CHECK(t["bytes"].size() == t["token"].get<std::string>().size());
+    joined += t["token"].get<std::string>();
+  }
+  CHECK(joined == r.body["choices"][0]["message"]["content"]);
+
+  json comp = Completion("Hello", 5);
+  comp["logprobs"] = 2;
+  const Reply cr = Post(*c, "/v1/completions", comp);
+  REQUIRE(cr.status == 200);
+  const json& lp = cr.body["choices"][0]["logprobs"];
+  REQUIRE(lp["tokens"].size() == 5);
+  CHECK(lp["token_logprobs"].size() == 5);
+  CHECK(lp["top_logprobs"].size() == 5);
+  CHECK(lp["top_logprobs"][0].size() <= 2);
+  CHECK(lp["text_offset"][0] == 0);
+  CHECK(lp["text_offset"][1] == lp["tokens"][0].get<std::string>().size());
+}
+
+TEST_CASE("serve: response_format json_schema and json_object", "[serve]") {
+  const std::string model = TinyChatModel();
+  ServerProcess server;
+  StartOrFail(server, ServerArgs(model));
+  auto c = server.Client();
+  const json schema = {{"type", "object"},
+                       {"properties",
+                        {{"name", {{"type", "string"}, {"maxLength", 8}}},
+                         {"age", {{"type", "integer"}, {"minimum", 0}, {"maximum", 150}}}}},
+                       {"required", {"name", "age"}},
+                       {"additionalProperties", false}};
+  for (int seed = 1; seed <= 3; ++seed) {
+    const json body = {
+        {"messages", {{{"role", "user"}, {"content", "A person as JSON."}}}},
+        {"max_tokens", 200},
+        {"temperature", 1.0},
+        {"seed", seed},
+        {"response_format",
+         {{"type", "json_schema"}, {"json_schema", {{"name", "person"}, {"schema", schema}}}}}};
+    const Reply r = Post(*c, "/v1/chat/completions", body);
+    INFO(r.text);
+    REQUIRE(r.status == 200);
+    CHECK(r.body["choices"][0]["finish_reason"] == "stop");
+    const auto doc = nlohmann::ordered_json::parse(
+        r.body["choices"][0]["message"]["content"].get<std::string>());
+    const nlohmann::ordered_json s = schema;
+    CHECK(ember::test::SchemaViolation(doc, s, s) == "");
+  }
+  const json obj = {{"messages", {{{"role", "user"}, {"content", "JSON please"}}}},
+                    {"max_tokens", 200},
+                    {"seed", 7},
+                    {"response_format", {{"type", "json_object"}}}};
+  const Reply r = Post(*c, "/v1/chat/completions", obj);
+  REQUIRE(r.status == 200);
+  CHECK(json::parse(r.body["choices"][0]["message"]["content"].get<std::string>()).is_object());
+}
+
+TEST_CASE("serve: concurrent clients get what each gets alone, nothing mixed", "[serve]") {
+  const std::string model = TinyChatModel();
+  ServerProcess server;
+  StartOrFail(server, ServerArgs(model, {"--parallel", "2"}));
+  const std::vector<std::string> prompts = {"Alpha beta gamma", "The quick brown fox",
+                                            "One two three four", "Lorem ipsum dolor"};
+  std::vector<std::string> alone;
+  {
+    auto c = server.Client();
+    for (const std::string& p : prompts) {
+      const Reply r = Post(*c, "/v1/completions", Completion(p, 20));
+      REQUIRE(r.status == 200);
+      alone.push_back(r.body["choices"][0]["text"]);
+    }
+  }
+  // Each client twice at once, one of them streaming, all at the same time.
+  std::vector<std::string> together(prompts.size() * 2);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < together.size(); ++i) {
+    threads.emplace_back([&, i] {
+      httplib::Client c("127.0.0.1", server.port());
+      c.set_read_timeout(300, 0);
+      json body = Completion(prompts[i % prompts.size()], 20);
+      const bool stream = i >= prompts.size();
+      body["stream"] = stream;
+      auto res = c.Post("/v1/completions", body.dump(), "application/json");
+      if (!res || res->status != 200) return;
+      if (!stream) {
+        together[i] = json::parse(res->body)["choices"][0]["text"];
+        return;
+      }
+      bool done = false;
+      std::string text;
+      for (const json& e : SseEvents(res->body, &done)) {
+        text += e["choices"][0]["text"].get<std::string>();
+      }
+      if (done) together[i] = text;
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (size_t i = 0; i < together.size(); ++i) {
+    INFO("client " << i);
+    CHECK(together[i] == alone[i % prompts.size()]);
+  }
+  auto c = server.Client();
+  CHECK(Metric(*c, "ember_slots_total") == 2);
+  // A reply is sent when its job ends, just before the worker frees the slot.
+  CHECK(WaitFor([&] { return Metric(*c, "ember_slots_busy") == 0; }, 30));
+}
+
+TEST_CASE("serve: a client that hangs up frees its slot, a full queue answers 429", "[serve]") {
+  const std::string model = TinyChatModel();
+  ServerProcess server;
+  // One slot, one queue place, and room for a generation that would take long.
+  StartOrFail(server, {"-m", model, "-c", "16384", "-t", "1", "--queue", "1"});
+  auto c = server.Client();
+  json endless = Completion("Keep going", 16000);
+  endless["stream"] = true;
+
+  // A streams and hangs up after its first chunk.
+  StreamAndHangUp(server.port(), endless);
+  CHECK(WaitFor([&] { return Metric(*c, "ember_requests_cancelled_total") == 1; }, 30));
+  CHECK(WaitFor([&] { return Metric(*c, "ember_slots_busy") == 0; }, 30));
+  CHECK(Metric(*c, "ember_tokens_generated_total") < 16000);
+
+  // B holds the slot, C waits in the queue, D is refused.
+  std::atomic<bool> release_b{false}, c_done{false};
+  std::thread b([&] { StreamAndHangUp(server.port(), endless, [&] { return release_b.load(); }); });
+  CHECK(WaitFor([&] { return Metric(*c, "ember_slots_busy") == 1; }, 30));
+  std::thread q([&] {
+    httplib::Client qc("127.0.0.1", server.port());
+    qc.set_read_timeout(300, 0);
+    qc.Post("/v1/completions", Completion("Queued", 4).dump(), "application/json");
+    c_done = true;
+  });
+  CHECK(WaitFor([&] { return Metric(*c, "ember_queue_length") == 1; }, 30));
+  const Reply refused = Post(*c, "/v1/completions", Completion("Refused", 4));
+  CheckOpenAiError(refused, 429);
+  CHECK(Metric(*c, "ember_requests_rejected_total") == 1);
+  release_b = true;
+  b.join();  // B hung up: its slot goes to C
+  q.join();
+  CHECK(c_done);
+  CHECK(WaitFor([&] { return Metric(*c, "ember_slots_busy") == 0; }, 30));
+  CHECK(Post(*c, "/v1/completions", Completion("Served", 4)).status == 200);
+  CHECK(server.Stop() == 0);
+}
+
+TEST_CASE("serve: --api-key", "[serve]") {
+  const std::string model = TinyChatModel();
+  ServerProcess server;
+  StartOrFail(server, ServerArgs(model, {"--api-key", "s3cret"}));
+  auto c = server.Client();
+  const json body = Completion("Hi", 2);
+  CheckOpenAiError(Post(*c, "/v1/completions", body), 401);
+  CheckOpenAiError(Post(*c, "/v1/completions", body, {{"Authorization", "Bearer wrong"}}), 401);
+  CheckOpenAiError(Post(*c, "/v1/completions", body, {{"Authorization", "Bearer s3cre"}}), 401);
+  CheckOpenAiError(Post(*c, "/v1/completions", body, {{"Authorization", "s3cret"}}), 401);
+  auto models = c->Get("/v1/models");
+  REQUIRE(models);
+  CHECK(models->status == 401);
+  CHECK(Post(*c, "/v1/completions", body, {{"Authorization", "Bearer s3cret"}}).status == 200);
+  auto health = c->Get("/health");  // open: supervisors poll it
+  REQUIRE(health);
+  CHECK(health->status == 200);
+}
+
+TEST_CASE("serve: bad requests get 4xx in OpenAI's shape, the server goes on", "[serve]") {
+  const std::string model = TinyChatModel();
+  ServerProcess server;
+  StartOrFail(server, ServerArgs(model, {"-c", "64"}));
+  auto c = server.Client();
+  const json msgs = {{{"role", "user"}, {"content", "Hi"}}};
+  std::string long_prompt;
+  for (int i = 0; i < 100; ++i) long_prompt += "many words here ";
+  struct Case {
+    const char* name;
+    const char* path;
+    std::string body;
+  };
+  const std::vector<Case> cases = {
+      {"malformed JSON", "/v1/chat/completions", "{\"messages\": [}"},
+      {"not an object", "/v1/completions", "[1, 2]"},
+      {"empty body", "/v1/completions", ""},
+      {"invalid UTF-8", "/v1/completions", "{\"prompt\": \"bad \xff\xfe bytes\"}"},
+      {"no prompt", "/v1/completions", json{{"max_tokens", 3}}.dump()},
+      {"prompt of wrong type", "/v1/completions", json{{"prompt", 5}}.dump()},
+      {"two prompts", "/v1/completions", json{{"prompt", {"a", "b"}}}.dump()},
+      {"temperature a string", "/v1/completions",
+       json{{"prompt", "x"}, {"temperature", "hot"}}.dump()},
+      {"temperature too high", "/v1/completions", json{{"prompt", "x"}, {"temperature", 9}}.dump()},
+      {"max_tokens negative", "/v1/completions", json{{"prompt", "x"}, {"max_tokens", -1}}.dump()},
+      {"max_tokens zero", "/v1/completions", json{{"prompt", "x"}, {"max_tokens", 0}}.dump()},
+      {"max_tokens too large", "/v1/completions",
+       json{{"prompt", "x"}, {"max_tokens", 100000}}.dump()},
+      {"max_tokens a float", "/v1/completions", json{{"prompt", "x"}, {"max_tokens", 2.5}}.dump()},
+      {"prompt longer than the context", "/v1/completions", json{{"prompt", long_prompt}}.dump()},
+      {"no messages", "/v1/chat/completions", json{{"max_tokens", 3}}.dump()},
+      {"empty messages", "/v1/chat/completions", json{{"messages", json::array()}}.dump()},
+      {"unknown role", "/v1/chat/completions",
+       json{{"messages", {{{"role", "wizard"}, {"content", "x"}}}}}.dump()},
+      {"message not an object", "/v1/chat/completions", json{{"messages", {"hi"}}}.dump()},
+      {"image content", "/v1/chat/completions",
+       json{{"messages", {{{"role", "user"}, {"content", {{{"type", "image_url"}}}}}}}}.dump()},
+      {"stop a number", "/v1/chat/completions", json{{"messages", msgs}, {"stop", 3}}.dump()},
+      {"n zero", "/v1/chat/completions", json{{"messages", msgs}, {"n", 0}}.dump()},
+      {"top_logprobs without logprobs", "/v1/chat/completions",
+       json{{"messages", msgs}, {"top_logprobs", 2}}.dump()},
+      {"logit_bias not an id", "/v1/chat/completions",
+       json{{"messages", msgs}, {"logit_bias", {{"abc", 1}}}}.dump()},
+      {"logit_bias id out of range", "/v1/chat/completions",
+       json{{"messages", msgs}, {"logit_bias", {{"99999999", 1}}}}.dump()},
+      {"response_format unknown", "/v1/chat/completions",
+       json{{"messages", msgs}, {"response_format", {{"type", "yaml"}}}}.dump()},
+      {"schema with an unsupported keyword", "/v1/chat/completions",
+       json{{"messages", msgs},
+            {"response_format",
+             {{"type", "json_schema"},
+              {"json_schema", {{"schema", {{"type", "string"}, {"noSuchKeyword", 1}}}}}}}}
+           .dump()},
+      {"stream not a boolean", "/v1/chat/completions",
+       json{{"messages", msgs}, {"stream", "yes"}}.dump()},
+      {"tokenize without content", "/tokenize", json{{"text", "x"}}.dump()},
+      {"detokenize bad ids", "/detokenize", json{{"tokens", {-1}}}.dump()},
+      {"detokenize not ids", "/detokenize", json{{"tokens", "abc"}}.dump()},
+  };
+  for (const Case& k : cases) {
+    INFO(k.name);
+    CheckOpenAiError(Post(*c, k.path, k.body), 400);
+  }
+  // 413: a body over the limit (8 MiB).
+  {
+    auto res = c->Post("/v1/completions", std::string(9u << 20, 'x'), "application/json");
+    if (res) {  // the server may also close the connection early
+      CHECK(res->status == 413);
+      CheckOpenAiError(Reply{res->status, json::parse(res->body), res->body}, 413);
+    }
+  }
+  // Still serving.
+  const Reply ok = Post(*c, "/v1/chat/completions",
+                        json{{"messages", msgs}, {"max_tokens", 3}, {"ignore_eos", true}});
+  INFO(ok.text);
+  CHECK(ok.status == 200);
+  CHECK(ok.body["usage"]["completion_tokens"] == 3);
+  CHECK(Metric(*c, "ember_requests_failed_total") >= static_cast<double>(cases.size()));
+  CHECK(server.Stop() == 0);
+}
+
+TEST_CASE("serve: SIGTERM during a generation exits 0", "[serve]") {
+  const std::string model = TinyChatModel();
+  ServerProcess server;
+  StartOrFail(server, {"-m", model, "-c", "16384", "-t", "1"});
+  auto c = server.Client();
+  std::thread t([&] {
+    json endless = Completion("Keep going", 16000);
+    endless["stream"] = true;
+    httplib::Client sc("127.0.0.1", server.port());
+    sc.set_read_timeout(60, 0);
+    sc.Post("/v1/completions", endless.dump(), "application/json");
+  });
+  CHECK(WaitFor([&] { return Metric(*c, "ember_slots_busy") == 1; }, 30));
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(server.Stop(30) == 0);
+  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 10);
+  t.join();
+  CHECK(server.Log().find("ember serve: stopped") != std::string::npos);
+}
+
+TEST_CASE("serve: the real SmolLM2 model, greedy chat equals ember_generate's", "[serve][real]") {
+  const std::string model = ember::test::ModelPath("SmolLM2-135M-Instruct.Q4_1.gguf");
+  if (model.empty()) EMBER_SKIP("SmolLM2-135M-Instruct.Q4_1.gguf is not in the model cache");
+  ServerProcess server;
+  StartOrFail(server, ServerArgs(model));
+  auto c = server.Client();
+  const std::string user = "What is the capital of France?";
+  const Reply r = Post(*c, "/v1/chat/completions",
+                       json{{"messages", {{{"role", "user"}, {"content", user}}}},
+                            {"max_tokens", 12},
+                            {"temperature", 0},
+                            {"ignore_eos", true}});
+  INFO(r.text);
+  REQUIRE(r.status == 200);
+  const std::string content = r.body["choices"][0]["message"]["content"];
+  CHECK(content == GreedyReference(model, ChatTokens(model, user), 12));
+  CHECK(content.find("Paris") != std::string::npos);
+}
+
+TEST_CASE("serve: --help and flag errors", "[serve][cli]") {
+  const auto help = ember::test::RunEmber("serve --help");
+  CHECK(help.exit_code == 0);
+  for (const char* flag : {"--host", "--port", "--parallel", "--ctx-size", "--api-key", "--queue",
+                           "--threads", "--temp"}) {
+    CHECK(help.out.find(flag) != std::string::npos);
+  }
+  ember::test::RequireCleanError(ember::test::RunEmber("serve --port 70000 -m x.gguf"), "--port");
+  ember::test::RequireCleanError(
+      ember::test::RunEmber("serve --port 0 -m " + ember::test::TempPath("missing.gguf")),
+      "missing.gguf");
+}
