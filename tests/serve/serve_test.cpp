@@ -745,6 +745,40 @@ TEST_CASE("serve: the real SmolLM2 model, greedy chat equals ember_generate's", 
   CHECK(content.find("Paris") != std::string::npos);
 }
 
+TEST_CASE("serve: a reasoning template's <think> section becomes reasoning_content", "[serve]") {
+  // The tiny qwen3 model with Qwen3's template (which has <think> markers); a
+  // grammar (llama-server's `grammar` field) makes its random weights write a
+  // reply with a reasoning section.
+  ember::test::TinyModelSpec spec = ember::test::ArchSpec("qwen3");
+  spec.string_keys["tokenizer.chat_template"] =
+      ember::test::ReadFile(ember::test::SharedDir() + "/templates/Qwen-Qwen3-0.6B.jinja");
+  const std::string model = ember::test::TempPath("qwen3_think.gguf");
+  REQUIRE(ember::test::BuildTinyModel(spec, model).ok());
+  ServerProcess server;
+  StartOrFail(server, ServerArgs(model));
+  auto c = server.Client();
+  json body = {{"messages", {{{"role", "user"}, {"content", "Why?"}}}},
+               {"max_tokens", 60},
+               {"grammar", "root ::= \"<think>\\nLet me see.\\n</think>\\n\\nBecause.\""}};
+  const Reply r = Post(*c, "/v1/chat/completions", body);
+  INFO(r.text);
+  REQUIRE(r.status == 200);
+  CHECK(r.body["choices"][0]["message"]["reasoning_content"] == "Let me see.");
+  CHECK(r.body["choices"][0]["message"]["content"] == "Because.");
+  body["stream"] = true;
+  const Reply s = Post(*c, "/v1/chat/completions", body);
+  bool done = false;
+  std::string reasoning, content;
+  for (const json& e : SseEvents(s.text, &done)) {
+    const json& d = e["choices"][0]["delta"];
+    if (d.contains("reasoning_content")) reasoning += d["reasoning_content"].get<std::string>();
+    if (d.contains("content")) content += d["content"].get<std::string>();
+  }
+  CHECK(done);
+  CHECK(reasoning == "Let me see.");
+  CHECK(content == "Because.");
+}
+
 TEST_CASE("serve: --help and flag errors", "[serve][cli]") {
   const auto help = ember::test::RunEmber("serve --help");
   CHECK(help.exit_code == 0);
