@@ -434,6 +434,26 @@ TEST_CASE("serve: stop strings and max_tokens", "[serve]") {
   CHECK(Post(*c, "/v1/completions", body).body["choices"][0]["text"] ==
         full.substr(0, full.find(stop)));
 
+  // logit_bias 100 forces a token; the same seed draws the same reply.
+  const int32_t forced = Post(*c, "/tokenize", json{{"content", " hello"}}).body["tokens"][0];
+  json biased = Completion("Numbers and letters", 4);
+  biased["logit_bias"] = {{std::to_string(forced), 100}};
+  biased["temperature"] = 1.0;
+  biased["logprobs"] = 0;
+  const json forced_choice = Post(*c, "/v1/completions", biased).body["choices"][0];
+  const json& forced_tokens = forced_choice["logprobs"]["tokens"];
+  REQUIRE(forced_tokens.size() == 4);
+  for (const json& t : forced_tokens) {
+    CHECK(t == forced_tokens[0]);
+    CHECK(t.get<std::string>().find("hello") != std::string::npos);
+  }
+  json seeded = Completion("Numbers and letters", 12);
+  seeded["temperature"] = 1.0;
+  seeded["seed"] = 5;
+  const Reply s1 = Post(*c, "/v1/completions", seeded);
+  CHECK(Post(*c, "/v1/completions", seeded).body["choices"][0]["text"] ==
+        s1.body["choices"][0]["text"]);
+
   const Reply one = Post(*c, "/v1/completions", Completion("Numbers and letters", 1));
   CHECK(one.body["usage"]["completion_tokens"] == 1);
   CHECK(one.body["choices"][0]["finish_reason"] == "length");
@@ -566,6 +586,35 @@ TEST_CASE("serve: concurrent clients get what each gets alone, nothing mixed", "
   CHECK(Metric(*c, "ember_slots_total") == 2);
   // A reply is sent when its job ends, just before the worker frees the slot.
   CHECK(WaitFor([&] { return Metric(*c, "ember_slots_busy") == 0; }, 30));
+}
+
+TEST_CASE("serve: a resent conversation goes to the slot that holds it", "[serve]") {
+  const std::string model = TinyChatModel();
+  ServerProcess server;
+  StartOrFail(server, ServerArgs(model, {"--parallel", "2"}));
+  auto c = server.Client();
+  auto chat = [](const std::string& user) {
+    return json{{"messages", {{{"role", "user"}, {"content", user}}}},
+                {"max_tokens", 6},
+                {"temperature", 0},
+                {"ignore_eos", true}};
+  };
+  const json a = chat("A long first question about the sea, the waves and the wind.");
+  const Reply ra = Post(*c, "/v1/chat/completions", a);  // slot 0
+  REQUIRE(ra.status == 200);
+  REQUIRE(WaitFor([&] { return Metric(*c, "ember_slots_busy") == 0; }, 30));
+  // Another client: the slot idle the longest (slot 1) takes it.
+  REQUIRE(Post(*c, "/v1/chat/completions", chat("Something else entirely.")).status == 200);
+  REQUIRE(WaitFor([&] { return Metric(*c, "ember_slots_busy") == 0; }, 30));
+  // A's conversation, resent with a new turn, goes back to slot 0: all of
+  // A's prompt is reused, not only the template's opening both share.
+  json more = a;
+  more["messages"].push_back(ra.body["choices"][0]["message"]);
+  more["messages"].push_back({{"role", "user"}, {"content", "And then?"}});
+  const double before = Metric(*c, "ember_prompt_tokens_reused_total");
+  REQUIRE(Post(*c, "/v1/chat/completions", more).status == 200);
+  const int64_t a_prompt = ra.body["usage"]["prompt_tokens"];
+  CHECK(Metric(*c, "ember_prompt_tokens_reused_total") - before >= static_cast<double>(a_prompt));
 }
 
 TEST_CASE("serve: a client that hangs up frees its slot, a full queue answers 429", "[serve]") {

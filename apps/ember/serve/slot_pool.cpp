@@ -107,16 +107,20 @@ void SlotPool::Dispatch() {
   while (!queue_.empty()) {
     const std::vector<int32_t>& prompt = queue_.front()->prompt;
     Slot* best = nullptr;
-    size_t best_shared = 0;
+    int64_t best_score = 0;
     for (Slot& s : slots_) {
       if (s.job) continue;
       const size_t n = std::min(s.cached.size(), prompt.size());
       size_t shared = 0;
       while (shared < n && s.cached[shared] == prompt[shared]) ++shared;
-      if (!best || shared > best_shared ||
-          (shared == best_shared && s.idle_since < best->idle_since)) {
+      // Tokens saved minus cached tokens overwritten (another client may come
+      // back for them): a shared system prompt alone does not pull every
+      // client into one slot and evict its conversation.
+      const int64_t score =
+          static_cast<int64_t>(shared) - static_cast<int64_t>(s.cached.size() - shared);
+      if (!best || score > best_score || (score == best_score && s.idle_since < best->idle_since)) {
         best = &s;
-        best_shared = shared;
+        best_score = score;
       }
     }
     if (!best) break;  // all busy; the workers still need waking for what was assigned

@@ -1,12 +1,14 @@
 // Slots: N sessions of one model, each with its own worker thread running
 // ember_generate, and a bounded FIFO queue of jobs in front of them.
 //
-// Which slot takes a job: the idle slot whose cached tokens share the longest
-// prefix with the job's prompt, so that a client resending its conversation
-// (every chat client does) lands where its history is already computed and
-// pays only for the new tokens (ember_generate's reuse_prefix). Ties go to
-// the slot idle the longest, which spreads unrelated clients over the slots
-// and keeps recent caches alive.
+// Which slot takes a job: the idle slot where the prompt shares the longest
+// prefix with the cached tokens, less the cached tokens it would overwrite
+// (score = shared - (cached - shared)). A client resending its conversation
+// (every chat client does) so lands where its history is already computed and
+// pays only for the new tokens (ember_generate's reuse_prefix), while a new
+// client that only shares the system prompt goes to an empty or less-used
+// slot instead of evicting someone's conversation. Ties go to the slot idle
+// the longest.
 //
 // Sessions are created in one function, CreateSlotSession, so that engine
 // features set at session creation (a shared batcher for continuous batching)
