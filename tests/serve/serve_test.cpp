@@ -499,6 +499,23 @@ TEST_CASE("serve: logprobs in the chat and the completions shapes", "[serve]") {
   CHECK(lp["top_logprobs"][0].size() <= 2);
   CHECK(lp["text_offset"][0] == 0);
   CHECK(lp["text_offset"][1] == lp["tokens"][0].get<std::string>().size());
+  // Streamed: the same tokens, offsets counting on from chunk to chunk.
+  comp["stream"] = true;
+  const Reply sr = Post(*c, "/v1/completions", comp);
+  bool done = false;
+  size_t offset = 0;
+  std::vector<std::string> streamed;
+  for (const json& e : SseEvents(sr.text, &done)) {
+    const json& l = e["choices"][0]["logprobs"];
+    if (l.is_null()) continue;
+    for (size_t k = 0; k < l["tokens"].size(); ++k) {
+      CHECK(l["text_offset"][k] == offset);
+      offset += l["tokens"][k].get<std::string>().size();
+      streamed.push_back(l["tokens"][k]);
+    }
+  }
+  CHECK(done);
+  CHECK(streamed == lp["tokens"].get<std::vector<std::string>>());
 }
 
 TEST_CASE("serve: response_format json_schema and json_object", "[serve]") {

@@ -47,6 +47,7 @@ struct Stream {
   std::shared_ptr<Channel> channel;
   std::vector<std::shared_ptr<Job>> jobs;
   std::vector<bool> started, finished;
+  std::vector<size_t> text_offset;       // completions' logprobs: bytes of each choice sent so far
   std::vector<ThinkSplitter> splitters;  // one per choice, when splitting reasoning
   int64_t prompt_tokens = 0;
   bool include_usage = false;
@@ -105,7 +106,11 @@ bool StreamStep(Stream& st, httplib::DataSink& sink) {
       }
       if (j.n_top_logprobs >= 0 && j.tokens.size() > j.tokens_sent) {
         o.logprobs = st.meta.chat ? ChatLogprobs(j.tokens, j.tokens_sent, j.tokens.size())
-                                  : CompletionLogprobs(j.tokens, j.tokens_sent, j.tokens.size(), 0);
+                                  : CompletionLogprobs(j.tokens, j.tokens_sent, j.tokens.size(),
+                                                       st.text_offset[i]);
+        for (size_t t = j.tokens_sent; t < j.tokens.size(); ++t) {
+          st.text_offset[i] += j.tokens[t].piece.size();
+        }
       }
       if (!st.meta.chat && o.first) o.text = st.echo + o.text;
       j.text_sent = j.text.size();
@@ -220,6 +225,7 @@ void Generate(ServerState& state, const httplib::Request& req, httplib::Response
   st->jobs = jobs;
   st->started.assign(jobs.size(), false);
   st->finished.assign(jobs.size(), false);
+  st->text_offset.assign(jobs.size(), echo.size());
   if (gr.split_reasoning) {
     for (size_t i = 0; i < jobs.size(); ++i) {
       st->splitters.emplace_back(meta.markers, meta.starts_in_reasoning);
