@@ -15,6 +15,7 @@ packages=(
   llvm-14  # llvm-mca-14: bench/mca/mca_arm.py (ARM kernel cost on paper)
   libedit-dev  # ember chat: line editing and history
   tmux  # tests that drive ember chat as a person would
+  libcpp-httplib-dev  # ember serve: HTTP (nlohmann-json3-dev above: its JSON)
   clang-14 libclang-rt-14-dev libfuzzer-14-dev  # the fuzz targets (tests/fuzz)
 )
 
@@ -25,8 +26,24 @@ for p in "${packages[@]}"; do
   fi
 done
 
+install_python_packages() {
+  # The server's Python test (tests/serve/openai_client_test.py) talks to
+  # `ember serve` with the openai client and checks JSON with jsonschema, both
+  # from PyPI. Debian 12's python3 is "externally managed": pip then needs
+  # --break-system-packages (a pyenv or venv python does not).
+  if python3 -c "import openai, jsonschema" 2>/dev/null; then
+    echo "setup: python packages openai and jsonschema are installed"
+    return 0
+  fi
+  echo "setup: pip install openai jsonschema"
+  python3 -m pip install --quiet openai jsonschema 2>/dev/null ||
+    python3 -m pip install --quiet --break-system-packages openai jsonschema ||
+    echo "setup: warning: pip could not install openai/jsonschema; the server's Python test will be skipped" >&2
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#packages[@]} packages are installed"
+  install_python_packages
   exit 0
 fi
 
@@ -42,3 +59,4 @@ fi
 echo "setup: installing ${missing[*]}"
 "${SUDO[@]}" apt-get update -q
 DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+install_python_packages

@@ -89,6 +89,7 @@ int QuantizeCommand(int argc, char** argv);
 int SampleCommand(int argc, char** argv);
 int PerplexityCommand(int argc, char** argv);
 int TemplateCommand(int argc, char** argv);
+int ServeCommand(int argc, char** argv);
 
 }  // namespace cli
 

@@ -21,7 +21,8 @@ void PrintUsage(FILE* to) {
       "  quantize   convert a model's weights to Q8_0, Q4_0, Q4_1, F16 or F32\n"
       "  sample     apply samplers to given logits and show what each one does\n"
       "  perplexity score a text: perplexity over chunks, or streamed through the KV ring\n"
-      "  template   print a chat template's rendering of a conversation (the prompt)\n\n"
+      "  template   print a chat template's rendering of a conversation (the prompt)\n"
+      "  serve      an OpenAI-compatible HTTP server (chat, completions, a web page)\n\n"
       "'ember COMMAND --help' shows a command's options.\n");
 }
 
@@ -52,6 +53,7 @@ int main(int argc, char** argv) {
     if (cmd == "sample") return cli::SampleCommand(argc - 2, argv + 2);
     if (cmd == "perplexity") return cli::PerplexityCommand(argc - 2, argv + 2);
     if (cmd == "template") return cli::TemplateCommand(argc - 2, argv + 2);
+    if (cmd == "serve") return cli::ServeCommand(argc - 2, argv + 2);
     throw cli::UsageError{"unknown command '" + cmd + "' (see 'ember --help')"};
   } catch (const cli::UsageError& e) {
     std::fprintf(stderr, "ember: error: %s\n", e.message.c_str());

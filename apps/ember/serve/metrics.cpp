@@ -1,0 +1,45 @@
+#include "serve/metrics.h"
+
+#include <cstdio>
+
+namespace serve {
+namespace {
+
+void Add(std::string* out, const char* name, const char* type, const char* help, double value) {
+  *out += std::string("# HELP ") + name + " " + help + "\n";
+  *out += std::string("# TYPE ") + name + " " + type + "\n";
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.17g", value);
+  *out += std::string(name) + " " + buf + "\n";
+}
+
+}  // namespace
+
+std::string RenderMetrics(const Metrics& m, const Gauges& g) {
+  std::string out;
+  Add(&out, "ember_requests_total", "counter", "generation requests accepted",
+      static_cast<double>(m.requests.load()));
+  Add(&out, "ember_requests_failed_total", "counter", "requests answered with an error",
+      static_cast<double>(m.requests_failed.load()));
+  Add(&out, "ember_requests_rejected_total", "counter",
+      "requests refused because the queue was full",
+      static_cast<double>(m.rejected_queue_full.load()));
+  Add(&out, "ember_requests_cancelled_total", "counter",
+      "generations cancelled (client gone or shutdown)", static_cast<double>(m.cancelled.load()));
+  Add(&out, "ember_prompt_tokens_total", "counter", "prompt tokens processed",
+      static_cast<double>(m.prompt_tokens.load()));
+  Add(&out, "ember_prompt_tokens_reused_total", "counter",
+      "prompt tokens found in a slot's cache (not recomputed)",
+      static_cast<double>(m.prompt_tokens_reused.load()));
+  Add(&out, "ember_tokens_generated_total", "counter", "tokens generated",
+      static_cast<double>(m.generated_tokens.load()));
+  Add(&out, "ember_slots_total", "gauge", "generation slots", g.slots_total);
+  Add(&out, "ember_slots_busy", "gauge", "slots generating now", g.slots_busy);
+  Add(&out, "ember_queue_length", "gauge", "requests waiting for a slot",
+      static_cast<double>(g.queue_length));
+  Add(&out, "ember_queue_capacity", "gauge", "requests the queue holds before answering 429",
+      static_cast<double>(g.queue_capacity));
+  return out;
+}
+
+}  // namespace serve

@@ -1,0 +1,96 @@
+// Slots: N sessions of one model, each with its own worker thread running
+// ember_generate, and a bounded FIFO queue of jobs in front of them.
+//
+// Which slot takes a job: the idle slot where the prompt shares the longest
+// prefix with the cached tokens, less the cached tokens it would overwrite
+// (score = shared - (cached - shared)). A client resending its conversation
+// (every chat client does) so lands where its history is already computed and
+// pays only for the new tokens (ember_generate's reuse_prefix), while a new
+// client that only shares the system prompt goes to an empty or less-used
+// slot instead of evicting someone's conversation. Ties go to the slot idle
+// the longest.
+//
+// Sessions are created in one function, CreateSlotSession, so that engine
+// features set at session creation (a shared batcher for continuous batching)
+// are a one-line change there.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ember.h"
+#include "serve/job.h"
+#include "serve/metrics.h"
+
+namespace serve {
+
+class SlotPool {
+ public:
+  enum class SubmitResult { kOk, kQueueFull, kStopping };
+
+  SlotPool(const ember_model* model, const ember_session_params& params, int n_slots,
+           size_t max_queue, Metrics* metrics);
+  ~SlotPool();  // Shutdown()
+  SlotPool(const SlotPool&) = delete;
+  SlotPool& operator=(const SlotPool&) = delete;
+
+  // Creates the sessions and starts the workers; on failure returns the
+  // status (ember_last_error() has the message) and starts nothing.
+  ember_status Start();
+
+  // Queues all jobs of a request, or none: kQueueFull when they do not fit in
+  // the queue's free places, kStopping after Shutdown began.
+  SubmitResult Submit(const std::vector<std::shared_ptr<Job>>& jobs);
+
+  // Stops a job wherever it is: a queued job is taken out and finished as
+  // cancelled, a running one gets ember_session_cancel. Any thread.
+  void Cancel(const std::shared_ptr<Job>& job);
+
+  // Refuses new jobs, cancels queued and running ones and joins the workers.
+  void Shutdown();
+
+  int n_slots() const { return static_cast<int>(slots_.size()); }
+  int32_t n_ctx() const { return n_ctx_; }
+  Gauges gauges() const;
+
+ private:
+  struct Slot {
+    ember_session* session = nullptr;
+    std::thread worker;
+    std::shared_ptr<Job> job;     // assigned, running or about to
+    std::vector<int32_t> cached;  // what the session's context holds (prompt + reply)
+    uint64_t idle_since = 0;      // dispatch counter when it last became idle
+  };
+
+  void WorkerLoop(size_t i);
+  void Run(Slot& slot, Job& job);
+  // Under mu_: hands queued jobs to idle slots.
+  void Dispatch();
+  static void Finish(Job& job, bool cancelled, const std::string& error);
+
+  const ember_model* model_;
+  ember_session_params params_;
+  size_t max_queue_;
+  Metrics* metrics_;
+  int32_t n_ctx_ = 0;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;  // workers wait here for a job or the stop
+  std::deque<std::shared_ptr<Job>> queue_;
+  std::vector<Slot> slots_;
+  uint64_t tick_ = 0;
+  bool stopping_ = false;
+  bool started_ = false;
+};
+
+// The one place sessions are made (see the header comment).
+ember_status CreateSlotSession(const ember_model* model, const ember_session_params& params,
+                               ember_session** out);
+
+}  // namespace serve
