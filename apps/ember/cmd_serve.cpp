@@ -58,6 +58,9 @@ int ServeCommand(int argc, char** argv) {
       {"--port", "", "N", "port to listen on; 0 picks a free one (default 8080)"},
       {"--parallel", "-np", "N", "slots: requests generated at once, one session each (default 1)"},
       {"--queue", "", "N", "requests waiting for a slot before 429 (default 64)"},
+      {"--no-cont-batching", "-nocb", "",
+       "slots run their own forward passes instead of sharing them (continuous batching is on "
+       "by default with --parallel > 1; output is the same either way)"},
       {"--ctx-size", "-c", "N",
        "context of each slot in tokens (default: training context, at most 4096)"},
       {"--api-key", "", "KEY", "require 'Authorization: Bearer KEY' (default: no key)"},
@@ -164,7 +167,8 @@ int ServeCommand(int argc, char** argv) {
     sp.n_ctx = n_ctx;
     sp.n_threads = n_threads;
     sp.n_threads_batch = n_threads_batch;
-    pool = std::make_unique<serve::SlotPool>(model.get(), sp, parallel, queue, &state.metrics);
+    pool = std::make_unique<serve::SlotPool>(model.get(), sp, parallel, queue,
+                                             !args.Has("--no-cont-batching"), &state.metrics);
     if (pool->Start() != EMBER_OK) {
       std::fprintf(stderr, "ember: error: creating the sessions: %s\n", ember_last_error());
       exit_code = 1;
@@ -195,8 +199,9 @@ int ServeCommand(int argc, char** argv) {
       state.pool = pool.get();
       serve::Phase expected = serve::Phase::kLoading;
       state.phase.compare_exchange_strong(expected, serve::Phase::kReady);
-      std::fprintf(stderr, "ember serve: ready: %s, %d slot%s of %d tokens, queue %zu%s\n",
-                   state.model_id.c_str(), parallel, parallel == 1 ? "" : "s", d.n_ctx, queue,
+      std::fprintf(stderr, "ember serve: ready: %s, %d slot%s of %d tokens%s, queue %zu%s\n",
+                   state.model_id.c_str(), parallel, parallel == 1 ? "" : "s", d.n_ctx,
+                   parallel > 1 && !args.Has("--no-cont-batching") ? " (batched)" : "", queue,
                    state.api_key.empty() ? "" : ", API key required");
       std::fflush(stderr);
       // A signal that came while the pool was being made saw no pool.

@@ -39,6 +39,15 @@ std::string RenderMetrics(const Metrics& m, const Gauges& g) {
       static_cast<double>(g.queue_length));
   Add(&out, "ember_queue_capacity", "gauge", "requests the queue holds before answering 429",
       static_cast<double>(g.queue_capacity));
+  Add(&out, "ember_batch_passes_total", "counter",
+      "forward passes run for the slots (continuous batching; 0 with one slot)",
+      static_cast<double>(g.batch_passes));
+  Add(&out, "ember_batch_sequences_total", "counter",
+      "slot steps in those passes (divided by the passes: slots per pass)",
+      static_cast<double>(g.batch_sequences));
+  Add(&out, "ember_batch_late_total", "counter",
+      "passes that went without a generating slot that was late (a slow client)",
+      static_cast<double>(g.batch_late));
   return out;
 }
 

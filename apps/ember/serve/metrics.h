@@ -25,6 +25,9 @@ struct Gauges {
   int slots_busy = 0;
   size_t queue_length = 0;
   size_t queue_capacity = 0;
+  int64_t batch_passes = 0;     // forward passes the slots shared (continuous batching)
+  int64_t batch_sequences = 0;  // slot steps in them
+  int64_t batch_late = 0;       // passes that went without a slot that was late
 };
 
 // The /metrics page.

@@ -125,11 +125,23 @@ bool StreamStep(Stream& st, httplib::DataSink& sink) {
       outs.push_back(std::move(o));
     }
   }
+  // OpenAI's shape, whatever arrived since the last look: a chat stream
+  // opens with a chunk that only names the role, and the finish reason comes
+  // in a chunk of its own after the last text.
+  auto write = [&](const Out& o, const std::string& text, const std::string& reasoning, bool first,
+                   const json& logprobs, const std::string& finish) {
+    return WriteEvent(sink, StreamChunk(st.meta, o.index, text, reasoning, first, logprobs, finish,
+                                        st.include_usage));
+  };
   for (const Out& o : outs) {
-    if (!WriteEvent(sink, StreamChunk(st.meta, o.index, o.text, o.reasoning, o.first, o.logprobs,
-                                      o.finish, st.include_usage))) {
-      return false;
+    bool first = o.first;
+    if (first && st.meta.chat) {
+      if (!write(o, "", "", true, nullptr, "")) return false;
+      first = false;
     }
+    const bool body = !o.text.empty() || !o.reasoning.empty() || !o.logprobs.is_null();
+    if ((body || first) && !write(o, o.text, o.reasoning, first, o.logprobs, "")) return false;
+    if (!o.finish.empty() && !write(o, "", "", false, nullptr, o.finish)) return false;
     st.last_write = std::chrono::steady_clock::now();
   }
   if (all_done) {

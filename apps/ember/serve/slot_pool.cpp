@@ -6,28 +6,46 @@
 namespace serve {
 
 ember_status CreateSlotSession(const ember_model* model, const ember_session_params& params,
-                               ember_session** out) {
-  // Continuous batching (sessions sharing one forward pass) will be enabled
-  // here, by the field the engine adds to ember_session_params.
-  return ember_session_create(model, &params, out);
+                               ember_batcher* batcher, ember_session** out) {
+  ember_status st = ember_session_create(model, &params, out);
+  // Continuous batching: the slots' sessions share their forward passes
+  // (docs/BATCHING.md); each slot's output stays what it is alone.
+  if (st == EMBER_OK && batcher != nullptr) {
+    st = ember_session_set_batcher(*out, batcher);
+    if (st != EMBER_OK) {
+      ember_session_free(*out);
+      *out = nullptr;
+    }
+  }
+  return st;
 }
 
 SlotPool::SlotPool(const ember_model* model, const ember_session_params& params, int n_slots,
-                   size_t max_queue, Metrics* metrics)
-    : model_(model), params_(params), max_queue_(max_queue), metrics_(metrics) {
+                   size_t max_queue, bool batching, Metrics* metrics)
+    : model_(model),
+      params_(params),
+      max_queue_(max_queue),
+      batching_(batching && n_slots > 1),
+      metrics_(metrics) {
   slots_.resize(static_cast<size_t>(std::max(1, n_slots)));
 }
 
 SlotPool::~SlotPool() { Shutdown(); }
 
 ember_status SlotPool::Start() {
+  if (batching_) {
+    ember_status st = ember_batcher_create(model_, nullptr, &batcher_);
+    if (st != EMBER_OK) return st;
+  }
   for (Slot& s : slots_) {
-    ember_status st = CreateSlotSession(model_, params_, &s.session);
+    ember_status st = CreateSlotSession(model_, params_, batcher_, &s.session);
     if (st != EMBER_OK) {
       for (Slot& t : slots_) {
         ember_session_free(t.session);
         t.session = nullptr;
       }
+      ember_batcher_free(batcher_);
+      batcher_ = nullptr;
       return st;
     }
   }
@@ -91,6 +109,8 @@ void SlotPool::Shutdown() {
     ember_session_free(s.session);
     s.session = nullptr;
   }
+  ember_batcher_free(batcher_);
+  batcher_ = nullptr;
 }
 
 Gauges SlotPool::gauges() const {
@@ -100,6 +120,14 @@ Gauges SlotPool::gauges() const {
   for (const Slot& s : slots_) g.slots_busy += s.job != nullptr;
   g.queue_length = queue_.size();
   g.queue_capacity = max_queue_;
+  if (batcher_ != nullptr) {
+    ember_batcher_stats st{};
+    if (ember_batcher_get_stats(batcher_, &st) == EMBER_OK) {
+      g.batch_passes = st.passes;
+      g.batch_sequences = st.sequences;
+      g.batch_late = st.late;
+    }
+  }
   return g;
 }
 

@@ -10,9 +10,10 @@
 // slot instead of evicting someone's conversation. Ties go to the slot idle
 // the longest.
 //
-// Sessions are created in one function, CreateSlotSession, so that engine
-// features set at session creation (a shared batcher for continuous batching)
-// are a one-line change there.
+// With several slots, their sessions share one batcher (continuous batching,
+// docs/BATCHING.md): each slot's worker runs ember_generate as alone, and the
+// engine runs the slots' forward passes together, each weight read once for
+// all of them. A slot's output does not depend on the others'.
 #pragma once
 
 #include <condition_variable>
@@ -34,8 +35,10 @@ class SlotPool {
  public:
   enum class SubmitResult { kOk, kQueueFull, kStopping };
 
+  // batching: with several slots, their sessions share forward passes
+  // (continuous batching, ember_batcher).
   SlotPool(const ember_model* model, const ember_session_params& params, int n_slots,
-           size_t max_queue, Metrics* metrics);
+           size_t max_queue, bool batching, Metrics* metrics);
   ~SlotPool();  // Shutdown()
   SlotPool(const SlotPool&) = delete;
   SlotPool& operator=(const SlotPool&) = delete;
@@ -77,6 +80,8 @@ class SlotPool {
   const ember_model* model_;
   ember_session_params params_;
   size_t max_queue_;
+  bool batching_;
+  ember_batcher* batcher_ = nullptr;  // with batching_, after Start()
   Metrics* metrics_;
   int32_t n_ctx_ = 0;
 
@@ -89,8 +94,8 @@ class SlotPool {
   bool started_ = false;
 };
 
-// The one place sessions are made (see the header comment).
+// A slot's session, attached to `batcher` when it is not null.
 ember_status CreateSlotSession(const ember_model* model, const ember_session_params& params,
-                               ember_session** out);
+                               ember_batcher* batcher, ember_session** out);
 
 }  // namespace serve
