@@ -740,6 +740,42 @@ ember_status ember_chat_template_render(const char* tmpl, const char* messages_j
 ember_status ember_chat_model_template(const ember_model* model, const char* template_name,
                                        char* buf, size_t buf_size, size_t* needed, bool* builtin);
 
+/* Reasoning ("thinking") sections of a reply: the text a reasoning model
+ * writes between its template's thinking markers (<think> ... </think> and
+ * the other conventions docs/CHAT.md lists) before its answer. A splitter
+ * separates a streamed reply into its reasoning and its content, for replies
+ * generated outside ember_chat (a server's requests). Markers, and the
+ * whitespace around them, are not emitted; text that could still become a
+ * marker is held back until it cannot. */
+typedef struct ember_reasoning ember_reasoning;
+
+/* A splitter for replies under a chat template: template_source is its Jinja
+ * source (NULL: the model's own, as ember_chat_model_template gives it).
+ * EMBER_ERR_UNSUPPORTED when the template has no known thinking markers
+ * (not a reasoning model's template). */
+ember_status ember_reasoning_create(const ember_model* model, const char* template_source,
+                                    ember_reasoning** out);
+void ember_reasoning_free(ember_reasoning* reasoning); /* NULL is fine */
+
+/* Whether a rendered generation prompt leaves a reasoning section open (its
+ * last open marker after its last close marker): the reply then starts
+ * inside it. */
+bool ember_reasoning_prompt_opens(const ember_reasoning* reasoning, const char* prompt);
+
+/* Starts a new reply, inside a reasoning section or not. */
+void ember_reasoning_begin(ember_reasoning* reasoning, bool starts_inside);
+
+/* Receives a decided part of the reply: reasoning (true) or content. */
+typedef void (*ember_reasoning_fn)(bool reasoning, const char* text, size_t len, void* user_data);
+
+/* Feeds the next piece of the reply; fn gets every part that is decided, in
+ * order. Finish: the reply has ended; fn gets what was held back. A reply
+ * that ends inside its reasoning leaves it all in the reasoning channel. */
+ember_status ember_reasoning_feed(ember_reasoning* reasoning, const char* piece, size_t len,
+                                  ember_reasoning_fn fn, void* user_data);
+ember_status ember_reasoning_finish(ember_reasoning* reasoning, ember_reasoning_fn fn,
+                                    void* user_data);
+
 typedef struct ember_chat_message {
   const char* role;    /* "system", "user", "assistant" or "tool" */
   const char* content; /* UTF-8 */

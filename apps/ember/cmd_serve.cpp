@@ -185,16 +185,8 @@ int ServeCommand(int argc, char** argv) {
       d.samplers = args.Get("--samplers");
       d.seed_given = args.Has("--seed");
       d.seed = sampling.seed;
-      // Reasoning models: their replies' <think> sections become reasoning_content.
-      size_t tmpl_size = 0;
-      if (ember_chat_model_template(model.get(), nullptr, nullptr, 0, &tmpl_size, nullptr) ==
-          EMBER_ERR_BUFFER_TOO_SMALL) {
-        std::string tmpl(tmpl_size, '\0');
-        if (ember_chat_model_template(model.get(), nullptr, tmpl.data(), tmpl.size(), &tmpl_size,
-                                      nullptr) == EMBER_OK) {
-          d.think = serve::TemplateHasThinkMarkers(tmpl, &d.markers);
-        }
-      }
+      // Reasoning models: their replies' thinking sections become reasoning_content.
+      d.think = serve::ModelHasThinkMarkers(model.get());
       state.created = static_cast<int64_t>(std::time(nullptr));
       state.pool = pool.get();
       serve::Phase expected = serve::Phase::kLoading;

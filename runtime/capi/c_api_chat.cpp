@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -14,6 +15,7 @@
 #include "runtime/chat/builtin_templates.h"
 #include "runtime/chat/chat_template.h"
 #include "runtime/chat/conversation.h"
+#include "runtime/chat/reasoning.h"
 #include "runtime/decoding/self_consistency.h"
 
 using namespace ember::capi;
@@ -257,6 +259,82 @@ ember_status ember_chat_model_template(const ember_model* model, const char* tem
     }
     std::memcpy(buf, text.data(), text.size());
     buf[text.size()] = '\0';
+    return EMBER_OK;
+  });
+}
+
+// ---- Reasoning sections ----------------------------------------------------
+
+struct ember_reasoning {
+  ember::ThinkingMarkers markers;
+  ember::ReasoningSplitter splitter;
+};
+
+ember_status ember_reasoning_create(const ember_model* model, const char* template_source,
+                                    ember_reasoning** out) {
+  return Guard([&]() -> ember_status {
+    EMBER_REQUIRE_ARG(out != nullptr, "ember_reasoning_create: out is NULL");
+    *out = nullptr;
+    std::string source;
+    if (template_source != nullptr) {
+      source = template_source;
+    } else {
+      EMBER_REQUIRE_ARG(model != nullptr,
+                        "ember_reasoning_create: model and template_source are both NULL");
+      std::string label;
+      const ember_status s = Report(ModelTemplate(*model->model, nullptr, &source, &label));
+      if (s != EMBER_OK) return s;
+    }
+    const std::optional<ember::ThinkingMarkers> m = ember::FindThinkingMarkers(source);
+    if (!m) {
+      return Fail(EMBER_ERR_UNSUPPORTED,
+                  "the chat template has no known thinking markers (not a reasoning model's)");
+    }
+    *out = new ember_reasoning{*m, ember::ReasoningSplitter(*m, false)};
+    return EMBER_OK;
+  });
+}
+
+void ember_reasoning_free(ember_reasoning* reasoning) { delete reasoning; }
+
+bool ember_reasoning_prompt_opens(const ember_reasoning* reasoning, const char* prompt) {
+  if (reasoning == nullptr || prompt == nullptr) return false;
+  return ember::PromptOpensReasoning(prompt, reasoning->markers);
+}
+
+void ember_reasoning_begin(ember_reasoning* reasoning, bool starts_inside) {
+  if (reasoning == nullptr) return;
+  reasoning->splitter = ember::ReasoningSplitter(reasoning->markers, starts_inside);
+}
+
+namespace {
+
+ember::ReasoningSplitter::EmitFn ToEmit(ember_reasoning_fn fn, void* user_data) {
+  return [fn, user_data](ember::ReplyChannel c, std::string_view text) {
+    if (fn != nullptr && !text.empty()) {
+      fn(c == ember::ReplyChannel::kReasoning, text.data(), text.size(), user_data);
+    }
+  };
+}
+
+}  // namespace
+
+ember_status ember_reasoning_feed(ember_reasoning* reasoning, const char* piece, size_t len,
+                                  ember_reasoning_fn fn, void* user_data) {
+  return Guard([&]() -> ember_status {
+    EMBER_REQUIRE_ARG(reasoning != nullptr, "ember_reasoning_feed: reasoning is NULL");
+    EMBER_REQUIRE_ARG(piece != nullptr || len == 0, "ember_reasoning_feed: piece is NULL");
+    reasoning->splitter.Feed(std::string_view(piece == nullptr ? "" : piece, len),
+                             ToEmit(fn, user_data));
+    return EMBER_OK;
+  });
+}
+
+ember_status ember_reasoning_finish(ember_reasoning* reasoning, ember_reasoning_fn fn,
+                                    void* user_data) {
+  return Guard([&]() -> ember_status {
+    EMBER_REQUIRE_ARG(reasoning != nullptr, "ember_reasoning_finish: reasoning is NULL");
+    reasoning->splitter.Finish(ToEmit(fn, user_data));
     return EMBER_OK;
   });
 }

@@ -273,7 +273,7 @@ GenerationRequest ParseGenerationRequest(const json& body, bool chat, const Requ
                   : CompletionPromptTokens(d.model, d.n_vocab, body, &r.prompt_text);
   if (chat && d.think) {
     r.split_reasoning = true;
-    r.starts_in_reasoning = PromptOpensThink(rendered, d.markers);
+    r.starts_in_reasoning = PromptOpensThink(d.model, rendered);
   }
   const int64_t n_prompt = static_cast<int64_t>(r.prompt.size());
   if (n_prompt >= d.n_ctx) {

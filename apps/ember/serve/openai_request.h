@@ -30,8 +30,7 @@ struct RequestDefaults {
   bool seed_given = false;
   uint64_t seed = 0;
   int max_n = 16;      // choices per request
-  bool think = false;  // the chat template has <think> markers (serve/reasoning.h)
-  ThinkMarkers markers;
+  bool think = false;  // the chat template marks reasoning sections (serve/reasoning.h)
 };
 
 struct GenerationRequest {

@@ -76,7 +76,7 @@ json FullResponse(const ResponseMeta& meta, const std::vector<const Job*>& jobs,
     }
     if (meta.chat && meta.split_reasoning) {
       std::string reasoning, content;
-      ThinkSplitter split(meta.markers, meta.starts_in_reasoning);
+      ThinkSplitter split(meta.engine_model, meta.starts_in_reasoning);
       split.Feed(j->text, &reasoning, &content);
       split.Finish(&reasoning, &content);
       c["message"] = {{"role", "assistant"}, {"content", content}};

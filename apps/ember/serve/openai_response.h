@@ -25,8 +25,8 @@ struct ResponseMeta {
   bool chat = false;
   bool split_reasoning = false;  // reasoning_content apart from content (chat)
   bool starts_in_reasoning = false;
-  ThinkMarkers markers;
-  std::string id;  // "chatcmpl-..." or "cmpl-..."
+  const ember_model* engine_model = nullptr;  // whose template's markers split the reasoning
+  std::string id;                      // "chatcmpl-..." or "cmpl-..."
   int64_t created = 0;
   std::string model;
 };

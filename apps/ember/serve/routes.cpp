@@ -200,7 +200,7 @@ void Generate(ServerState& state, const httplib::Request& req, httplib::Response
   meta.chat = chat;
   meta.split_reasoning = gr.split_reasoning;
   meta.starts_in_reasoning = gr.starts_in_reasoning;
-  meta.markers = state.defaults.markers;
+  meta.engine_model = state.defaults.model;
   meta.id = RandomId(chat ? "chatcmpl-" : "cmpl-");
   meta.created = static_cast<int64_t>(std::time(nullptr));
   meta.model = state.model_id;
@@ -240,7 +240,7 @@ void Generate(ServerState& state, const httplib::Request& req, httplib::Response
   st->text_offset.assign(jobs.size(), echo.size());
   if (gr.split_reasoning) {
     for (size_t i = 0; i < jobs.size(); ++i) {
-      st->splitters.emplace_back(meta.markers, meta.starts_in_reasoning);
+      st->splitters.emplace_back(meta.engine_model, meta.starts_in_reasoning);
     }
   }
   st->prompt_tokens = n_prompt;
