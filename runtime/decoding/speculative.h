@@ -65,6 +65,14 @@ class DraftSource {
   // the last one not yet computed by the target). May give fewer, or none.
   virtual Status Draft(const std::vector<int32_t>& context, int32_t k,
                        std::vector<int32_t>* out) = 0;
+  // Brings the source up to `context` before Draft (a draft model computes
+  // what its cache lacks: the prompt, the tokens of steps it did not draft).
+  // Timed apart from Draft: the draft length weighs the cost per drafted
+  // token, which a one-time catch-up (a 300-token prompt) would swamp.
+  virtual Status Follow(const std::vector<int32_t>& context) {
+    (void)context;
+    return Status::Ok();
+  }
 };
 
 // A smaller model of the same vocabulary: greedy drafts from its own session.
@@ -77,6 +85,7 @@ class DraftModel final : public DraftSource {
   static Status Create(Session* draft, const Tokenizer& target, std::unique_ptr<DraftModel>* out);
   const char* name() const override { return "draft model"; }
   Status Draft(const std::vector<int32_t>& context, int32_t k, std::vector<int32_t>* out) override;
+  Status Follow(const std::vector<int32_t>& context) override;
 
  private:
   DraftModel(Session* draft, std::vector<int32_t> to_target)
