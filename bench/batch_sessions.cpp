@@ -25,19 +25,10 @@
 #include <thread>
 #include <vector>
 
+#include "bench/int_list.h"
 #include "ember.h"
 
 namespace {
-
-std::vector<int> ParseList(const char* s) {
-  std::vector<int> out;
-  for (const char* p = s; *p;) {
-    out.push_back(std::atoi(p));
-    while (*p && *p != ',') ++p;
-    if (*p == ',') ++p;
-  }
-  return out;
-}
 
 struct Result {
   double tok_per_s = 0;
@@ -116,7 +107,7 @@ int main(int argc, char** argv) {
     } else if (a == "-n" && has) {
       n_gen = std::atoi(argv[++i]);
     } else if (a == "--clients" && has) {
-      clients = ParseList(argv[++i]);
+      clients = ParseIntList(argv[++i]);
     } else if (a == "--reps" && has) {
       reps = std::atoi(argv[++i]);
     } else if (a == "--mode" && has) {

@@ -20,24 +20,11 @@
 #include <string>
 #include <vector>
 
+#include "bench/int_list.h"
 #include "runtime/model/model.h"
 #include "runtime/session/session.h"
 
 using namespace ember;
-
-namespace {
-
-std::vector<int> ParseList(const char* s) {
-  std::vector<int> out;
-  for (const char* p = s; *p;) {
-    out.push_back(std::atoi(p));
-    while (*p && *p != ',') ++p;
-    if (*p == ',') ++p;
-  }
-  return out;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   std::string path;
@@ -54,7 +41,7 @@ int main(int argc, char** argv) {
     else if (a == "--reps")
       reps = std::atoi(argv[i + 1]);
     else if (a == "--m")
-      ms = ParseList(argv[i + 1]);
+      ms = ParseIntList(argv[i + 1]);
     else {
       std::fprintf(stderr, "unknown option %s\n", a.c_str());
       return 2;
