@@ -16,6 +16,7 @@ packages=(
   libedit-dev  # ember chat: line editing and history
   tmux  # tests that drive ember chat as a person would
   libcpp-httplib-dev  # ember serve: HTTP (nlohmann-json3-dev above: its JSON)
+  nginx  # tests/serve/nginx_lb_test.py: ember serve behind a load balancer (docs/DEPLOY.md)
   clang-14 libclang-rt-14-dev libfuzzer-14-dev  # the fuzz targets (tests/fuzz)
 )
 
