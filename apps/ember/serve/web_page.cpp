@@ -50,6 +50,11 @@ const keyBox = document.getElementById('key');
 keyBox.value = localStorage.getItem('ember-key') || '';
 let history = [];
 let controller = null;
+// Links (and the browser test): /?q=TEXT[&temperature=T][&max_tokens=N] sends
+// TEXT when the page opens. body[data-state] is "busy" while a reply streams.
+const params = new URLSearchParams(location.search);
+if (params.has('temperature')) document.getElementById('temp').value = params.get('temperature');
+const maxTokens = parseInt(params.get('max_tokens') || '', 10);
 
 function add(role, text) {
   const div = document.createElement('div');
@@ -68,12 +73,15 @@ async function send(text) {
   const headers = {'Content-Type': 'application/json'};
   if (keyBox.value) headers['Authorization'] = 'Bearer ' + keyBox.value;
   controller = new AbortController();
+  document.body.dataset.state = 'busy';
   let reply = '';
   try {
     const res = await fetch('/v1/chat/completions', {
       method: 'POST', headers, signal: controller.signal,
-      body: JSON.stringify({messages: history, stream: true,
-                            temperature: parseFloat(document.getElementById('temp').value)})});
+      body: JSON.stringify(Object.assign(
+          {messages: history, stream: true,
+           temperature: parseFloat(document.getElementById('temp').value)},
+          maxTokens > 0 ? {max_tokens: maxTokens} : {}))});
     if (!res.ok) {
       const body = await res.json().catch(() => ({}));
       throw new Error((body.error && body.error.message) || ('HTTP ' + res.status));
@@ -109,6 +117,7 @@ async function send(text) {
     history.pop();
   } finally {
     controller = null;
+    document.body.dataset.state = 'idle';
   }
 }
 
@@ -130,6 +139,7 @@ document.getElementById('clear').addEventListener('click', () => {
   history = [];
   log.textContent = '';
 });
+if (params.get('q')) send(params.get('q'));
 </script>
 </body>
 </html>
