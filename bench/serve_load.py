@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Load on `ember serve`: K streaming clients at once, K = 1, 2, 4, 8.
 
-    python3 bench/serve_load.py --ember build-bench/bin/ember -m MODEL [-t 2] [-n 128]
+    python3 bench/serve_load.py --ember build-bench/bin/ember -m MODEL [-t 2] [-n 128] [--peer llama-server]
                                 [--clients 1,2,4,8] [--reps 3] [--modes batched,separate]
 
 For each mode (batched: continuous batching, the default of `ember serve
---parallel N`; separate: --no-cont-batching, each slot its own passes) one
+--parallel N`; separate: --no-cont-batching, each slot its own passes; with
+--peer, llama-server with -np N, --cont-batching and N x 512 cells) one
 server is started on a free loopback port with --parallel max(clients). For
 each K, K clients send /v1/completions requests at the same moment (streamed,
 temperature 0, ignore_eos, n tokens, each its own prompt of about 40 tokens)
@@ -32,12 +33,18 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start_server(ember, model, threads, parallel, batched, ctx):
+def start_server(ember, model, threads, parallel, mode, ctx, peer=None):
     port = free_port()
-    cmd = [ember, "serve", "-m", model, "--host", "127.0.0.1", "--port", str(port),
-           "--parallel", str(parallel), "-c", str(ctx), "-t", str(threads)]
-    if not batched:
-        cmd.append("--no-cont-batching")
+    if mode == "llama-server":
+        # Its -c is the whole cache, split between the slots.
+        cmd = [peer, "-m", model, "--host", "127.0.0.1", "--port", str(port), "-np",
+               str(parallel), "-c", str(ctx * parallel), "-t", str(threads), "-tb", str(threads),
+               "--cont-batching"]
+    else:
+        cmd = [ember, "serve", "-m", model, "--host", "127.0.0.1", "--port", str(port),
+               "--parallel", str(parallel), "-c", str(ctx), "-t", str(threads)]
+        if mode == "separate":
+            cmd.append("--no-cont-batching")
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120
     while time.time() < deadline:
@@ -49,10 +56,10 @@ def start_server(ember, model, threads, parallel, batched, ctx):
         except OSError:
             pass
         if proc.poll() is not None:
-            sys.exit("ember serve exited: " + proc.stderr.read())
+            sys.exit(f"{cmd[0]} exited: " + proc.stderr.read())
         time.sleep(0.2)
     proc.kill()
-    sys.exit("ember serve did not become ready")
+    sys.exit(f"{cmd[0]} did not become ready")
 
 
 def one_client(port, prompt, n, start, out):
@@ -64,7 +71,7 @@ def one_client(port, prompt, n, start, out):
                        "stream": True, "stream_options": {"include_usage": True}})
     c.request("POST", "/v1/completions", body, {"Content-Type": "application/json"})
     r = c.getresponse()
-    times, tokens = [], 0
+    times, tokens = [], None
     buf = b""
     while True:
         chunk = r.read1(65536)
@@ -83,7 +90,8 @@ def one_client(port, prompt, n, start, out):
                 tokens = j["usage"]["completion_tokens"]
             if j.get("choices") and j["choices"][0].get("text"):
                 times.append(time.perf_counter())
-    out.append((t0, times, tokens))
+    # llama-server may send no usage chunk: its stream has one token per chunk.
+    out.append((t0, times, tokens if tokens is not None else len(times)))
 
 
 def run(port, k, n, rep):
@@ -121,15 +129,16 @@ def main():
     ap.add_argument("--clients", default="1,2,4,8")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--modes", default="batched,separate")
+    ap.add_argument("--peer", help="llama-server binary: adds the mode llama-server")
     a = ap.parse_args()
     clients = [int(x) for x in a.clients.split(",")]
     print(f"# {a.model}, {a.threads} thread(s), {a.n} tokens per client, {a.reps} repetitions")
     print("| mode | clients | aggregate tok/s (range) | x 1 client | TTFT p50 / p99 ms | "
           "inter-token p50 / p99 ms |")
     print("|---|---:|---:|---:|---:|---:|")
-    for mode in a.modes.split(","):
-        proc, port = start_server(a.ember, a.model, a.threads, max(clients), mode == "batched",
-                                  512)
+    modes = a.modes.split(",") + (["llama-server"] if a.peer else [])
+    for mode in modes:
+        proc, port = start_server(a.ember, a.model, a.threads, max(clients), mode, 512, a.peer)
         try:
             run(port, 1, 8, -1)  # warm-up
             base = None

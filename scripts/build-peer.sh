@@ -48,9 +48,10 @@ GRAMMAR_PEER="$PEER_DIR/grammar_peer"
 # llama-tokenize and llama-simple (manual spot checks of peer_tool's behaviour),
 # llama-perplexity (docs/KV.md compares perplexities), llama-quantize
 # (scripts/validate_quantize.sh compares ember quantize's files with its own),
-# llama-lookup and llama-speculative (bench/speculative_compare.sh).
+# llama-lookup and llama-speculative (bench/speculative_compare.sh), llama-server
+# (bench/serve_load.py --peer).
 TARGETS=(llama llama-bench llama-tokenize llama-simple llama-perplexity llama-quantize
-         llama-lookup llama-speculative)
+         llama-lookup llama-speculative llama-server)
 
 # Configuration; changing it invalidates the stamp.
 CMAKE_FLAGS=(
@@ -60,7 +61,7 @@ CMAKE_FLAGS=(
     -DLLAMA_OPENSSL=OFF
     -DBUILD_SHARED_LIBS=ON
     -DLLAMA_BUILD_TESTS=OFF
-    -DLLAMA_BUILD_SERVER=OFF
+    -DLLAMA_BUILD_SERVER=ON
     -DLLAMA_BUILD_APP=OFF
     -DLLAMA_BUILD_UI=OFF
     -DLLAMA_USE_PREBUILT_UI=OFF
