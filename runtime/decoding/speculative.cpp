@@ -25,7 +25,10 @@ bool IsSpecial(const VocabData& v, size_t id) {
 // pass per batch size and of a drafted token.
 class DraftLength {
  public:
-  static constexpr int kProbeEvery = 32;    // steps between probes while drafting is off
+  // Steps between probes while drafting is off: 32, doubled after each probe
+  // that accepted nothing (up to 256), back to 32 when one accepts.
+  static constexpr int kProbeEvery = 32;
+  static constexpr int kProbeEveryMax = 256;
   static constexpr int kMeasureEvery = 64;  // steps between plain steps that time one token
   // Verify passes of m tokens are predicted as t1 * (1 + kSlope (m - 1))
   // until measured; small-M passes read the weights once (docs/PERFORMANCE.md).
@@ -34,14 +37,20 @@ class DraftLength {
   DraftLength(const SpeculativeParams& p) : p_(p), verify_(static_cast<size_t>(p.draft_max) + 2) {}
 
   int32_t Next(int64_t step) {
-    if (!p_.adaptive || n_rounds_ < 4) return p_.draft_max;  // learn the acceptance first
+    probing_ = false;
+    if (!p_.adaptive) return p_.draft_max;
+    // Learn the acceptance first: 4 rounds at draft_max, or 2 when both
+    // accepted nothing (a draft that fails should cost as little as it can).
+    if (n_rounds_ < 4 && !(n_rounds_ >= 2 && accepted_ == 0)) return p_.draft_max;
     // A plain step now and then keeps the cost of one token measured.
     if (verify_[1].n == 0 || step % kMeasureEvery == 0) return 0;
     const double t1 = verify_[1].mean;
     const double a = std::clamp(accepted_ / std::max(1.0, trials_), 0.0, 0.99);
     int32_t best = 0;
     double best_rate = 1.0 / t1;
-    for (int32_t k = std::max(1, p_.draft_min); k <= p_.draft_max; ++k) {
+    // Nothing accepted yet: a pass can only yield its one token, whatever a
+    // noisy timing of a short verify pass says.
+    for (int32_t k = std::max(1, p_.draft_min); a > 0 && k <= p_.draft_max; ++k) {
       const double tokens = (1.0 - std::pow(a, k + 1)) / (1.0 - a);
       const double time = VerifyTime(k + 1, t1) + k * draft_per_token_;
       if (tokens / time > best_rate * 1.02) {  // a clear gain over the best so far
@@ -49,7 +58,11 @@ class DraftLength {
         best_rate = tokens / time;
       }
     }
-    if (best == 0 && step % kProbeEvery == 1) return std::max(2, p_.draft_min);  // probe
+    if (best == 0 && step >= next_probe_) {
+      probing_ = true;
+      next_probe_ = step + probe_every_;
+      return std::max(2, p_.draft_min);
+    }
     return best;
   }
 
@@ -59,6 +72,9 @@ class DraftLength {
       verify_[static_cast<size_t>(m) + 1].Add(verify_s);
     if (m == 0) return;
     ++n_rounds_;
+    if (probing_)
+      probe_every_ =
+          accepted > 0 ? kProbeEvery : std::min<int64_t>(2 * probe_every_, kProbeEveryMax);
     // Acceptance per drafted token: a run of `accepted` successes, then one
     // failure unless the whole draft was accepted (decayed running sums).
     constexpr double kDecay = 0.95;
@@ -88,6 +104,9 @@ class DraftLength {
   double draft_per_token_ = 0;
   int64_t draft_samples_ = 0;
   int64_t n_rounds_ = 0;
+  bool probing_ = false;  // the length Next gave last was a probe
+  int64_t probe_every_ = kProbeEvery;
+  int64_t next_probe_ = 0;
 };
 
 uint64_t HashTokens(const int32_t* t, int64_t n) {
