@@ -18,7 +18,9 @@
 #            (real, from the model cache), --lookup 3 (adaptive draft length);
 #   draft:   Qwen2.5-Coder-0.5B as an F16 target (`ember quantize --type F16`
 #            of the Q4_K_M file, the same model at full width) with the Q4_K_M
-#            file as its draft.
+#            file as its draft; and the Q4_K_M file with a draft whose guesses
+#            fail (random weights, Qwen2's vocabulary: where speculation must
+#            cost next to nothing).
 # ember's tok/s is its decode rate (`decode_tok_s`: from the first generated
 # token on); llama.cpp's is the one llama-lookup / llama-speculative print
 # ("decoded N tokens in T seconds, speed: S t/s").
@@ -41,7 +43,7 @@ log() { echo "[spec] $*" >&2; }
 
 bash scripts/build-peer.sh >&2
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$BUILD" -j"$(nproc)" --target ember >&2
+cmake --build "$BUILD" -j"$(nproc)" --target ember ember_make_model >&2
 EMBER="$BUILD/bin/ember"
 mkdir -p "$BENCH_DIR"
 tmp="$(mktemp -d)"
@@ -51,6 +53,11 @@ smol="$MODELS/SmolLM2-135M-Instruct.Q4_1.gguf"
 qwen="$MODELS/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 qwen_f16="$BENCH_DIR/qwen2.5-coder-0.5b-f16-from-q4_k_m.gguf"
 [[ -f "$smol" && -f "$qwen" ]] || { log "needs the real models: scripts/fetch-models.sh --all"; exit 1; }
+# A draft whose guesses fail: random weights in SmolLM2's shape with Qwen2's
+# vocabulary (../shared/vocab), so the vocabulary check passes.
+bad_draft="$BENCH_DIR/smollm2-shape-q4_0-qwen2vocab.gguf"
+[[ -f "$bad_draft" ]] || "$BUILD/bin/ember_make_model" --shape smollm2 --type q4_0 \
+  --vocab "$REPO/../shared/vocab/ggml-vocab-qwen2.gguf" -o "$bad_draft" >&2
 if [[ ! -f "$qwen_f16" ]]; then
   log "making $qwen_f16"
   "$EMBER" quantize -m "$qwen" -o "$qwen_f16.part" --type F16 >&2
@@ -147,4 +154,7 @@ for t in $THREADS; do
     row "Qwen2.5-Coder F16 target, Q4_K_M draft, $p" "$qwen_f16" "bench/prompts/$p.txt" \
       llama-speculative "-md $qwen -td $t --spec-draft-n-max 8" "$t" --draft-model "$qwen"
   done
+  row "Qwen2.5-Coder Q4_K_M, a random-weights draft (drafts fail), code_rewrite" "$qwen" \
+    bench/prompts/code_rewrite.txt llama-speculative "-md $bad_draft -td $t --spec-draft-n-max 8" \
+    "$t" --draft-model "$bad_draft"
 done
