@@ -33,41 +33,14 @@ import urllib.parse
 import urllib.request
 import zlib
 
+from serve_util import check, exit_status, start_server
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 if CHROMIUM is None:
     print("EMBER_SKIPPED: chromium is not installed (scripts/setup.sh installs it)")
     sys.exit(77)
 
-failures = []
 WIDTH, HEIGHT = 900, 700
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-
-
-def start_server(ember, model, log_path):
-    log = open(log_path, "wb")
-    proc = subprocess.Popen([ember, "serve", "-m", model, "-c", "512", "-t", "1", "--host",
-                             "127.0.0.1", "--port", "0"], stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError("server exited:\n" + open(log_path).read())
-        m = re.search(r"listening on http://127\.0\.0\.1:(\d+)\n", open(log_path).read())
-        if m:
-            try:
-                url = f"http://127.0.0.1:{m.group(1)}/health"
-                with urllib.request.urlopen(url, timeout=2) as r:
-                    if r.status == 200:
-                        return proc, int(m.group(1))
-            except OSError:
-                pass
-        time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("server not ready in time")
 
 
 class Chromium:
@@ -200,7 +173,8 @@ def main():
     ap.add_argument("--model", required=True)
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="ember-browser-")
-    proc, port = start_server(args.ember, args.model, os.path.join(tmp, "serve.log"))
+    proc, port = start_server(args.ember, args.model, os.path.join(tmp, "serve.log"), "-c", "512",
+                              "-t", "1")
     try:
         question = "Hello there, what is a lighthouse?"
         req = {"messages": [{"role": "user", "content": question}], "temperature": 0,
@@ -250,11 +224,7 @@ def main():
         except subprocess.TimeoutExpired:
             proc.kill()
         shutil.rmtree(tmp, ignore_errors=True)
-    if failures:
-        print(f"{len(failures)} check(s) failed")
-        return 1
-    print("all checks passed")
-    return 0
+    return exit_status()
 
 
 if __name__ == "__main__":

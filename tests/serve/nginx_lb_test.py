@@ -28,41 +28,13 @@ import tempfile
 import threading
 import time
 
+from serve_util import check, exit_status, free_port, start_server
+
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
 if NGINX is None:
     print("EMBER_SKIPPED: nginx is not installed (scripts/setup.sh installs it)")
     sys.exit(77)
 
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(ember, model, log_path):
-    log = open(log_path, "wb")
-    proc = subprocess.Popen(
-        [ember, "serve", "-m", model, "-c", "512", "-t", "1", "--parallel", "2",
-         "--host", "127.0.0.1", "--port", "0"], stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError("server exited:\n" + open(log_path).read())
-        m = re.search(r"listening on http://127\.0\.0\.1:(\d+)\n", open(log_path).read())
-        if m and get(int(m.group(1)), "/health")[0] == 200:
-            return proc, int(m.group(1))
-        time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("server not ready in time:\n" + open(log_path).read())
 
 
 def get(port, path):
@@ -131,9 +103,10 @@ def main():
     tmp = tempfile.mkdtemp(prefix="ember-nginx-")
     procs = []
     try:
-        a, port_a = start_server(args.ember, args.model, os.path.join(tmp, "a.log"))
+        flags = ("-c", "512", "-t", "1", "--parallel", "2")
+        a, port_a = start_server(args.ember, args.model, os.path.join(tmp, "a.log"), *flags)
         procs.append(a)
-        b, port_b = start_server(args.ember, args.model, os.path.join(tmp, "b.log"))
+        b, port_b = start_server(args.ember, args.model, os.path.join(tmp, "b.log"), *flags)
         procs.append(b)
         port = free_port()
         with open(os.path.join(tmp, "nginx.conf"), "w") as f:
@@ -200,11 +173,7 @@ def main():
                 p.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 p.kill()
-    if failures:
-        print(f"{len(failures)} check(s) failed")
-        return 1
-    print("all checks passed")
-    return 0
+    return exit_status()
 
 
 if __name__ == "__main__":

@@ -13,13 +13,11 @@ usage: openai_client_test.py --ember PATH/TO/ember --model MODEL.gguf
 import argparse
 import json
 import os
-import re
-import signal
-import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
+
+from serve_util import check, exit_status, start_server, stop_server
 
 try:
     import jsonschema
@@ -28,41 +26,6 @@ except ImportError as e:
     print(f"EMBER_SKIPPED: python package missing ({e.name}); run scripts/setup.sh")
     sys.exit(77)
 
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-
-
-def start_server(ember, model, log_path):
-    log = open(log_path, "wb")
-    proc = subprocess.Popen(
-        [ember, "serve", "-m", model, "-c", "1024", "-t", "1", "--parallel", "2",
-         "--host", "127.0.0.1", "--port", "0", "--api-key", "test-key"],
-        stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.time() + 120
-    port = None
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError("server exited:\n" + open(log_path).read())
-        text = open(log_path).read()
-        m = re.search(r"listening on http://127\.0\.0\.1:(\d+)\n", text)
-        if m:
-            port = int(m.group(1))
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
-                    if r.status == 200:
-                        return proc, port
-            except Exception:
-                pass
-        time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("server not ready in time:\n" + open(log_path).read())
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ember", required=True)
@@ -70,7 +33,8 @@ def main():
     args = ap.parse_args()
 
     log_path = os.path.join(tempfile.mkdtemp(prefix="ember-serve-py-"), "serve.log")
-    proc, port = start_server(args.ember, args.model, log_path)
+    proc, port = start_server(args.ember, args.model, log_path, "-c", "1024", "-t", "1",
+                              "--parallel", "2", "--api-key", "test-key")
     try:
         client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="test-key",
                                timeout=120, max_retries=0)
@@ -159,19 +123,9 @@ def main():
         except openai.AuthenticationError:
             check(True, "wrong key -> AuthenticationError")
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            code = proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            code = proc.wait()
+        code = stop_server(proc)
         check(code == 0, f"SIGTERM: exit status 0 (got {code})")
-    if failures:
-        print("server log:\n" + open(log_path).read())
-        print(f"{len(failures)} check(s) failed")
-        return 1
-    print("all checks passed")
-    return 0
+    return exit_status(log_path)
 
 
 if __name__ == "__main__":
