@@ -93,30 +93,38 @@ ember_status CopyCandidates(const std::vector<ember::Candidate>& from, ember_can
   return EMBER_OK;
 }
 
+// The numeric fields the spec and params structs, C and C++, all have under
+// the same names, from one to another (C -> C++, C++ defaults -> C): one list
+// for every direction.
+template <typename From, typename To>
+void CopyNumbers(const From& f, To* out) {
+  To& t = *out;
+  t.temperature = f.temperature;
+  t.top_k = f.top_k;
+  t.top_p = f.top_p;
+  t.min_p = f.min_p;
+  t.typical_p = f.typical_p;
+  t.top_n_sigma = f.top_n_sigma;
+  t.xtc_probability = f.xtc_probability;
+  t.xtc_threshold = f.xtc_threshold;
+  t.penalty_last_n = f.penalty_last_n;
+  t.repeat_penalty = f.repeat_penalty;
+  t.presence_penalty = f.presence_penalty;
+  t.frequency_penalty = f.frequency_penalty;
+  t.dry_multiplier = f.dry_multiplier;
+  t.dry_base = f.dry_base;
+  t.dry_allowed_length = f.dry_allowed_length;
+  t.dry_penalty_last_n = f.dry_penalty_last_n;
+  t.mirostat_tau = f.mirostat_tau;
+  t.mirostat_eta = f.mirostat_eta;
+}
+
 // The C spec's fields from ember::SamplerSpec's defaults (type and the
 // pointer fields are left as they are).
 void FillSpecDefaults(ember_sampler_spec* out) {
   const ember::SamplerSpec d;
-  ember_sampler_spec& s = *out;
-  s.temperature = d.temperature;
-  s.top_k = d.top_k;
-  s.top_p = d.top_p;
-  s.min_p = d.min_p;
-  s.typical_p = d.typical_p;
-  s.top_n_sigma = d.top_n_sigma;
-  s.xtc_probability = d.xtc_probability;
-  s.xtc_threshold = d.xtc_threshold;
-  s.min_keep = static_cast<int32_t>(d.min_keep);
-  s.penalty_last_n = d.penalty_last_n;
-  s.repeat_penalty = d.repeat_penalty;
-  s.presence_penalty = d.presence_penalty;
-  s.frequency_penalty = d.frequency_penalty;
-  s.dry_multiplier = d.dry_multiplier;
-  s.dry_base = d.dry_base;
-  s.dry_allowed_length = d.dry_allowed_length;
-  s.dry_penalty_last_n = d.dry_penalty_last_n;
-  s.mirostat_tau = d.mirostat_tau;
-  s.mirostat_eta = d.mirostat_eta;
+  CopyNumbers(d, out);
+  out->min_keep = static_cast<int32_t>(d.min_keep);
 }
 
 // The C specs as ember::SamplerSpec (grammar text not included).
@@ -139,23 +147,8 @@ ember_status ConvertSpecs(const ember_sampler_spec* specs, size_t n, const char*
                       "dry-sequence-breakers is NULL");
     ember::SamplerSpec s;
     s.kind = KindOf(static_cast<ember_sampler_type>(type));
-    s.temperature = c.temperature;
-    s.top_k = c.top_k;
-    s.top_p = c.top_p;
-    s.min_p = c.min_p;
-    s.typical_p = c.typical_p;
-    s.top_n_sigma = c.top_n_sigma;
-    s.xtc_probability = c.xtc_probability;
-    s.xtc_threshold = c.xtc_threshold;
+    CopyNumbers(c, &s);
     s.min_keep = static_cast<size_t>(c.min_keep);
-    s.penalty_last_n = c.penalty_last_n;
-    s.repeat_penalty = c.repeat_penalty;
-    s.presence_penalty = c.presence_penalty;
-    s.frequency_penalty = c.frequency_penalty;
-    s.dry_multiplier = c.dry_multiplier;
-    s.dry_base = c.dry_base;
-    s.dry_allowed_length = c.dry_allowed_length;
-    s.dry_penalty_last_n = c.dry_penalty_last_n;
     if (c.dry_sequence_breakers != nullptr) {
       s.dry_sequence_breakers.clear();
       for (size_t j = 0; j < c.n_dry_sequence_breakers; ++j) {
@@ -165,8 +158,6 @@ ember_status ConvertSpecs(const ember_sampler_spec* specs, size_t n, const char*
       }
     }
     s.logit_bias = Bias(c.logit_bias_ids, c.logit_bias_values, c.n_logit_bias);
-    s.mirostat_tau = c.mirostat_tau;
-    s.mirostat_eta = c.mirostat_eta;
     v.push_back(std::move(s));
   }
   return EMBER_OK;
@@ -178,25 +169,8 @@ ember_status ParamsFromC(const ember_sampling_params* params, ember::SamplingPar
   EMBER_REQUIRE_ARG(c.n_logit_bias == 0 || (c.logit_bias_ids && c.logit_bias_values),
                     "logit-bias: ids or values are NULL");
   ember::SamplingParams p;
-  p.temperature = c.temperature;
-  p.top_k = c.top_k;
-  p.top_p = c.top_p;
-  p.min_p = c.min_p;
-  p.typical_p = c.typical_p;
-  p.top_n_sigma = c.top_n_sigma;
-  p.xtc_probability = c.xtc_probability;
-  p.xtc_threshold = c.xtc_threshold;
-  p.penalty_last_n = c.penalty_last_n;
-  p.repeat_penalty = c.repeat_penalty;
-  p.presence_penalty = c.presence_penalty;
-  p.frequency_penalty = c.frequency_penalty;
-  p.dry_multiplier = c.dry_multiplier;
-  p.dry_base = c.dry_base;
-  p.dry_allowed_length = c.dry_allowed_length;
-  p.dry_penalty_last_n = c.dry_penalty_last_n;
+  CopyNumbers(c, &p);
   p.mirostat = c.mirostat;
-  p.mirostat_tau = c.mirostat_tau;
-  p.mirostat_eta = c.mirostat_eta;
   p.logit_bias = Bias(c.logit_bias_ids, c.logit_bias_values, c.n_logit_bias);
   p.seed = c.seed;
   if (c.samplers != nullptr) {
@@ -306,25 +280,8 @@ ember_sampling_params ember_sampling_default_params(void) {
   const ember::SamplingParams d;
   ember_sampling_params p;
   std::memset(&p, 0, sizeof(p));
-  p.temperature = d.temperature;
-  p.top_k = d.top_k;
-  p.top_p = d.top_p;
-  p.min_p = d.min_p;
-  p.typical_p = d.typical_p;
-  p.top_n_sigma = d.top_n_sigma;
-  p.xtc_probability = d.xtc_probability;
-  p.xtc_threshold = d.xtc_threshold;
-  p.penalty_last_n = d.penalty_last_n;
-  p.repeat_penalty = d.repeat_penalty;
-  p.presence_penalty = d.presence_penalty;
-  p.frequency_penalty = d.frequency_penalty;
-  p.dry_multiplier = d.dry_multiplier;
-  p.dry_base = d.dry_base;
-  p.dry_allowed_length = d.dry_allowed_length;
-  p.dry_penalty_last_n = d.dry_penalty_last_n;
+  CopyNumbers(d, &p);
   p.mirostat = d.mirostat;
-  p.mirostat_tau = d.mirostat_tau;
-  p.mirostat_eta = d.mirostat_eta;
   p.samplers = nullptr;
   p.seed = d.seed;
   return p;

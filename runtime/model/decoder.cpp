@@ -204,7 +204,8 @@ void ForwardMany(const Model& model, DecoderScratch& s, const ForwardSeq* seqs, 
   const ModelWeights& w = model.weights();
   const int64_t E = c.n_embd, Q = c.q_dim(), KV = c.kv_dim(), F = c.n_ff;
   // The pass's rows: each sequence's tokens, one sequence after another.
-  std::vector<int64_t> begin(static_cast<size_t>(n_seqs) + 1, 0);
+  std::vector<int64_t>& begin = s.seq_begin;  // kept in the scratch: no allocation per step
+  begin.assign(static_cast<size_t>(n_seqs) + 1, 0);
   for (int64_t i = 0; i < n_seqs; ++i) begin[i + 1] = begin[i] + seqs[i].n;
   const int64_t n = begin[n_seqs];
   const TokenPlace* places = seqs[0].places;
@@ -313,7 +314,8 @@ void ForwardMany(const Model& model, DecoderScratch& s, const ForwardSeq* seqs, 
   // Several sequences: the rows that want logits go through the head
   // together (it is read once; for Gemma 3 it is most of the weights), in
   // groups of at most 16 rows, and are copied to their sequences.
-  std::vector<std::pair<int64_t, float*>> rows;  // (row of the pass, where its logits go)
+  std::vector<std::pair<int64_t, float*>>& rows = s.head_rows;
+  rows.clear();
   for (int64_t i = 0; i < n_seqs; ++i) {
     const ForwardSeq& q = seqs[i];
     if (q.which == LogitsFor::kLast) rows.emplace_back(begin[i + 1] - 1, q.logits);

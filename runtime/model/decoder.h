@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "ops/matmul.h"
@@ -38,8 +39,10 @@ struct DecoderScratch {
   std::vector<float> rope;    // [n_ropes, n, n_rot]  cos/sin per RoPE config and position
   std::vector<TokenPlace> win_places;  // [n] the places as windowed layers see them
   // Passes over several sequences (ForwardMany) only:
+  std::vector<int64_t> seq_begin;  // [n_seqs + 1] each sequence's first row in the pass
   std::vector<TokenPlace> places;  // [n] every sequence's places, one after another
-  std::vector<float> head_out;     // [rows, n_vocab] logits before they go to each sequence
+  std::vector<std::pair<int64_t, float*>> head_rows;  // (row, where its logits go)
+  std::vector<float> head_out;  // [rows, n_vocab] logits before they go to each sequence
   MatMulScratch mm;
   // Debugging aid (bench/forward_trace.cpp): when set, called with each
   // per-layer activation of a forward pass (the whole chunk), named as llama.cpp's graph names
