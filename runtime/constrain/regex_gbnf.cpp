@@ -271,18 +271,9 @@ class RegexParser {
   }
 
   Status Utf8(uint32_t* cp) {
-    const auto b0 = static_cast<unsigned char>(p_[pos_]);
-    const int n = b0 < 0x80         ? 1
-                  : (b0 >> 5) == 6  ? 2
-                  : (b0 >> 4) == 14 ? 3
-                  : (b0 >> 3) == 30 ? 4
-                                    : 0;
-    if (n == 0 || pos_ + static_cast<size_t>(n) > p_.size()) return Err("invalid UTF-8");
-    uint32_t v = n == 1 ? b0 : b0 & (0x7Fu >> n);
-    for (int i = 1; i < n; ++i)
-      v = (v << 6) | (static_cast<unsigned char>(p_[pos_ + static_cast<size_t>(i)]) & 0x3F);
+    const int n = grammar::DecodeUtf8Char(p_, pos_, cp);
+    if (n == 0) return Err("invalid UTF-8");
     pos_ += static_cast<size_t>(n);
-    *cp = v;
     return Status::Ok();
   }
 

@@ -3,11 +3,20 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 namespace ember::grammar {
 
 constexpr uint32_t kMaxCodePoint = 0x10FFFF;
+
+// One UTF-8 character of s at s[i], strictly (RFC 3629): returns its length
+// (1..4) and sets *cp, or 0 when the bytes there are not a whole valid
+// character: a continuation or 0xC0, 0xC1, 0xF5..0xFF lead byte, a missing or
+// malformed continuation byte, an overlong form, a surrogate, or a code point
+// above U+10FFFF. The grammar text parsers (GBNF, the schema converter's
+// regular expressions) read their literals with it.
+int DecodeUtf8Char(std::string_view s, size_t i, uint32_t* cp);
 
 struct CodeRange {
   uint32_t lo;

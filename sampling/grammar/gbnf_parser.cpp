@@ -313,20 +313,11 @@ class Parser {
                        " (known: \\x.. \\u.... \\U........ \\t \\r \\n \\\\ \\\" \\[ \\] \\-)");
       }
     }
-    const auto b0 = static_cast<unsigned char>(Peek());
-    const int n = b0 < 0x80           ? 1
-                  : (b0 >> 5) == 0x6  ? 2
-                  : (b0 >> 4) == 0xE  ? 3
-                  : (b0 >> 3) == 0x1E ? 4
-                                      : 0;
-    if (n == 0) return Error("invalid UTF-8 byte");
-    uint32_t v = n == 1 ? b0 : b0 & (0x7Fu >> n);
-    for (int i = 1; i < n; ++i) {
-      const auto b = static_cast<unsigned char>(Peek(static_cast<size_t>(i)));
-      if ((b & 0xC0) != 0x80) return Error("invalid UTF-8 sequence");
-      v = (v << 6) | (b & 0x3F);
+    uint32_t v = 0;
+    const int n = DecodeUtf8Char(text_, pos_, &v);
+    if (n == 0) {
+      return Error("invalid UTF-8 (a malformed, overlong or truncated sequence, or a surrogate)");
     }
-    if (v > kMaxCodePoint) return Error("code point above U+10FFFF");
     pos_ += static_cast<size_t>(n);
     *out = v;
     return Status::Ok();

@@ -257,6 +257,19 @@ TEST_CASE("json schema: strings, numbers, formats, enums and combinations", "[gr
   CHECK(JsonObjectGbnf().find("root ::=") == 0);
 }
 
+TEST_CASE("json schema: a pattern must be valid UTF-8", "[grammar]") {
+  std::string g;
+  // Patterns reach the converter from parsed JSON (valid UTF-8), but the
+  // converter is also called directly: it checks its input itself.
+  for (const char* bad : {"a\xC3(", "\xC3", "\xE2\x82", "\xC0\xAF", "\xED\xA0\x80", "[\xFF]"}) {
+    INFO(bad);
+    const Status s = RegexToGbnf(bad, "[^\\x00]", &g);
+    CHECK_FALSE(s.ok());
+    CHECK(s.message().find("invalid UTF-8") != std::string::npos);
+  }
+  CHECK(RegexToGbnf("^caf\xC3\xA9 \xF0\x9F\x98\x80+$", "[^\\x00]", &g).ok());
+}
+
 TEST_CASE("json schema: unsupported keywords and bad schemas are errors", "[grammar]") {
   CHECK(SchemaError(R"({"type": "object", "minProperties": 1})") ==
         "unsupported JSON schema keyword 'minProperties' at #");

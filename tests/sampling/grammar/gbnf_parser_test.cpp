@@ -124,6 +124,45 @@ TEST_CASE("gbnf: syntax errors say line and column", "[grammar]") {
         "line 1, column 2: expecting '::=' after the rule name 'r', found '_'");
 }
 
+TEST_CASE("gbnf: literals must be valid UTF-8", "[grammar]") {
+  const std::string kInvalid =
+      "invalid UTF-8 (a malformed, overlong or truncated sequence, or a surrogate)";
+  // A lead byte whose continuation is missing, is ASCII, or is itself a lead.
+  CHECK(ParseError("root ::= \"\xC3\"") == "line 1, column 11: " + kInvalid);
+  CHECK(ParseError("root ::= \"\xC3(\"") == "line 1, column 11: " + kInvalid);
+  CHECK(ParseError("root ::= [\xE2\xC3\xA9]") == "line 1, column 11: " + kInvalid);
+  // Overlong forms, a surrogate, a code point above U+10FFFF, stray bytes.
+  CHECK(ParseError("root ::= \"\xC0\xAF\"") == "line 1, column 11: " + kInvalid);
+  CHECK(ParseError("root ::= \"\xE0\x80\xAF\"") == "line 1, column 11: " + kInvalid);
+  CHECK(ParseError("root ::= \"\xED\xA0\x80\"") == "line 1, column 11: " + kInvalid);
+  CHECK(ParseError("root ::= \"\xF4\x90\x80\x80\"") == "line 1, column 11: " + kInvalid);
+  CHECK(ParseError("root ::= \"\x80\"") == "line 1, column 11: " + kInvalid);
+  CHECK(ParseError("root ::= \"\xFF\"") == "line 1, column 11: " + kInvalid);
+  // Valid characters of every length still parse.
+  CHECK(ParseError("root ::= \"a\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\" [\xC3\xA0-\xC3\xBF]") == "");
+}
+
+TEST_CASE("grammar: the strict UTF-8 decoder", "[grammar]") {
+  uint32_t cp = 0;
+  CHECK(grammar::DecodeUtf8Char("\xF0\x9F\x98\x80", 0, &cp) == 4);
+  CHECK(cp == 0x1F600);
+  CHECK(grammar::DecodeUtf8Char("x\xC3\xA9", 1, &cp) == 2);
+  CHECK(cp == 0xE9);
+  CHECK(grammar::DecodeUtf8Char("\xF4\x8F\xBF\xBF", 0, &cp) == 4);
+  CHECK(cp == 0x10FFFF);
+  CHECK(grammar::DecodeUtf8Char("\xEF\xBF\xBD", 0, &cp) == 3);
+  CHECK(cp == 0xFFFD);
+  CHECK(grammar::DecodeUtf8Char("\xC1\xBF", 0, &cp) == 0);          // overlong
+  CHECK(grammar::DecodeUtf8Char("\xF0\x8F\xBF\xBF", 0, &cp) == 0);  // overlong
+  CHECK(grammar::DecodeUtf8Char("\xED\xBF\xBF", 0, &cp) == 0);      // a surrogate
+  CHECK(grammar::DecodeUtf8Char("\xF5\x80\x80\x80", 0, &cp) == 0);  // above U+10FFFF
+  CHECK(grammar::DecodeUtf8Char("\xE2\x82", 0, &cp) == 0);          // truncated
+  CHECK(grammar::DecodeUtf8Char("\xE2\x82"
+                                "A",
+                                0, &cp) == 0);       // not a continuation
+  CHECK(grammar::DecodeUtf8Char("a", 1, &cp) == 0);  // past the end
+}
+
 TEST_CASE("gbnf: undefined, duplicate and missing rules", "[grammar]") {
   CHECK(ParseError("root ::= \"a\" item\n") == "line 1, column 14: undefined rule 'item'");
   CHECK(ParseError("root ::= a\na ::= \"x\"\n  \na ::= \"y\"") ==
