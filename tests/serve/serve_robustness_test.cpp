@@ -54,6 +54,29 @@ TEST_CASE("serve: a client that hangs up frees its slot, a full queue answers 42
   CHECK(server.Stop() == 0);
 }
 
+TEST_CASE("serve: a non-streamed client that hangs up stops its generation", "[serve]") {
+  const std::string model = TinyChatModel();
+  ServerProcess server;
+  StartOrFail(server, {"-m", model, "-c", "16384", "-t", "1"});
+  auto c = server.Client();
+  // A whole-reply request for 16000 tokens, whose client gives up after
+  // 300 ms: the server notices within ~100 ms of the hang-up and cancels.
+  std::thread gives_up([&] {
+    httplib::Client h("127.0.0.1", server.port());
+    h.set_read_timeout(0, 300 * 1000);
+    h.Post("/v1/completions", Completion("Keep going", 16000).dump(), "application/json");
+  });
+  gives_up.join();
+  CHECK(WaitFor([&] { return Metric(*c, "ember_requests_cancelled_total") == 1; }, 30));
+  CHECK(WaitFor([&] { return Metric(*c, "ember_slots_busy") == 0; }, 30));
+  CHECK(Metric(*c, "ember_tokens_generated_total") < 16000);
+  // A client that waits gets its whole reply, on the same server.
+  const Reply r = Post(*c, "/v1/completions", Completion("Served", 8));
+  CHECK(r.status == 200);
+  CHECK(Metric(*c, "ember_requests_cancelled_total") == 1);
+  CHECK(server.Stop() == 0);
+}
+
 TEST_CASE("serve: --api-key", "[serve]") {
   const std::string model = TinyChatModel();
   ServerProcess server;

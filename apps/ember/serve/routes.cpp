@@ -5,6 +5,7 @@
 #include <random>
 
 #include "serve/api_error.h"
+#include "serve/connection_watch.h"
 #include "serve/openai_response.h"
 #include "serve/web_page.h"
 
@@ -208,15 +209,24 @@ void Generate(ServerState& state, const httplib::Request& req, httplib::Response
   const std::string echo = gr.echo ? gr.prompt_text : "";
 
   if (!gr.stream) {
-    // A non-streamed reply: the client only waits, so there is nothing to
-    // watch for a disconnect; the job ends at max_tokens at the latest.
-    std::unique_lock<std::mutex> lock(channel->mu);
-    channel->cv.wait(lock, [&] {
+    // A non-streamed reply: nothing is written until it is complete, so the
+    // connection is watched while the jobs run (serve/connection_watch.h): a
+    // client that leaves cancels them, as a stream's disconnect does.
+    const ConnectionWatch watch(req);
+    const auto all_done = [&] {
       for (const auto& j : jobs) {
         if (!j->done) return false;
       }
       return true;
-    });
+    };
+    std::unique_lock<std::mutex> lock(channel->mu);
+    while (!channel->cv.wait_for(lock, std::chrono::milliseconds(100), all_done)) {
+      if (watch.PeerClosed()) {
+        lock.unlock();  // Cancel finishes queued jobs, which takes the channel's lock
+        for (const auto& j : jobs) state.pool.load()->Cancel(j);
+        return;  // no one to answer
+      }
+    }
     std::vector<const Job*> done;
     for (const auto& j : jobs) {
       if (!j->error.empty()) {
