@@ -34,14 +34,19 @@ class DraftLength {
   // until measured; small-M passes read the weights once (docs/PERFORMANCE.md).
   static constexpr double kSlope = 0.05;
 
-  DraftLength(const SpeculativeParams& p) : p_(p), verify_(static_cast<size_t>(p.draft_max) + 2) {}
+  // costly: the source's drafts cost real work (DraftSource::costly).
+  DraftLength(const SpeculativeParams& p, bool costly)
+      : p_(p), costly_(costly), verify_(static_cast<size_t>(p.draft_max) + 2) {}
 
   int32_t Next(int64_t step) {
     probing_ = false;
     if (!p_.adaptive) return p_.draft_max;
     // Learn the acceptance first: 4 rounds at draft_max, or 2 when both
     // accepted nothing (a draft that fails should cost as little as it can).
-    if (n_rounds_ < 4 && !(n_rounds_ >= 2 && accepted_ == 0)) return p_.draft_max;
+    // A costly source first passes a probe: rounds at draft_max only once it
+    // has had a draft accepted.
+    const bool learning = n_rounds_ < 4 && !(n_rounds_ >= 2 && accepted_ == 0);
+    if (learning && (!costly_ || accepted_ > 0)) return p_.draft_max;
     // A plain step now and then keeps the cost of one token measured.
     if (verify_[1].n == 0 || step % kMeasureEvery == 0) return 0;
     const double t1 = verify_[1].mean;
@@ -58,7 +63,7 @@ class DraftLength {
         best_rate = tokens / time;
       }
     }
-    if (best == 0 && step >= next_probe_) {
+    if (best == 0 && step >= next_probe_ && !given_up_) {
       probing_ = true;
       next_probe_ = step + probe_every_;
       return std::max(2, p_.draft_min);
@@ -72,9 +77,12 @@ class DraftLength {
       verify_[static_cast<size_t>(m) + 1].Add(verify_s);
     if (m == 0) return;
     ++n_rounds_;
-    if (probing_)
+    if (probing_) {
+      // A costly source whose probe failed at the longest back-off is given up.
+      given_up_ = costly_ && accepted == 0 && probe_every_ == kProbeEveryMax;
       probe_every_ =
           accepted > 0 ? kProbeEvery : std::min<int64_t>(2 * probe_every_, kProbeEveryMax);
+    }
     // Acceptance per drafted token: a run of `accepted` successes, then one
     // failure unless the whole draft was accepted (decayed running sums).
     constexpr double kDecay = 0.95;
@@ -99,6 +107,8 @@ class DraftLength {
   }
 
   SpeculativeParams p_;
+  bool costly_;
+  bool given_up_ = false;     // a costly source that never paid: no more probes
   std::vector<Mean> verify_;  // [m]: seconds of a verify pass of m tokens
   double accepted_ = 0, trials_ = 0;
   double draft_per_token_ = 0;
@@ -154,16 +164,27 @@ Status DraftModel::Create(Session* draft, const Tokenizer& target,
   return Status::Ok();
 }
 
-Status DraftModel::Follow(const std::vector<int32_t>& context) {
-  if (context.empty() || static_cast<int64_t>(context.size()) >= draft_->n_ctx()) {
-    return Status::Ok();
-  }
-  return draft_->DecodeReusing(context, nullptr);
+const std::vector<int32_t>& DraftModel::Seen(const std::vector<int32_t>& context) {
+  if (whole_context_ || context.size() <= kProbeWindow) return context;
+  window_.assign(context.end() - static_cast<std::ptrdiff_t>(kProbeWindow), context.end());
+  return window_;
 }
 
-Status DraftModel::Draft(const std::vector<int32_t>& context, int32_t k,
+void DraftModel::Verified(int32_t drafted, int32_t accepted) {
+  (void)drafted;
+  if (accepted > 0) whole_context_ = true;
+}
+
+Status DraftModel::Follow(const std::vector<int32_t>& context) {
+  const std::vector<int32_t>& seen = Seen(context);
+  if (seen.empty() || static_cast<int64_t>(seen.size()) >= draft_->n_ctx()) return Status::Ok();
+  return draft_->DecodeReusing(seen, nullptr);
+}
+
+Status DraftModel::Draft(const std::vector<int32_t>& context_in, int32_t k,
                          std::vector<int32_t>* out) {
   out->clear();
+  const std::vector<int32_t>& context = Seen(context_in);
   if (k <= 0 || context.empty()) return Status::Ok();
   // The draft's cache follows the context: what matches stays, the rest (the
   // rows of drafts the target rejected) is dropped and the new tokens computed.
@@ -258,7 +279,7 @@ Status GenerateSpeculative(Session& session, DraftSource& draft, const std::vect
   chain->AcceptPrompt(prompt);  // penalties see the prompt, a grammar starts over, as in Generate
 
   TokenEmitter emitter(tok, n_vocab, params, on_piece, on_token, result);
-  DraftLength length(spec);
+  DraftLength length(spec, draft.costly());
   int64_t n_gen = 0;
   Status accepted_ok;
   // Chooses the token after logits[n_vocab]; false when generation ends.
@@ -339,6 +360,7 @@ Status GenerateSpeculative(Session& session, DraftSource& draft, const std::vect
     stats->n_drafted += m;
     stats->n_accepted += accepted;
     length.Record(m, accepted, Seconds(tv, te), Seconds(td, tv));
+    if (m > 0) draft.Verified(m, accepted);
     // Roll back the rows of rejected drafts (and, when generation ends, of
     // drafts after the last token chosen).
     const int64_t keep = n0 + 1 + accepted;

@@ -35,7 +35,9 @@
 // per second, (1 - a^(k+1)) / (1 - a) tokens over the measured time of a
 // verify pass of k + 1 tokens plus k drafted ones, a being the measured
 // acceptance rate; k = 0 (plain decoding) when drafting does not pay, with a
-// probe every kProbeEvery steps to notice when it starts to.
+// probe every kProbeEvery steps to notice when it starts to. A draft model
+// (DraftSource::costly) is probed before it drafts at length, on a short tail
+// of the context, and given up when its probes keep failing.
 #pragma once
 
 #include <cstdint>
@@ -73,6 +75,16 @@ class DraftSource {
     (void)context;
     return Status::Ok();
   }
+  // Whether trying a draft costs real work (a draft model's passes) rather
+  // than nothing (lookup). Such a source is tried with short probes before any
+  // round at draft_max, and given up for the rest of the generation when the
+  // probes' back-off reaches its end without one accepted token.
+  virtual bool costly() const { return false; }
+  // What verification made of the last draft: `accepted` of `drafted` tokens.
+  virtual void Verified(int32_t drafted, int32_t accepted) {
+    (void)drafted;
+    (void)accepted;
+  }
 };
 
 // A smaller model of the same vocabulary: greedy drafts from its own session.
@@ -86,12 +98,27 @@ class DraftModel final : public DraftSource {
   const char* name() const override { return "draft model"; }
   Status Draft(const std::vector<int32_t>& context, int32_t k, std::vector<int32_t>* out) override;
   Status Follow(const std::vector<int32_t>& context) override;
+  bool costly() const override { return true; }
+  void Verified(int32_t drafted, int32_t accepted) override;
+
+  // Until a draft of it is accepted, the draft model reads only the last
+  // kProbeWindow tokens of the context, not all of it: whether it can guess
+  // at all shows on a short context too, and a draft that cannot then never
+  // pays for reading a long prompt (bench/speculative_compare.sh's failing
+  // draft: the 327-token prompt was half of what trying it cost).
+  static constexpr size_t kProbeWindow = 32;
 
  private:
   DraftModel(Session* draft, std::vector<int32_t> to_target)
       : draft_(draft), to_target_(std::move(to_target)) {}
+  // The part of `context` the draft reads: all of it once a draft was
+  // accepted, its last kProbeWindow tokens before.
+  const std::vector<int32_t>& Seen(const std::vector<int32_t>& context);
+
   Session* draft_;
   std::vector<int32_t> to_target_;  // draft id -> target id, -1: none
+  bool whole_context_ = false;      // a draft was accepted: read the whole context
+  std::vector<int32_t> window_;     // Seen's tail of the context
 };
 
 // Prompt lookup: the tokens that followed the most recent earlier occurrence

@@ -149,6 +149,36 @@ TEST_CASE("speculative: greedy output is plain greedy's with every draft source"
     CHECK(r.tokens == plain.tokens);
     CHECK(st.n_drafted > 0);
   }
+  SECTION("a draft model that fails: probed on a short context, then given up") {
+    // Another model's greedy drafts, none of which this target takes (the
+    // seed is chosen so; checked below). A costly source is probed (2 tokens)
+    // before any round at draft_max, reads only the context's last
+    // kProbeWindow tokens while it has had nothing accepted, and is given up
+    // after the probe at the longest back-off: steps 1, 33, 97 and 225, then
+    // none in the 275 steps after.
+    test::TinyModelSpec spec = test::ArchSpec("qwen2");
+    spec.seed = 78;
+    const std::string other_path = test::TempPath("failing_qwen2.gguf");
+    REQUIRE(test::BuildTinyModel(spec, other_path).ok());
+    auto other = test::LoadModelOrFail(other_path);
+    std::vector<int32_t> long_prompt;
+    for (int i = 0; i < 3; ++i) long_prompt.insert(long_prompt.end(), prompt.begin(), prompt.end());
+    REQUIRE(long_prompt.size() > 2 * DraftModel::kProbeWindow);
+    const GenerateParams g500 = Params(500, 0.0f);
+    auto plain_session = NewSession(*model, 1024);
+    GenerateResult plain500;
+    REQUIRE(Generate(*plain_session, long_prompt, g500, nullptr, nullptr, &plain500).ok());
+    auto target = NewSession(*model, 1024);
+    auto draft_session = NewSession(*other, 1024);
+    std::unique_ptr<DraftModel> draft;
+    REQUIRE(DraftModel::Create(draft_session.get(), model->tokenizer(), &draft).ok());
+    SpeculativeStats st;
+    const GenerateResult r = Speculative(*target, *draft, long_prompt, g500, &st);
+    CHECK(r.tokens == plain500.tokens);
+    REQUIRE(st.n_accepted == 0);
+    CHECK(st.n_drafted == 4 * 2);
+    CHECK(draft_session->n_past() <= static_cast<int64_t>(DraftModel::kProbeWindow) + 2);
+  }
   SECTION("random drafts: all rejected, and the adaptive length turns drafting off") {
     RandomDraft random;
     auto s = NewSession(*model);
