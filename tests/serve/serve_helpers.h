@@ -48,10 +48,9 @@ struct Reply {
   std::string text;  // the raw body
 };
 
-inline Reply Post(httplib::Client& c, const std::string& path, const std::string& body,
-                  const httplib::Headers& headers = {}) {
+// A reply as status, raw body and (when it is JSON) the parsed body.
+inline Reply ToReply(const httplib::Result& res) {
   Reply r;
-  auto res = c.Post(path.c_str(), headers, body, "application/json");
   REQUIRE(res);
   r.status = res->status;
   r.text = res->body;
@@ -59,6 +58,15 @@ inline Reply Post(httplib::Client& c, const std::string& path, const std::string
     r.body = json::parse(res->body);
   }
   return r;
+}
+
+inline Reply Post(httplib::Client& c, const std::string& path, const std::string& body,
+                  const httplib::Headers& headers = {}) {
+  return ToReply(c.Post(path.c_str(), headers, body, "application/json"));
+}
+
+inline Reply Get(httplib::Client& c, const std::string& path) {
+  return ToReply(c.Get(path.c_str()));
 }
 
 inline Reply Post(httplib::Client& c, const std::string& path, const json& body,

@@ -12,6 +12,8 @@
 
 #include "serve/serve_helpers.h"
 #include "support/cli_runner.h"
+#include "support/skip.h"
+#include "support/test_paths.h"
 
 using ember::test::ServerProcess;
 using namespace ember::test::serve;  // NOLINT: the helpers are this file's vocabulary
@@ -75,6 +77,51 @@ TEST_CASE("serve: a non-streamed client that hangs up stops its generation", "[s
   CHECK(r.status == 200);
   CHECK(Metric(*c, "ember_requests_cancelled_total") == 1);
   CHECK(server.Stop() == 0);
+}
+
+TEST_CASE("serve: every route but /health and / answers 503 while the model loads",
+          "[serve][real]") {
+  // A real 0.5B model takes a second or more to load and repack: the port is
+  // open meanwhile. Asked the moment the port is known; a load that finished
+  // before that is tried again (three times at most).
+  const std::string model = ember::test::ModelPath("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf");
+  if (model.empty()) {
+    EMBER_SKIP("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf is not in the model cache");
+  }
+  bool seen_loading = false;
+  for (int attempt = 0; attempt < 3 && !seen_loading; ++attempt) {
+    ServerProcess server;
+    Reply health, completion, models;
+    std::string error;
+    const bool ok = server.Start({"-m", model, "-t", "1"}, &error, 300, [&](int port) {
+      httplib::Client c("127.0.0.1", port);
+      c.set_read_timeout(30, 0);
+      health = ToReply(c.Get("/health"));
+      completion =
+          ToReply(c.Post("/v1/completions", Completion("Hi", 4).dump(), "application/json"));
+      models = ToReply(c.Get("/v1/models"));
+    });
+    INFO(error);
+    REQUIRE(ok);
+    if (health.status == 200) continue;  // already loaded
+    seen_loading = true;
+    INFO(health.text);
+    CHECK(health.status == 503);
+    CHECK(health.body.value("status", "") == "loading");
+    // The request asked while loading may have been answered after the load
+    // ended; one that got 503 says why, in OpenAI's shape.
+    if (completion.status != 200) {
+      CheckOpenAiError(completion, 503);
+      CHECK(completion.body["error"]["message"] == "the model is loading; retry shortly");
+    }
+    CHECK((models.status == 503 || models.status == 200));
+    // Once ready, the same requests are served.
+    auto c = server.Client();
+    CHECK(Get(*c, "/health").status == 200);
+    CHECK(Post(*c, "/v1/completions", Completion("Hi", 4)).status == 200);
+    CHECK(server.Stop() == 0);
+  }
+  CHECK(seen_loading);
 }
 
 TEST_CASE("serve: --api-key", "[serve]") {

@@ -27,7 +27,7 @@ ServerProcess::~ServerProcess() {
 }
 
 bool ServerProcess::Start(const std::vector<std::string>& args, std::string* error,
-                          double timeout_s) {
+                          double timeout_s, const std::function<void(int port)>& on_listening) {
   log_path_ = TempPath("serve.log");
   // EMBER_SERVE_BIN runs another build of `ember` (e.g. one with sanitizers).
   const char* bin = std::getenv("EMBER_SERVE_BIN");
@@ -68,6 +68,7 @@ bool ServerProcess::Start(const std::vector<std::string>& args, std::string* err
       const size_t at = log.find(mark);
       if (at != std::string::npos && log.find('\n', at) != std::string::npos) {
         port_ = std::atoi(log.c_str() + at + mark.size());
+        if (port_ > 0 && on_listening) on_listening(port_);
       }
     }
     if (port_ > 0) {

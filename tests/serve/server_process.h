@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,7 +26,10 @@ class ServerProcess {
   // Starts `ember serve ARGS --port 0 --host 127.0.0.1` and waits up to
   // `timeout_s` for /health to answer 200. On failure returns false with
   // `*error` saying why (the log included).
-  bool Start(const std::vector<std::string>& args, std::string* error, double timeout_s = 120);
+  // `on_listening`, when given, runs once as soon as the port is known (the
+  // model may still be loading), before the wait for /health's 200.
+  bool Start(const std::vector<std::string>& args, std::string* error, double timeout_s = 120,
+             const std::function<void(int port)>& on_listening = nullptr);
 
   int port() const { return port_; }
   // A client of the server with generous timeouts (sanitizer builds are slow).
