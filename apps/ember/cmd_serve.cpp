@@ -71,6 +71,7 @@ int ServeCommand(int argc, char** argv) {
   for (OptionSpec& o : SamplingOptions("default temperature of requests that give none (0.8)")) {
     specs.push_back(std::move(o));
   }
+  for (OptionSpec& o : SpeculativeOptions()) specs.push_back(std::move(o));
   Args args;
   if (!args.Parse("serve", "[-m MODEL] [--host ADDR] [--port N] [--parallel N] [options]", specs,
                   argc, argv)) {
@@ -90,6 +91,10 @@ int ServeCommand(int argc, char** argv) {
   const LogitBiases biases = ParseLogitBiases(args);
   const ember_sampling_params sampling = SamplingParamsFromFlags(args, biases);
   const std::string model_path = ResolveModelPath(args);
+  // --draft-model / --lookup: the flags are checked now, the draft model is
+  // loaded after the model (every slot gets a session of it).
+  Speculative spec_flags;
+  SetUpSpeculative(args, nullptr, ember_session_default_params(), &spec_flags);
 
   serve::ServerState state;
   state.api_key = args.Get("--api-key");
@@ -155,8 +160,14 @@ int ServeCommand(int argc, char** argv) {
   ember_model_params mp = ember_model_default_params();
   mp.progress = KeepLoading;
   mp.progress_user_data = &state;
-  const ember_status load = ember_model_load(model_path.c_str(), &mp, &raw_model);
+  ember_status load = ember_model_load(model_path.c_str(), &mp, &raw_model);
   ModelPtr model(raw_model);
+  ModelPtr draft_model;
+  if (load == EMBER_OK && args.Has("--draft-model")) {
+    ember_model* raw_draft = nullptr;
+    load = ember_model_load(args.Get("--draft-model").c_str(), &mp, &raw_draft);
+    draft_model.reset(raw_draft);
+  }
   if (load != EMBER_OK) {
     if (load != EMBER_ERR_CANCELLED) {
       std::fprintf(stderr, "ember: error: %s\n", ember_last_error());
@@ -167,8 +178,13 @@ int ServeCommand(int argc, char** argv) {
     sp.n_ctx = n_ctx;
     sp.n_threads = n_threads;
     sp.n_threads_batch = n_threads_batch;
+    serve::Speculation speculation;
+    speculation.on = spec_flags.on;
+    speculation.draft_model = draft_model.get();
+    speculation.params = spec_flags.params;
     pool = std::make_unique<serve::SlotPool>(model.get(), sp, parallel, queue,
-                                             !args.Has("--no-cont-batching"), &state.metrics);
+                                             !args.Has("--no-cont-batching"), &state.metrics,
+                                             speculation);
     if (pool->Start() != EMBER_OK) {
       std::fprintf(stderr, "ember: error: creating the sessions: %s\n", ember_last_error());
       exit_code = 1;
@@ -191,10 +207,14 @@ int ServeCommand(int argc, char** argv) {
       state.pool = pool.get();
       serve::Phase expected = serve::Phase::kLoading;
       state.phase.compare_exchange_strong(expected, serve::Phase::kReady);
-      std::fprintf(stderr, "ember serve: ready: %s, %d slot%s of %d tokens%s, queue %zu%s\n",
+      const std::string speculative =
+          !spec_flags.on ? ""
+          : draft_model  ? ", speculative with " + BaseName(args.Get("--draft-model"))
+                         : ", speculative with lookup";
+      std::fprintf(stderr, "ember serve: ready: %s, %d slot%s of %d tokens%s, queue %zu%s%s\n",
                    state.model_id.c_str(), parallel, parallel == 1 ? "" : "s", d.n_ctx,
                    parallel > 1 && !args.Has("--no-cont-batching") ? " (batched)" : "", queue,
-                   state.api_key.empty() ? "" : ", API key required");
+                   speculative.c_str(), state.api_key.empty() ? "" : ", API key required");
       std::fflush(stderr);
       // A signal that came while the pool was being made saw no pool.
       if (state.phase.load() == serve::Phase::kStopping) pool->Shutdown();

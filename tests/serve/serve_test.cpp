@@ -138,6 +138,57 @@ TEST_CASE("serve: greedy completions and chat equal ember_generate's, with usage
   CHECK(server.Stop() == 0);
 }
 
+TEST_CASE("serve: --draft-model and --lookup speculate without changing a reply", "[serve]") {
+  const std::string model = TinyChatModel();
+  // A repetitive prompt, so that lookup finds drafts; the model as its own
+  // draft model, so that drafts are accepted.
+  const std::string prompt = "one two three four one two three four one two three";
+  const std::vector<int32_t> ids = PromptTokens(model, prompt);
+  const std::string expected = GreedyReference(model, ids, 24);
+  const std::vector<std::vector<std::string>> setups = {
+      {"--lookup", "3"},
+      {"--draft-model", model, "--draft-max", "4"},
+      {"--draft-model", model, "--parallel", "2"},  // the draft sessions batched too
+  };
+  for (const auto& setup : setups) {
+    INFO(setup[0] << " " << setup[1] << (setup.size() > 2 ? " " + setup[2] : std::string()));
+    ServerProcess server;
+    StartOrFail(server, ServerArgs(model, setup));
+    CHECK(server.Log().find("speculative with") != std::string::npos);
+    auto c = server.Client();
+    const Reply r = Post(*c, "/v1/completions", Completion(prompt, 24));
+    INFO(r.text);
+    REQUIRE(r.status == 200);
+    CHECK(r.body["choices"][0]["text"] == expected);
+    CHECK(r.body["usage"]["completion_tokens"] == 24);
+    // Two clients at once each get the same reply.
+    std::vector<std::thread> clients;
+    std::vector<std::string> texts(2);
+    for (size_t i = 0; i < texts.size(); ++i) {
+      clients.emplace_back([&, i] {
+        auto ci = server.Client();
+        auto res = ci->Post("/v1/completions", Completion(prompt, 24).dump(), "application/json");
+        if (res && res->status == 200) texts[i] = json::parse(res->body)["choices"][0]["text"];
+      });
+    }
+    for (auto& t : clients) t.join();
+    for (const std::string& t : texts) CHECK(t == expected);
+    // A request for logprobs is answered (generated without speculation).
+    json lp = Completion(prompt, 8);
+    lp["logprobs"] = 2;
+    CHECK(Post(*c, "/v1/completions", lp).status == 200);
+    CHECK(Metric(*c, "ember_draft_tokens_total") > 0);
+    CHECK(Metric(*c, "ember_draft_tokens_accepted_total") > 0);
+    CHECK(server.Stop() == 0);
+  }
+  // A draft model of another vocabulary: the server says so and exits.
+  const std::string other = ember::test::BuildArchModel("llama");
+  ServerProcess bad;
+  std::string error;
+  CHECK_FALSE(bad.Start(ServerArgs(model, {"--draft-model", other}), &error, 60));
+  CHECK(error.find("the draft model has another vocabulary") != std::string::npos);
+}
+
 TEST_CASE("serve: `ember run --temp 0` and the server agree", "[serve]") {
   const std::string model = TinyChatModel();
   const std::string prompt = "Once upon a time";

@@ -33,6 +33,12 @@ std::string RenderMetrics(const Metrics& m, const Gauges& g) {
       static_cast<double>(m.prompt_tokens_reused.load()));
   Add(&out, "ember_tokens_generated_total", "counter", "tokens generated",
       static_cast<double>(m.generated_tokens.load()));
+  Add(&out, "ember_draft_tokens_total", "counter",
+      "speculative decoding (--draft-model, --lookup): drafted tokens verified",
+      static_cast<double>(m.drafted_tokens.load()));
+  Add(&out, "ember_draft_tokens_accepted_total", "counter",
+      "speculative decoding: drafted tokens the model kept",
+      static_cast<double>(m.accepted_tokens.load()));
   Add(&out, "ember_slots_total", "gauge", "generation slots", g.slots_total);
   Add(&out, "ember_slots_busy", "gauge", "slots generating now", g.slots_busy);
   Add(&out, "ember_queue_length", "gauge", "requests waiting for a slot",

@@ -18,6 +18,8 @@ struct Metrics {
   std::atomic<uint64_t> prompt_tokens{0};
   std::atomic<uint64_t> prompt_tokens_reused{0};  // found in a slot's cache (not computed)
   std::atomic<uint64_t> generated_tokens{0};
+  std::atomic<uint64_t> drafted_tokens{0};   // speculative decoding: drafts verified
+  std::atomic<uint64_t> accepted_tokens{0};  // of those, kept
 };
 
 struct Gauges {

@@ -21,33 +21,65 @@ ember_status CreateSlotSession(const ember_model* model, const ember_session_par
 }
 
 SlotPool::SlotPool(const ember_model* model, const ember_session_params& params, int n_slots,
-                   size_t max_queue, bool batching, Metrics* metrics)
+                   size_t max_queue, bool batching, Metrics* metrics,
+                   const Speculation& speculation)
     : model_(model),
       params_(params),
       max_queue_(max_queue),
       batching_(batching && n_slots > 1),
+      speculation_(speculation),
       metrics_(metrics) {
   slots_.resize(static_cast<size_t>(std::max(1, n_slots)));
 }
 
 SlotPool::~SlotPool() { Shutdown(); }
 
-ember_status SlotPool::Start() {
-  if (batching_) {
-    ember_status st = ember_batcher_create(model_, nullptr, &batcher_);
-    if (st != EMBER_OK) return st;
+void SlotPool::FreeSessions() {
+  for (Slot& t : slots_) {
+    ember_session_free(t.session);
+    ember_session_free(t.draft);
+    t.session = t.draft = nullptr;
   }
-  for (Slot& s : slots_) {
-    ember_status st = CreateSlotSession(model_, params_, batcher_, &s.session);
-    if (st != EMBER_OK) {
-      for (Slot& t : slots_) {
-        ember_session_free(t.session);
-        t.session = nullptr;
-      }
-      ember_batcher_free(batcher_);
-      batcher_ = nullptr;
-      return st;
+  ember_batcher_free(batcher_);
+  ember_batcher_free(draft_batcher_);
+  batcher_ = draft_batcher_ = nullptr;
+}
+
+ember_status SlotPool::Start() {
+  const ember_model* draft_model = speculation_.on ? speculation_.draft_model : nullptr;
+  ember_status st = EMBER_OK;
+  if (batching_) {
+    st = ember_batcher_create(model_, nullptr, &batcher_);
+    if (st == EMBER_OK && draft_model != nullptr) {
+      st = ember_batcher_create(draft_model, nullptr, &draft_batcher_);
     }
+  }
+  // A draft session follows its slot's context and never shifts by itself.
+  ember_session_params draft_params = params_;
+  draft_params.context_shift = false;
+  for (Slot& s : slots_) {
+    if (st != EMBER_OK) break;
+    st = CreateSlotSession(model_, params_, batcher_, &s.session);
+    if (st == EMBER_OK && draft_model != nullptr) {
+      st = CreateSlotSession(draft_model, draft_params, draft_batcher_, &s.draft);
+    }
+  }
+  if (st == EMBER_OK && draft_model != nullptr) {
+    // A draft model of another vocabulary is an error now, not at every
+    // request: one speculative call that generates nothing checks it.
+    const int32_t token = 0;
+    ember_generate_params gp = ember_generate_default_params();
+    gp.n_predict = 0;
+    ember_speculative_params spec = speculation_.params;
+    spec.draft = slots_[0].draft;
+    st = ember_generate_speculative(slots_[0].session, &token, 1, &gp, &spec, nullptr, nullptr,
+                                    nullptr, nullptr);
+    ember_session_reset(slots_[0].session);
+    ember_session_reset(slots_[0].draft);
+  }
+  if (st != EMBER_OK) {
+    FreeSessions();
+    return st;
   }
   n_ctx_ = ember_session_n_ctx(slots_[0].session);
   for (size_t i = 0; i < slots_.size(); ++i) {
@@ -106,11 +138,8 @@ void SlotPool::Shutdown() {
   cv_.notify_all();
   for (Slot& s : slots_) {
     if (s.worker.joinable()) s.worker.join();
-    ember_session_free(s.session);
-    s.session = nullptr;
   }
-  ember_batcher_free(batcher_);
-  batcher_ = nullptr;
+  FreeSessions();
 }
 
 Gauges SlotPool::gauges() const {
@@ -256,8 +285,21 @@ void SlotPool::Run(Slot& slot, Job& job) {
   RunState st{model_, &job, {}};
   const int32_t dropped_before = ember_session_n_dropped(slot.session);
   ember_generate_stats stats{};
-  const ember_status s =
-      ember_generate(slot.session, job.prompt.data(), job.prompt.size(), &gp, OnPiece, &st, &stats);
+  ember_status s = EMBER_OK;
+  if (speculation_.on && job.n_top_logprobs < 0) {
+    ember_speculative_params spec = speculation_.params;
+    spec.draft = slot.draft;
+    ember_speculative_stats spec_stats{};
+    s = ember_generate_speculative(slot.session, job.prompt.data(), job.prompt.size(), &gp, &spec,
+                                   OnPiece, &st, &stats, &spec_stats);
+    if (s == EMBER_OK) {
+      metrics_->drafted_tokens += static_cast<uint64_t>(spec_stats.n_drafted);
+      metrics_->accepted_tokens += static_cast<uint64_t>(spec_stats.n_accepted);
+    }
+  } else {
+    s = ember_generate(slot.session, job.prompt.data(), job.prompt.size(), &gp, OnPiece, &st,
+                       &stats);
+  }
   const std::string error = s == EMBER_OK ? "" : ember_last_error();
 
   // What the context holds now, for the next job's slot choice. After a

@@ -14,6 +14,12 @@
 // docs/BATCHING.md): each slot's worker runs ember_generate as alone, and the
 // engine runs the slots' forward passes together, each weight read once for
 // all of them. A slot's output does not depend on the others'.
+//
+// Speculative decoding (--draft-model, --lookup): each slot generates with
+// ember_generate_speculative, its output unchanged. With a draft model every
+// slot has a session of it too (sharing a batcher of their own when the
+// slots' sessions share one). Requests that ask for logprobs are generated
+// plainly (the speculative path does not report them).
 #pragma once
 
 #include <condition_variable>
@@ -31,6 +37,14 @@
 
 namespace serve {
 
+// How the slots speculate: off, prompt lookup, or a draft model (borrowed;
+// it must outlive the pool). params.draft is set per slot by the pool.
+struct Speculation {
+  bool on = false;
+  const ember_model* draft_model = nullptr;
+  ember_speculative_params params{};
+};
+
 class SlotPool {
  public:
   enum class SubmitResult { kOk, kQueueFull, kStopping };
@@ -38,7 +52,8 @@ class SlotPool {
   // batching: with several slots, their sessions share forward passes
   // (continuous batching, ember_batcher).
   SlotPool(const ember_model* model, const ember_session_params& params, int n_slots,
-           size_t max_queue, bool batching, Metrics* metrics);
+           size_t max_queue, bool batching, Metrics* metrics,
+           const Speculation& speculation = Speculation());
   ~SlotPool();  // Shutdown()
   SlotPool(const SlotPool&) = delete;
   SlotPool& operator=(const SlotPool&) = delete;
@@ -65,6 +80,7 @@ class SlotPool {
  private:
   struct Slot {
     ember_session* session = nullptr;
+    ember_session* draft = nullptr;  // a session of the draft model (speculation)
     std::thread worker;
     std::shared_ptr<Job> job;     // assigned, running or about to
     std::vector<int32_t> cached;  // what the session's context holds (prompt + reply)
@@ -76,12 +92,15 @@ class SlotPool {
   // Under mu_: hands queued jobs to idle slots.
   void Dispatch();
   static void Finish(Job& job, bool cancelled, const std::string& error);
+  void FreeSessions();
 
   const ember_model* model_;
   ember_session_params params_;
   size_t max_queue_;
   bool batching_;
   ember_batcher* batcher_ = nullptr;  // with batching_, after Start()
+  Speculation speculation_;
+  ember_batcher* draft_batcher_ = nullptr;  // the draft sessions', with batching_
   Metrics* metrics_;
   int32_t n_ctx_ = 0;
 
