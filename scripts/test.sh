@@ -65,16 +65,27 @@ fi
 if [ "$full" = 1 ]; then
   # ThreadSanitizer on the tests where ember's own threads meet (continuous
   # batching, sessions on several threads, cancellation, the server): only
-  # their binary is built (ember_concurrency_tests, tests/CMakeLists.txt).
-  # libgomp is not instrumented, so OpenMP teams are held to one thread
-  # (OMP_THREAD_LIMIT=1): what is checked is ember's std::thread code.
+  # their binary and the CLI are built (ember_concurrency_tests,
+  # tests/CMakeLists.txt; ember_cli for `ember serve`). libgomp is not
+  # instrumented, so OpenMP teams are held to one thread (OMP_THREAD_LIMIT=1):
+  # what is checked is ember's std::thread code. The server's tests run from
+  # the native build against the TSan-built server (EMBER_SERVE_BIN): its
+  # slots, batcher, queue, cancellation and shutdown; a race there stops the
+  # server (halt_on_error) and fails the test. tests/tsan.supp: cpp-httplib
+  # itself is not instrumented.
   echo "=== thread sanitizer: configure + build (build-tsan)"
+  tsan_options="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp"
   if cmake -S . -B build-tsan -G Ninja -DEMBER_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DEMBER_SANITIZE=thread >build-tsan.configure.log 2>&1 &&
-    cmake --build build-tsan -j "$jobs" --target ember_concurrency_tests; then
+    cmake --build build-tsan -j "$jobs" --target ember_concurrency_tests ember_cli; then
     echo "=== thread sanitizer: tests"
-    OMP_THREAD_LIMIT=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+    OMP_THREAD_LIMIT=1 TSAN_OPTIONS="$tsan_options" \
       timeout 900 build-tsan/bin/ember_concurrency_tests || status=1
+    echo "=== thread sanitizer: ember serve (the server's concurrency tests)"
+    OMP_THREAD_LIMIT=1 TSAN_OPTIONS="$tsan_options" EMBER_SERVE_BIN="$PWD/build-tsan/bin/ember" \
+      timeout 900 build/bin/ember_serve_tests \
+      "serve: concurrent clients get what each gets alone*,serve: a client that hangs up*,serve: a non-streamed client that hangs up*,serve: SIGTERM*,serve: --draft-model*,serve: a resent conversation*" ||
+      status=1
   else
     cat build-tsan.configure.log
     status=1

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "serve/connection_watch.h"
 #include "serve/serve_helpers.h"
 #include "support/cli_runner.h"
 #include "support/skip.h"
@@ -54,6 +55,45 @@ TEST_CASE("serve: a client that hangs up frees its slot, a full queue answers 42
   CHECK(WaitFor([&] { return Metric(*c, "ember_slots_busy") == 0; }, 30));
   CHECK(Post(*c, "/v1/completions", Completion("Served", 4)).status == 200);
   CHECK(server.Stop() == 0);
+}
+
+TEST_CASE("serve: a connection's state in the kernel's TCP table", "[serve]") {
+  using serve::ConnectionWatch;
+  const char* v4 =
+      "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid\n"
+      "   0: 00000000:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0\n"
+      "   1: 0100007F:1F90 0100007F:C46C 01 00000000:00000000 00:00000000 00000000     0\n"
+      "   2: 0100007F:1F90 0100007F:C46D 08 00000000:00000000 00:00000000 00000000     0\n"
+      "   3: 0100007F:1F90 0200000A:C46C 01 00000000:00000000 00:00000000 00000000     0\n";
+  ConnectionWatch::Key k;
+  k.local_port = 8080;
+  k.remote_port = 0xC46C;
+  const uint8_t loopback[4] = {127, 0, 0, 1};
+  std::copy(loopback, loopback + 4, k.remote.begin());
+  CHECK(ConnectionWatch::StateIn(v4, k) == 1);  // established
+  k.remote_port = 0xC46D;
+  CHECK(ConnectionWatch::StateIn(v4, k) == 8);  // the client closed: CLOSE_WAIT
+  k.remote_port = 0xC46E;
+  CHECK(ConnectionWatch::StateIn(v4, k) == -1);  // not there
+  const uint8_t other[4] = {10, 0, 0, 2};        // the same ports from another host
+  std::copy(other, other + 4, k.remote.begin());
+  k.remote_port = 0xC46C;
+  CHECK(ConnectionWatch::StateIn(v4, k) == 1);
+  k.local_port = 8081;
+  CHECK(ConnectionWatch::StateIn(v4, k) == -1);
+  CHECK(ConnectionWatch::StateIn("", k) == -1);
+  CHECK(ConnectionWatch::StateIn("header only\n   0: garbage", k) == -1);
+  // IPv6: ::ffff:127.0.0.1, four words.
+  const char* v6 =
+      "  sl  local_address                         remote_address                        st\n"
+      "   0: 0000000000000000FFFF00000100007F:1F90 0000000000000000FFFF00000100007F:D000 08\n";
+  ConnectionWatch::Key k6;
+  k6.v6 = true;
+  k6.local_port = 8080;
+  k6.remote_port = 0xD000;
+  const uint8_t mapped[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 127, 0, 0, 1};
+  std::copy(mapped, mapped + 16, k6.remote.begin());
+  CHECK(ConnectionWatch::StateIn(v6, k6) == 8);
 }
 
 TEST_CASE("serve: a non-streamed client that hangs up stops its generation", "[serve]") {

@@ -1,73 +1,88 @@
 #include "serve/connection_watch.h"
 
-#include <dirent.h>
-#include <netdb.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
+#include <arpa/inet.h>
 
-#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 namespace serve {
 namespace {
 
-// A socket address as httplib writes it into the request: numeric host
-// (getnameinfo, NI_NUMERICHOST) and port.
-bool Describe(const sockaddr_storage& addr, socklen_t len, std::string* host, int* port) {
-  char h[NI_MAXHOST], s[NI_MAXSERV];
-  if (getnameinfo(reinterpret_cast<const sockaddr*>(&addr), len, h, sizeof(h), s, sizeof(s),
-                  NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
-    return false;
+constexpr int kCloseWait = 8;
+
+// An address as the table prints it: 32-bit words in hex, each the word's
+// bytes as they are in memory read as a host-order integer.
+bool ParseAddress(const std::string& hex, bool v6, std::array<uint8_t, 16>* out) {
+  const size_t words = v6 ? 4 : 1;
+  if (hex.size() != 8 * words) return false;
+  out->fill(0);
+  for (size_t w = 0; w < words; ++w) {
+    char* end = nullptr;
+    const std::string part = hex.substr(8 * w, 8);
+    const uint32_t v = static_cast<uint32_t>(std::strtoul(part.c_str(), &end, 16));
+    if (end != part.c_str() + 8) return false;
+    std::memcpy(out->data() + 4 * w, &v, 4);
   }
-  *host = h;
-  *port = std::atoi(s);
   return true;
 }
 
-bool IsConnection(int fd, const httplib::Request& req) {
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) return false;
-  sockaddr_storage local{}, peer{};
-  socklen_t local_len = sizeof(local), peer_len = sizeof(peer);
-  if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len) != 0 ||
-      getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0) {
-    return false;  // the listening socket has no peer
-  }
-  std::string local_host, peer_host;
-  int local_port = -1, peer_port = -1;
-  return Describe(local, local_len, &local_host, &local_port) &&
-         Describe(peer, peer_len, &peer_host, &peer_port) && local_port == req.local_port &&
-         peer_port == req.remote_port && peer_host == req.remote_addr &&
-         (req.local_addr.empty() || local_host == req.local_addr);
+std::string ReadTable(const char* path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
 }
 
 }  // namespace
 
-ConnectionWatch::ConnectionWatch(const httplib::Request& req) {
-  if (req.remote_port < 0 || req.local_port < 0) return;
-  DIR* dir = opendir("/proc/self/fd");
-  if (dir == nullptr) return;
-  const int own = dirfd(dir);
-  while (const dirent* e = readdir(dir)) {
-    char* end = nullptr;
-    const long fd = std::strtol(e->d_name, &end, 10);
-    if (end == e->d_name || *end != '\0' || fd == own) continue;
-    if (IsConnection(static_cast<int>(fd), req)) {
-      fd_ = static_cast<int>(fd);
-      break;
+int ConnectionWatch::StateIn(const char* table, const Key& key) {
+  std::istringstream lines(table);
+  std::string line;
+  std::getline(lines, line);  // the header
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    std::string slot, local, remote, state;
+    if (!(fields >> slot >> local >> remote >> state)) continue;
+    const size_t lc = local.find(':'), rc = remote.find(':');
+    if (lc == std::string::npos || rc == std::string::npos) continue;
+    if (std::strtol(local.c_str() + lc + 1, nullptr, 16) != key.local_port ||
+        std::strtol(remote.c_str() + rc + 1, nullptr, 16) != key.remote_port) {
+      continue;
     }
+    std::array<uint8_t, 16> addr{};
+    if (!ParseAddress(remote.substr(0, rc), key.v6, &addr) || addr != key.remote) continue;
+    return static_cast<int>(std::strtol(state.c_str(), nullptr, 16));
   }
-  closedir(dir);
+  return -1;
 }
 
-bool ConnectionWatch::PeerClosed() const {
-  if (fd_ < 0) return false;
-  char c;
-  const ssize_t n = recv(fd_, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-  if (n == 0) return true;  // end of file: the client closed its end
-  if (n > 0) return false;  // a next request already sent: still there
-  return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
+ConnectionWatch::ConnectionWatch(const httplib::Request& req) {
+  key_.remote_port = req.remote_port;
+  key_.local_port = req.local_port;
+  if (key_.remote_port < 0 || key_.local_port < 0) return;
+  in_addr v4{};
+  in6_addr v6{};
+  if (inet_pton(AF_INET, req.remote_addr.c_str(), &v4) == 1) {
+    std::memcpy(key_.remote.data(), &v4, 4);
+  } else if (inet_pton(AF_INET6, req.remote_addr.c_str(), &v6) == 1) {
+    key_.v6 = true;
+    std::memcpy(key_.remote.data(), &v6, 16);
+  } else {
+    return;
+  }
+  found_ =
+      StateIn(ReadTable(key_.v6 ? "/proc/self/net/tcp6" : "/proc/self/net/tcp").c_str(), key_) >= 0;
+}
+
+bool ConnectionWatch::Gone() const {
+  if (!found_) return false;
+  const int state =
+      StateIn(ReadTable(key_.v6 ? "/proc/self/net/tcp6" : "/proc/self/net/tcp").c_str(), key_);
+  return state < 0 || state == kCloseWait;
 }
 
 }  // namespace serve

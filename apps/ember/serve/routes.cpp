@@ -221,7 +221,7 @@ void Generate(ServerState& state, const httplib::Request& req, httplib::Response
     };
     std::unique_lock<std::mutex> lock(channel->mu);
     while (!channel->cv.wait_for(lock, std::chrono::milliseconds(100), all_done)) {
-      if (watch.PeerClosed()) {
+      if (watch.Gone()) {
         lock.unlock();  // Cancel finishes queued jobs, which takes the channel's lock
         for (const auto& j : jobs) state.pool.load()->Cancel(j);
         return;  // no one to answer
