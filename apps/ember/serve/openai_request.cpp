@@ -229,7 +229,8 @@ json ParseBody(const std::string& body) {
   json j;
   try {
     j = json::parse(body);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // parse_error, and out_of_range for a number beyond a double (1e400).
     throw BadRequest(std::string("the body is not valid JSON: ") + e.what());
   }
   if (!j.is_object()) throw BadRequest("the body must be a JSON object");
