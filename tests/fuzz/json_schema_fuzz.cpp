@@ -46,25 +46,28 @@ std::shared_ptr<grammar::CompiledGrammar> MustCompile(const std::string& gbnf) {
   return g;
 }
 
-// The 256 bytes as tokens, and an end-of-generation token.
-const std::shared_ptr<const grammar::TokenTrie>& Bytes() {
-  static const std::vector<std::string> tokens = [] {
-    std::vector<std::string> t;
-    for (int b = 0; b < 256; ++b) t.push_back(std::string(1, static_cast<char>(b)));
-    t.push_back("</s>");
-    return t;
-  }();
+// The characters of integers as tokens ("0".."9", "-", "+"), and an
+// end-of-generation token: a small vocabulary keeps the tables quick to build.
+const char kIntChars[] = "0123456789-+";
+constexpr int32_t kIntEos = 12;
+
+const std::shared_ptr<const grammar::TokenTrie>& IntTokens() {
   static const auto trie = grammar::TokenTrie::Build(
-      static_cast<int32_t>(tokens.size()),
-      [](int32_t i) { return std::string_view(tokens[static_cast<size_t>(i)]); },
-      [](int32_t i) { return i == 256; });
+      kIntEos + 1,
+      [](int32_t i) {
+        return i == kIntEos ? std::string_view("</s>") : std::string_view(&kIntChars[i], 1);
+      },
+      [](int32_t i) { return i == kIntEos; });
   return trie;
 }
 
 bool Accepts(const std::shared_ptr<const grammar::MaskTables>& tables, const std::string& text) {
   grammar::GrammarMatcher m(tables);
   for (const char c : text) {
-    if (!m.Accept(static_cast<uint8_t>(c))) return false;
+    const char* at = std::strchr(kIntChars, c);
+    if (at == nullptr || c == '\0' || !m.Accept(static_cast<int32_t>(at - kIntChars))) {
+      return false;
+    }
   }
   return m.CanEnd();
 }
@@ -90,7 +93,7 @@ void IntRange(const uint8_t* data, size_t size) {
   }
   const std::string gbnf = "root ::= " + expr + "\n";
   std::shared_ptr<const grammar::MaskTables> tables;
-  const ember::Status s = grammar::MaskTables::Build(MustCompile(gbnf), Bytes(), &tables);
+  const ember::Status s = grammar::MaskTables::Build(MustCompile(gbnf), IntTokens(), &tables);
   if (!s.ok()) Fail("mask tables: " + s.message(), gbnf);
   const int64_t min = magnitudes ? 0 : std::numeric_limits<int64_t>::min();
   const int64_t lower = magnitudes && !has_lo ? 0 : lo;

@@ -7,8 +7,9 @@
 // render_special), the rest is the text. Checks, besides no crash, sanitizer
 // report, leak or hang:
 //  - every id is in [0, n_vocab);
-//  - text that is valid UTF-8 and splits into ordinary pieces (no control,
-//    user-defined or unknown token; parse_special and add_special off)
+//  - text that is valid UTF-8, whose every byte the vocabulary can spell,
+//    and that splits into ordinary pieces (no control, user-defined or
+//    unknown token; parse_special and add_special off)
 //    decodes back to itself: the pieces give the text (after the space an
 //    SPM vocabulary puts in front), and Decode gives it too unless the
 //    vocabulary cleans spaces (" ," -> ","). Not for text holding U+2581,
@@ -16,13 +17,16 @@
 //  - the input read as 16-bit ids (any values) decodes without crashing, and
 //    Utf8Stream turns the pieces into valid UTF-8 that Flush completes.
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "runtime/gguf/gguf.h"
@@ -45,19 +49,43 @@ std::vector<std::string> VocabFiles() {
   return files;
 }
 
-const Tokenizer& Vocab(size_t i) {
+struct Vocabulary {
+  std::unique_ptr<Tokenizer> tok;
+  // A byte-level BPE vocabulary spells byte b with the token of GPT-2's
+  // character for b; some lack a few (starcoder: 0xF1 among them), and the
+  // bytes without one are dropped, as llama.cpp drops them. SentencePiece
+  // vocabularies here have all 256 byte tokens.
+  std::array<bool, 256> spells{};
+};
+
+const Vocabulary& Vocab(size_t i) {
   static const std::vector<std::string> files = VocabFiles();
-  static std::vector<std::unique_ptr<Tokenizer>> loaded(files.size());
-  std::unique_ptr<Tokenizer>& tok = loaded[i % files.size()];
-  if (!tok) {
+  static std::vector<Vocabulary> loaded(files.size());
+  Vocabulary& v = loaded[i % files.size()];
+  if (!v.tok) {
     std::unique_ptr<ember::GgufFile> f;
-    ember::VocabData v;
+    ember::VocabData data;
     if (!ember::GgufFile::Open(files[i % files.size()], &f).ok() ||
-        !ember::LoadVocab(*f, &v).ok() || !Tokenizer::Create(std::move(v), &tok).ok()) {
+        !ember::LoadVocab(*f, &data).ok() || !Tokenizer::Create(std::move(data), &v.tok).ok()) {
       std::abort();
     }
+    const ember::StringTable& tokens = v.tok->vocab().tokens;
+    std::unordered_set<std::string_view> texts;
+    for (size_t t = 0; t < tokens.size(); ++t) texts.insert(tokens[t]);
+    for (int b = 0; b < 256; ++b) {
+      std::string c;
+      ember::unicode::AppendUtf8(ember::unicode::ByteToGpt2Char(static_cast<uint8_t>(b)), &c);
+      v.spells[static_cast<size_t>(b)] = v.tok->vocab().model != "gpt2" || texts.count(c) > 0;
+    }
   }
-  return *tok;
+  return v;
+}
+
+bool Spells(const Vocabulary& v, std::string_view text) {
+  for (const char c : text) {
+    if (!v.spells[static_cast<uint8_t>(c)]) return false;
+  }
+  return true;
 }
 
 bool ValidUtf8(std::string_view s) {
@@ -67,6 +95,25 @@ bool ValidUtf8(std::string_view s) {
     i += static_cast<size_t>(r);
   }
   return true;
+}
+
+std::string Hex(std::string_view s) {
+  std::string out;
+  char b[4];
+  for (const char c : s) {
+    std::snprintf(b, sizeof(b), "%02x ", static_cast<uint8_t>(c));
+    out += b;
+  }
+  return out;
+}
+
+[[noreturn]] void Fail(const char* what, std::string_view text, std::string_view got,
+                       const std::vector<int32_t>& ids) {
+  std::string id_list;
+  for (const int32_t id : ids) id_list += std::to_string(id) + " ";
+  std::fprintf(stderr, "tokenizer_fuzz: %s\n  text %s\n  got  %s\n  ids  %s\n", what,
+               Hex(text).c_str(), Hex(got).c_str(), id_list.c_str());
+  std::abort();
 }
 
 bool Ordinary(const Tokenizer& tok, const std::vector<int32_t>& ids) {
@@ -83,7 +130,8 @@ bool Ordinary(const Tokenizer& tok, const std::vector<int32_t>& ids) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 2) return 0;
-  const Tokenizer& tok = Vocab(data[0]);
+  const Vocabulary& vocab = Vocab(data[0]);
+  const Tokenizer& tok = *vocab.tok;
   const bool add_special = data[1] & 1, parse_special = data[1] & 2, render = data[1] & 4;
   const std::string text(reinterpret_cast<const char*>(data + 2), size - 2);
   const int32_t n_vocab = tok.n_vocab();
@@ -94,14 +142,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const std::string decoded = tok.Decode(ids, render);
   const bool spm = tok.vocab().model == "llama";
-  if (!add_special && !parse_special && ValidUtf8(text) && Ordinary(tok, ids) &&
-      !(spm && text.find("\xE2\x96\x81") != std::string::npos)) {
+  if (!add_special && !parse_special && ValidUtf8(text) && Spells(vocab, text) &&
+      Ordinary(tok, ids) && !(spm && text.find("\xE2\x96\x81") != std::string::npos)) {
     std::string pieces;
     for (const int32_t id : ids) pieces += tok.TokenToPiece(id, false);
     const std::string want =
         spm && tok.vocab().add_space_prefix && !text.empty() ? " " + text : text;
-    if (pieces != want) std::abort();  // the pieces must spell the text
-    if (!tok.vocab().clean_spaces && decoded != text) std::abort();
+    if (pieces != want) Fail("the pieces do not spell the text", want, pieces, ids);
+    if (!tok.vocab().clean_spaces && decoded != text) {
+      Fail("decoding does not give the text", text, decoded, ids);
+    }
   }
 
   // Arbitrary ids (16 bits each, so out-of-range ones too) through Decode
