@@ -9,7 +9,7 @@
 #   --minutes N   time per target [10]; --seconds N for short runs (the smoke
 #                 of scripts/test.sh --full)
 #
-# Builds build-fuzz first if needed (clang-14: scripts/setup.sh installs it).
+# Builds the targets in build-fuzz first (clang-14: scripts/setup.sh installs it).
 # The corpus of a target is ${EMBER_FUZZ_DIR:-$HOME/.cache/ember/fuzz}/<target>;
 # its seeds (read-only) are tests/fuzz/corpus/<target> or ../shared's templates
 # and grammars, its dictionary tests/fuzz/dict/<target>.dict when there is one.
@@ -27,7 +27,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --minutes) seconds=$(($2 * 60)); shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     -*) echo "fuzz.sh: error: unknown option '$1'" >&2; exit 2 ;;
     *)
       if [[ ! " ${all[*]} " == *" $1 "* ]]; then
@@ -47,14 +47,13 @@ seeds_of() {
   esac
 }
 
-missing=0
-for t in "${targets[@]}"; do [ -x "build-fuzz/$t" ] || missing=1; done
-if [ "$missing" = 1 ] || [ "${EMBER_FUZZ_REBUILD:-0}" = 1 ]; then
-  if [ ! -f build-fuzz/build.ninja ]; then
-    CXX=clang++-14 cmake -S tests/fuzz -B build-fuzz -G Ninja >/dev/null
-  fi
-  cmake --build build-fuzz -j "${EMBER_JOBS:-2}" --target "${targets[@]}"
+# The targets are built (incrementally) first, so a run never uses stale binaries.
+if [ ! -f build-fuzz/build.ninja ]; then
+  CXX=clang++-14 cmake -S tests/fuzz -B build-fuzz -G Ninja >build-fuzz.configure.log 2>&1 ||
+    { cat build-fuzz.configure.log; exit 1; }
 fi
+cmake --build build-fuzz -j "${EMBER_JOBS:-2}" --target "${targets[@]}" >build-fuzz/fuzz-build.log 2>&1 ||
+  { cat build-fuzz/fuzz-build.log; exit 1; }
 
 root="${EMBER_FUZZ_DIR:-$HOME/.cache/ember/fuzz}"
 export UBSAN_OPTIONS="print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"

@@ -5,7 +5,7 @@
 #   scripts/test.sh --full   also: an ASan/UBSan build running the tests, the
 #                            aarch64 / armhf cross builds running the kernel tests
 #                            under qemu, and a fuzz smoke: each libFuzzer target
-#                            (tests/fuzz, clang) for EMBER_FUZZ_SECONDS [10] on
+#                            (tests/fuzz, clang) for EMBER_FUZZ_SECONDS [8] on
 #                            its seed corpus, and a ThreadSanitizer build running
 #                            the concurrency tests (CI runs this)
 #
@@ -84,8 +84,9 @@ if [ "$full" = 1 ]; then
     if CXX=clang++-14 cmake -S tests/fuzz -B build-fuzz -G Ninja >build-fuzz.configure.log 2>&1 &&
       cmake --build build-fuzz -j "$jobs"; then
       # Each target for a few seconds on its seeds (scripts/fuzz.sh), new
-      # inputs in a scratch folder: 8 targets x 10 s stay within ~90 s.
-      seconds="${EMBER_FUZZ_SECONDS:-10}"
+      # inputs in a scratch folder: 8 targets x 8 s (and their start-up) stay
+      # within ~90 s.
+      seconds="${EMBER_FUZZ_SECONDS:-8}"
       scratch="$(mktemp -d)"
       if EMBER_FUZZ_DIR="$scratch" scripts/fuzz.sh --seconds "$seconds"; then
         rm -rf "$scratch"
