@@ -7,8 +7,10 @@
 // variant computes the same integer sums as its _ref twin.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "quant/packed.h"
@@ -48,6 +50,20 @@ struct QuantizedActs {
   const float* sm_row(int64_t t) const { return sm.data() + t * (k / 32); }
   const int32_t* qsum16_row(int64_t t) const { return qsum16.data() + t * (k / 16); }
   const float* dqsum_row(int64_t t) const { return dqsum.data() + t * (k / 32); }
+
+  // Group g of row t when it holds a NaN or an infinity, which have no int8
+  // image: q and the sums 0, the scales NaN, so that every product it enters
+  // is NaN (as in float arithmetic), never a finite number that hides it.
+  void SetNonFinite(int64_t t, int64_t g) {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    std::fill_n(q.data() + t * k + g * 32, 32, int8_t{0});
+    d[t * (k / 32) + g] = nan;
+    qsum[t * (k / 32) + g] = 0;
+    sm[t * (k / 32) + g] = nan;
+    qsum16[t * (k / 16) + 2 * g] = 0;
+    qsum16[t * (k / 16) + 2 * g + 1] = 0;
+    dqsum[t * (k / 32) + g] = nan;
+  }
 };
 
 // x [m, k] floats -> acts. Per group: q = round-to-nearest-even(x * (127 / max|x|)),
@@ -55,6 +71,7 @@ struct QuantizedActs {
 // sm = fp16((max|x| / 127) * sum(q)), qsum16 = sum(q) of each 16 columns, dqsum = d *
 // float(qsum). These are
 // exactly ggml's Q8_0 / Q8_1 activations, so the integer sums and scales equal llama.cpp's.
+// A group holding a NaN or an infinity is QuantizedActs::SetNonFinite's.
 void QuantizeActs_ref(const float* x, int64_t m, int64_t k, QuantizedActs* acts);
 using QuantizeActsFn = void (*)(const float* x, int64_t m, int64_t k, QuantizedActs* acts);
 

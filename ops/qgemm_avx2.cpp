@@ -377,11 +377,18 @@ void QuantizeActs_avx2(const float* x, int64_t m, int64_t k, QuantizedActs* a) {
     for (int64_t g = 0; g < groups; ++g) {
       const float* xg = x + t * k + g * 32;
       __m256 v[4];
-      __m256 amax = _mm256_setzero_ps();
+      __m256 amax = _mm256_setzero_ps(), nonfinite = _mm256_setzero_ps();
       for (int i = 0; i < 4; ++i) {
         v[i] = _mm256_loadu_ps(xg + 8 * i);
         // max(|x|, amax): a NaN |x| leaves amax, as std::fmax does.
         amax = _mm256_max_ps(_mm256_andnot_ps(sign, v[i]), amax);
+        // x - x is NaN exactly for a NaN or an infinity.
+        nonfinite = _mm256_or_ps(
+            nonfinite, _mm256_cmp_ps(_mm256_sub_ps(v[i], v[i]), v[i], _CMP_UNORD_Q));
+      }
+      if (_mm256_movemask_ps(nonfinite) != 0) {
+        a->SetNonFinite(t, g);
+        continue;
       }
       __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
       m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));

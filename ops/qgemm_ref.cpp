@@ -46,7 +46,15 @@ void QuantizeActs_ref(const float* x, int64_t m, int64_t k, QuantizedActs* a) {
     for (int64_t g = 0; g < k / 32; ++g) {
       const float* xg = x + t * k + g * 32;
       float amax = 0.0f;
-      for (int j = 0; j < 32; ++j) amax = std::fmax(amax, std::fabs(xg[j]));
+      bool finite = true;
+      for (int j = 0; j < 32; ++j) {
+        amax = std::fmax(amax, std::fabs(xg[j]));
+        finite = finite && std::isfinite(xg[j]);
+      }
+      if (!finite) {
+        a->SetNonFinite(t, g);
+        continue;
+      }
       // As ggml's Q8_0/Q8_1 activations (its x86 quantizer): q from the
       // exact inverse scale 127 / amax, the scale stored rounded to fp16 (so
       // the integer sums match llama.cpp's). 127 / amax and 1 / (amax / 127)

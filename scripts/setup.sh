@@ -18,7 +18,7 @@ packages=(
   libcpp-httplib-dev  # ember serve: HTTP (nlohmann-json3-dev above: its JSON)
   nginx  # tests/serve/nginx_lb_test.py: ember serve behind a load balancer (docs/DEPLOY.md)
   chromium  # tests/serve/browser_test.py: the chat page of ember serve, headless
-  clang-14 libclang-rt-14-dev libfuzzer-14-dev  # the fuzz targets (tests/fuzz)
+  clang-14 libclang-rt-14-dev libfuzzer-14-dev libomp-14-dev  # the fuzz targets (tests/fuzz)
 )
 
 missing=()

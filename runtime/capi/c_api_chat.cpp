@@ -307,7 +307,9 @@ void ember_reasoning_begin(ember_reasoning* reasoning, bool starts_inside) {
   reasoning->splitter = ember::ReasoningSplitter(reasoning->markers, starts_inside);
 }
 
-namespace {
+}  // extern "C"
+
+namespace {  // (outside extern "C": it returns a C++ type)
 
 ember::ReasoningSplitter::EmitFn ToEmit(ember_reasoning_fn fn, void* user_data) {
   return [fn, user_data](ember::ReplyChannel c, std::string_view text) {
@@ -318,6 +320,8 @@ ember::ReasoningSplitter::EmitFn ToEmit(ember_reasoning_fn fn, void* user_data) 
 }
 
 }  // namespace
+
+extern "C" {
 
 ember_status ember_reasoning_feed(ember_reasoning* reasoning, const char* piece, size_t len,
                                   ember_reasoning_fn fn, void* user_data) {

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -250,6 +251,52 @@ TEST_CASE("qgemm: every ISA variant quantizes activations exactly as _ref", "[qg
       CHECK(got.sm == want.sm);
       CHECK(got.qsum16 == want.qsum16);
       CHECK(got.dqsum == want.dqsum);
+    }
+  }
+}
+
+TEST_CASE("qgemm: a group with a NaN or an infinity gets NaN scales, in every variant",
+          "[qgemm]") {
+  // Found by gguf_fuzz (tests/fuzz): a model whose weights make an activation
+  // infinite gave x * (127 / inf) = NaN, whose int32 conversion overflowed the
+  // AVX2 group sum (UB) and whose int8 cast is UB in _ref. Such a group now
+  // has q = 0 and NaN scales (QuantizedActs::SetNonFinite): the products it
+  // enters are NaN, and the finite groups are quantized as before.
+  const int64_t m = 2, k = 128;
+  std::vector<float> x(m * k);
+  for (int64_t i = 0; i < m * k; ++i) x[i] = 0.01f * static_cast<float>(i % 37) - 0.2f;
+  x[3] = std::numeric_limits<float>::quiet_NaN();  // row 0, group 0
+  x[32 + 7] = std::numeric_limits<float>::infinity();  // row 0, group 1
+  x[k + 64 + 31] = -std::numeric_limits<float>::infinity();  // row 1, group 2
+  std::vector<float> finite = x;
+  finite[3] = finite[32 + 7] = finite[k + 64 + 31] = 0.0f;
+  QuantizedActs clean;
+  QuantizeActs_ref(finite.data(), m, k, &clean);
+  std::vector<Isa> isas = test::SimdIsasToTest();
+  isas.insert(isas.begin(), Isa::kRef);
+  for (Isa isa : isas) {
+    INFO(IsaName(isa));
+    QuantizedActs a;
+    KernelsFor(isa).quantize_acts(x.data(), m, k, &a);
+    for (int64_t t = 0; t < m; ++t) {
+      for (int64_t g = 0; g < k / 32; ++g) {
+        INFO("row " << t << " group " << g);
+        const bool bad = (t == 0 && g < 2) || (t == 1 && g == 2);
+        const size_t i = static_cast<size_t>(t * (k / 32) + g);
+        if (bad) {
+          CHECK(std::isnan(a.d[i]));
+          CHECK(std::isnan(a.sm[i]));
+          CHECK(std::isnan(a.dqsum[i]));
+          CHECK(a.qsum[i] == 0);
+          CHECK(a.qsum16[2 * i] == 0);
+          CHECK(a.qsum16[2 * i + 1] == 0);
+          for (int j = 0; j < 32; ++j) CHECK(a.q[t * k + g * 32 + j] == 0);
+        } else {
+          CHECK(a.d[i] == clean.d[i]);
+          CHECK(a.qsum[i] == clean.qsum[i]);
+          for (int j = 0; j < 32; ++j) CHECK(a.q[t * k + g * 32 + j] == clean.q[t * k + g * 32 + j]);
+        }
+      }
     }
   }
 }

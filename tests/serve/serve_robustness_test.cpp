@@ -19,6 +19,17 @@
 using ember::test::ServerProcess;
 using namespace ember::test::serve;  // NOLINT: the helpers are this file's vocabulary
 
+namespace {
+
+// The body of an input http_fuzz found (tests/data/fuzz): the route is its first line.
+std::string FuzzBody(const std::string& name) {
+  const std::string in =
+      ember::test::ReadFile(std::string(EMBER_SOURCE_DIR) + "/tests/data/fuzz/" + name);
+  return in.substr(in.find('\n') + 1);
+}
+
+}  // namespace
+
 TEST_CASE("serve: a client that hangs up frees its slot, a full queue answers 429", "[serve]") {
   const std::string model = TinyChatModel();
   ServerProcess server;
@@ -241,6 +252,10 @@ TEST_CASE("serve: bad requests get 4xx in OpenAI's shape, the server goes on", "
       {"tokenize without content", "/tokenize", json{{"text", "x"}}.dump()},
       {"detokenize bad ids", "/detokenize", json{{"tokens", {-1}}}.dump()},
       {"detokenize not ids", "/detokenize", json{{"tokens", "abc"}}.dump()},
+      {"a number beyond a double", "/v1/completions",
+       "{\"prompt\": \"x\", \"temperature\": 1e400}"},
+      // Found by http_fuzz (tests/fuzz): the JSON parser's out_of_range escaped as a 500.
+      {"http_fuzz: number overflow", "/v1/completions", FuzzBody("http_fuzz-number-overflow.txt")},
   };
   for (const Case& k : cases) {
     INFO(k.name);

@@ -229,11 +229,39 @@ json ParseBody(const std::string& body) {
   json j;
   try {
     j = json::parse(body);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // parse_error, and out_of_range for a number beyond a double (1e400).
     throw BadRequest(std::string("the body is not valid JSON: ") + e.what());
   }
   if (!j.is_object()) throw BadRequest("the body must be a JSON object");
   return j;
+}
+
+json TokenizeRequest(const json& body, const RequestDefaults& defaults) {
+  auto c = body.find("content");
+  if (c == body.end() || !c->is_string()) throw BadRequest("'content' must be a string", "content");
+  bool add_special = false;
+  if (auto a = body.find("add_special"); a != body.end()) {
+    if (!a->is_boolean()) throw BadRequest("'add_special' must be a boolean", "add_special");
+    add_special = a->get<bool>();
+  }
+  return {{"tokens", TokenizeText(defaults.model, c->get<std::string>(), add_special)}};
+}
+
+json DetokenizeRequest(const json& body, const RequestDefaults& defaults) {
+  auto t = body.find("tokens");
+  if (t == body.end() || !t->is_array()) {
+    throw BadRequest("'tokens' must be an array of token ids", "tokens");
+  }
+  std::vector<int32_t> ids;
+  for (const json& v : *t) {
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= defaults.n_vocab) {
+      throw BadRequest("'tokens': ids must be integers below " + std::to_string(defaults.n_vocab),
+                       "tokens");
+    }
+    ids.push_back(v.get<int32_t>());
+  }
+  return {{"content", DetokenizeIds(defaults.model, ids)}};
 }
 
 std::vector<int32_t> TokenizeText(const ember_model* model, const std::string& text,

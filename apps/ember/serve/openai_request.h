@@ -70,6 +70,12 @@ std::vector<int32_t> TokenizeText(const ember_model* model, const std::string& t
                                   bool add_special);
 std::string DetokenizeIds(const ember_model* model, const std::vector<int32_t>& ids);
 
+// /tokenize {"content": TEXT, "add_special": BOOL} -> {"tokens": [...]} and
+// /detokenize {"tokens": [...]} -> {"content": TEXT}: the body checked and the
+// answer. Throw ApiError.
+nlohmann::json TokenizeRequest(const nlohmann::json& body, const RequestDefaults& defaults);
+nlohmann::json DetokenizeRequest(const nlohmann::json& body, const RequestDefaults& defaults);
+
 // Reads the body as JSON (an ApiError for anything else).
 nlohmann::json ParseBody(const std::string& body);
 

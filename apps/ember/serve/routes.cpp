@@ -372,41 +372,14 @@ void InstallRoutes(httplib::Server& server, ServerState& state) {
               Guard(state, [&state](const httplib::Request& req, httplib::Response& res) {
                 Generate(state, req, res, true);
               }));
-  server.Post(
-      "/tokenize", Guard(state, [&state](const httplib::Request& req, httplib::Response& res) {
-        const json body = ParseBody(req.body);
-        auto c = body.find("content");
-        if (c == body.end() || !c->is_string()) {
-          throw BadRequest("'content' must be a string", "content");
-        }
-        bool add_special = false;
-        if (auto a = body.find("add_special"); a != body.end()) {
-          if (!a->is_boolean()) throw BadRequest("'add_special' must be a boolean", "add_special");
-          add_special = a->get<bool>();
-        }
-        SendJson(
-            res, 200,
-            {{"tokens", TokenizeText(state.defaults.model, c->get<std::string>(), add_special)}});
-      }));
-  server.Post(
-      "/detokenize", Guard(state, [&state](const httplib::Request& req, httplib::Response& res) {
-        const json body = ParseBody(req.body);
-        auto t = body.find("tokens");
-        if (t == body.end() || !t->is_array()) {
-          throw BadRequest("'tokens' must be an array of token ids", "tokens");
-        }
-        std::vector<int32_t> ids;
-        for (const json& v : *t) {
-          if (!v.is_number_integer() || v.get<int64_t>() < 0 ||
-              v.get<int64_t>() >= state.defaults.n_vocab) {
-            throw BadRequest(
-                "'tokens': ids must be integers below " + std::to_string(state.defaults.n_vocab),
-                "tokens");
-          }
-          ids.push_back(v.get<int32_t>());
-        }
-        SendJson(res, 200, {{"content", DetokenizeIds(state.defaults.model, ids)}});
-      }));
+  server.Post("/tokenize",
+              Guard(state, [&state](const httplib::Request& req, httplib::Response& res) {
+                SendJson(res, 200, TokenizeRequest(ParseBody(req.body), state.defaults));
+              }));
+  server.Post("/detokenize",
+              Guard(state, [&state](const httplib::Request& req, httplib::Response& res) {
+                SendJson(res, 200, DetokenizeRequest(ParseBody(req.body), state.defaults));
+              }));
 }
 
 }  // namespace serve
