@@ -383,8 +383,8 @@ void QuantizeActs_avx2(const float* x, int64_t m, int64_t k, QuantizedActs* a) {
         // max(|x|, amax): a NaN |x| leaves amax, as std::fmax does.
         amax = _mm256_max_ps(_mm256_andnot_ps(sign, v[i]), amax);
         // x - x is NaN exactly for a NaN or an infinity.
-        nonfinite = _mm256_or_ps(
-            nonfinite, _mm256_cmp_ps(_mm256_sub_ps(v[i], v[i]), v[i], _CMP_UNORD_Q));
+        nonfinite =
+            _mm256_or_ps(nonfinite, _mm256_cmp_ps(_mm256_sub_ps(v[i], v[i]), v[i], _CMP_UNORD_Q));
       }
       if (_mm256_movemask_ps(nonfinite) != 0) {
         a->SetNonFinite(t, g);

@@ -255,8 +255,7 @@ TEST_CASE("qgemm: every ISA variant quantizes activations exactly as _ref", "[qg
   }
 }
 
-TEST_CASE("qgemm: a group with a NaN or an infinity gets NaN scales, in every variant",
-          "[qgemm]") {
+TEST_CASE("qgemm: a group with a NaN or an infinity gets NaN scales, in every variant", "[qgemm]") {
   // Found by gguf_fuzz (tests/fuzz): a model whose weights make an activation
   // infinite gave x * (127 / inf) = NaN, whose int32 conversion overflowed the
   // AVX2 group sum (UB) and whose int8 cast is UB in _ref. Such a group now
@@ -265,8 +264,8 @@ TEST_CASE("qgemm: a group with a NaN or an infinity gets NaN scales, in every va
   const int64_t m = 2, k = 128;
   std::vector<float> x(m * k);
   for (int64_t i = 0; i < m * k; ++i) x[i] = 0.01f * static_cast<float>(i % 37) - 0.2f;
-  x[3] = std::numeric_limits<float>::quiet_NaN();  // row 0, group 0
-  x[32 + 7] = std::numeric_limits<float>::infinity();  // row 0, group 1
+  x[3] = std::numeric_limits<float>::quiet_NaN();            // row 0, group 0
+  x[32 + 7] = std::numeric_limits<float>::infinity();        // row 0, group 1
   x[k + 64 + 31] = -std::numeric_limits<float>::infinity();  // row 1, group 2
   std::vector<float> finite = x;
   finite[3] = finite[32 + 7] = finite[k + 64 + 31] = 0.0f;
@@ -294,7 +293,8 @@ TEST_CASE("qgemm: a group with a NaN or an infinity gets NaN scales, in every va
         } else {
           CHECK(a.d[i] == clean.d[i]);
           CHECK(a.qsum[i] == clean.qsum[i]);
-          for (int j = 0; j < 32; ++j) CHECK(a.q[t * k + g * 32 + j] == clean.q[t * k + g * 32 + j]);
+          for (int j = 0; j < 32; ++j)
+            CHECK(a.q[t * k + g * 32 + j] == clean.q[t * k + g * 32 + j]);
         }
       }
     }
