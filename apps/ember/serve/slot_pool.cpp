@@ -6,8 +6,10 @@
 namespace serve {
 
 ember_status CreateSlotSession(const ember_model* model, const ember_session_params& params,
-                               ember_batcher* batcher, ember_session** out) {
-  ember_status st = ember_session_create(model, &params, out);
+                               uint64_t max_memory, ember_batcher* batcher, ember_session** out) {
+  ember_session_limits limits = ember_session_limits_default();
+  limits.max_memory = max_memory;
+  ember_status st = ember_session_create_ex(model, &params, &limits, out);
   // Continuous batching: the slots' sessions share their forward passes
   // (docs/BATCHING.md); each slot's output stays what it is alone.
   if (st == EMBER_OK && batcher != nullptr) {
@@ -38,7 +40,7 @@ ember_status SlotPool::Start() {
     if (st != EMBER_OK) return st;
   }
   for (Slot& s : slots_) {
-    ember_status st = CreateSlotSession(model_, params_, batcher_, &s.session);
+    ember_status st = CreateSlotSession(model_, params_, max_memory_, batcher_, &s.session);
     if (st != EMBER_OK) {
       for (Slot& t : slots_) {
         ember_session_free(t.session);
