@@ -10,7 +10,7 @@
 #                      model cache, ~/.cache/ember/models or $EMBER_MODELS)
 #   --tokens N         generated tokens of the C API run (default 100000)
 #   --ctx N            its context (default 256: the context shifts often)
-#   --threads N        its threads (default 0: auto)
+#   --threads N        its threads (default 1; 0: auto)
 #   --serve-minutes N  minutes of scripts/soak_serve.py against `ember serve`
 #                      (default 10; 0 skips it)
 #   --build DIR        the build with bin/ember_soak and bin/ember (default
@@ -33,7 +33,7 @@ models="${EMBER_MODELS:-$HOME/.cache/ember/models}"
 model="$models/SmolLM2-135M-Instruct.Q4_1.gguf"
 tokens=100000
 ctx=256
-threads=0
+threads=1
 serve_minutes=10
 build=build
 out=
