@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "platform/memory_info.h"
-#include "quant/packed.h"
 #include "runtime/gguf/gguf.h"
 #include "runtime/gguf/gguf_writer.h"
 #include "runtime/model/model.h"
@@ -100,19 +99,6 @@ TEST_CASE("limits: Model::Load names the tensor that does not fit, and keeps not
   const Status t = Model::Load(path, o, nullptr, &m);
   CHECK(t.code() == Code::kUnsupported);
   CHECK(t.message().find("more than this process can address (64 bytes)") != std::string::npos);
-}
-
-TEST_CASE("limits: repacked sizes are computed in 64 bits", "[limits]") {
-  // Q4_K rows grow a little repacked (148 bytes per 256 columns, not 144) and
-  // rows are padded to 16: a [1, 256] matrix is one tile of 16 rows.
-  CHECK(RepackedBytes(GgmlType::kQ4_K, 1, 256) == 16 * 148);
-  CHECK(RepackedBytes(GgmlType::kQ4_K, 32, 512) == 2 * 16 * 2 * 148);
-  CHECK(RepackedBytes(GgmlType::kQ8_0, 16, 64) == 2 * (512 + 32));
-  // Past 32 bits without wrapping: 2^20 rows x 2^16 columns of Q8_0.
-  CHECK(RepackedBytes(GgmlType::kQ8_0, int64_t{1} << 20, int64_t{1} << 16) ==
-        (uint64_t{1} << 16) * 2048 * (512 + 32));
-  CHECK(RepackedBytes(GgmlType::kQ8_0, int64_t{1} << 40, int64_t{1} << 40) == UINT64_MAX);
-  CHECK(RepackedBytes(GgmlType::kI8, 16, 64) == 0);
 }
 
 TEST_CASE("limits: a mapped model file that shrinks while loading is refused", "[limits]") {
