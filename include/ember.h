@@ -99,6 +99,20 @@ typedef enum ember_float_weights {
   EMBER_FLOAT_WEIGHTS_INT8 = 1
 } ember_float_weights;
 
+/* How a model file's bytes are read. A mapped file that another process
+ * truncates while it is mapped kills the process with SIGBUS when a page past
+ * its new end is read; a copy in memory does not depend on the file once it is
+ * read (docs/RELIABILITY.md). */
+typedef enum ember_mmap_mode {
+  /* Mapped (pages come in as they are read, and the page cache is shared with
+   * other processes), except on network and user-space file systems (NFS,
+   * SMB/CIFS, 9p, FUSE, Ceph, Lustre, ...), where the file is read into memory:
+   * the default. */
+  EMBER_MMAP_AUTO = 0,
+  EMBER_MMAP_ON = 1, /* always mapped */
+  EMBER_MMAP_OFF = 2 /* always read into memory (the CLI's --no-mmap) */
+} ember_mmap_mode;
+
 typedef struct ember_model_params {
   ember_progress_fn progress; /* may be NULL */
   void* progress_user_data;
@@ -114,13 +128,20 @@ typedef struct ember_model_params {
    * F16 and BF16 matrices become. One byte of the same padding: the size and
    * layout stay those of API version 1. */
   uint8_t float_weights;
+  /* An ember_mmap_mode value (default EMBER_MMAP_AUTO). A mapped file that
+   * shrank while the model loaded fails the load (EMBER_ERR_IO). The last byte
+   * of the same padding (on 32-bit targets too): size and layout of API
+   * version 1. */
+  uint8_t mmap_mode;
 } ember_model_params;
 
 ember_model_params ember_model_default_params(void);
 
 /* Loads a GGUF model. params may be NULL (defaults). On success *out owns the
  * model: free it with ember_model_free after every session using it. On
- * failure *out is NULL (when out is not). */
+ * failure *out is NULL (when out is not). A tensor, file or repacked matrix
+ * larger than the address space (size_t: 32 bits on armhf) is
+ * EMBER_ERR_UNSUPPORTED, naming it, before anything is allocated for it. */
 ember_status ember_model_load(const char* path, const ember_model_params* params,
                               ember_model** out);
 void ember_model_free(ember_model* model); /* NULL is fine */
@@ -275,9 +296,43 @@ typedef struct ember_session_params {
 ember_session_params ember_session_default_params(void);
 
 /* A session keeps one conversation's KV cache. It borrows the model, which must
- * outlive it. Sessions of one model may run on different threads at once. */
+ * outlive it. Sessions of one model may run on different threads at once.
+ * Before allocating, the memory the session needs (ember_session_memory_needed)
+ * is checked against what the machine has available (MemAvailable in
+ * /proc/meminfo, and the memory cgroup's limit less its usage): more is
+ * EMBER_ERR_OUT_OF_MEMORY with a message giving the bytes needed and the
+ * limit, and nothing allocated. */
 ember_status ember_session_create(const ember_model* model, const ember_session_params* params,
                                   ember_session** out);
+
+/* What ember_session_create_ex takes beyond ember_session_params, whose
+ * layout (API version 1's) has no room left for it. Start from
+ * ember_session_limits_default(). */
+typedef struct ember_session_limits {
+  /* The most bytes the session may allocate: its KV cache, the scratch
+   * buffers of a forward pass and its logits (ember_session_memory_needed's
+   * total). 0 (the default): what the machine has available, as
+   * ember_session_create checks. Another value replaces that check: a
+   * machine with swap may allow more than its available memory. */
+  uint64_t max_memory;
+} ember_session_limits;
+
+ember_session_limits ember_session_limits_default(void);
+
+/* ember_session_create with limits (NULL: the defaults). A session that would
+ * need more than limits->max_memory is EMBER_ERR_OUT_OF_MEMORY, naming the
+ * bytes needed and the limit, and nothing is allocated. */
+ember_status ember_session_create_ex(const ember_model* model, const ember_session_params* params,
+                                     const ember_session_limits* limits, ember_session** out);
+
+/* The memory a session of these parameters (NULL: defaults) would allocate,
+ * without allocating it: *kv_bytes the KV cache (what ember_session_kv_bytes
+ * then gives), *scratch_bytes an upper bound of the rest (a forward pass of
+ * n_batch tokens on its threads, the logits). Either may be NULL. Invalid
+ * parameters are errors as for ember_session_create. */
+ember_status ember_session_memory_needed(const ember_model* model,
+                                         const ember_session_params* params, uint64_t* kv_bytes,
+                                         uint64_t* scratch_bytes);
 void ember_session_free(ember_session* session); /* NULL is fine */
 
 /* Appends tokens to the context and computes the next-token logits, in

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "platform/mapped_file.h"
 #include "quant/blocks.h"
 #include "quant/fp16.h"
 #include "quant/quantize.h"
@@ -494,6 +495,19 @@ bool RepackIsExact(GgmlType type) {
          type == GgmlType::kQ6_K || type == GgmlType::kIQ4_NL;
 }
 
+uint64_t RepackedBytes(GgmlType type, int64_t n_rows, int64_t n_cols) {
+  if (!CanRepack(type) || n_rows <= 0 || n_cols <= 0) return 0;
+  const PackedLayout layout = LayoutFor(type);
+  const uint64_t n_tiles = (static_cast<uint64_t>(n_rows) + kTileRows - 1) / kTileRows;
+  const uint64_t n_groups = static_cast<uint64_t>(n_cols) / kGroupCols;
+  const uint64_t tile_bytes = IsKLayout(layout) ? KSuperBytes(layout) * (n_groups / kSuperGroups)
+                                                : PackedGroupBytes(layout, HasMins(type)) *
+                                                      n_groups;  // < 2^64: n_cols < 2^63
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(tile_bytes, n_tiles, &bytes)) return UINT64_MAX;
+  return bytes;
+}
+
 Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols,
               PackedMatrix* out) {
   if (!CanRepack(type)) {
@@ -505,6 +519,12 @@ Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols,
     return InvalidArgument("cannot repack a [" + std::to_string(n_rows) + ", " +
                            std::to_string(n_cols) + "] " + GgmlTypeName(type) +
                            " matrix (columns must be a multiple of 32 and of the block size)");
+  }
+  // The size in 64 bits first: on a 32-bit target size_t would wrap.
+  if (const uint64_t bytes = RepackedBytes(type, n_rows, n_cols); bytes > kAddressSpaceLimit) {
+    return Unsupported("a [" + std::to_string(n_rows) + ", " + std::to_string(n_cols) + "] " +
+                       GgmlTypeName(type) + " matrix repacks to " + std::to_string(bytes) +
+                       " bytes, more than this process can address");
   }
   PackedMatrix w;
   SetGeometry(LayoutFor(type), HasMins(type), n_rows, n_cols, &w);

@@ -217,9 +217,16 @@ bool CanRepack(GgmlType type);
 //     (docs/FORMATS.md has the measured errors).
 bool RepackIsExact(GgmlType type);
 
+// The bytes Repack makes of an [n_rows, n_cols] matrix of `type` (rows padded
+// to a multiple of 16), computed in 64-bit arithmetic so that a caller can
+// check it against the address space before allocating: UINT64_MAX when even
+// that overflows, 0 for a type or shape that cannot be repacked.
+uint64_t RepackedBytes(GgmlType type, int64_t n_rows, int64_t n_cols);
+
 // Repacks a GGUF matrix (n_rows rows of n_cols elements of `type`, contiguous)
 // into `out`, exactly or within the bounds above. Errors: Unsupported when
-// !CanRepack(type); InvalidArgument for columns that are not whole blocks (or
+// !CanRepack(type) and for a result larger than the address space
+// (RepackedBytes); InvalidArgument for columns that are not whole blocks (or
 // groups of 32), for weights that are not finite (requantized types; for the
 // K layouts, a super-block d or dmin that is inf or nan), and for scales
 // beyond fp16.

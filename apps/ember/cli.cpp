@@ -1,5 +1,6 @@
 #include "cli.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -146,15 +147,92 @@ void Check(ember_status s, const std::string& what) {
 }
 
 ember_model* LoadModel(const std::string& path, bool vocab_only, ember_numerics numerics,
-                       ember_float_weights float_weights) {
+                       ember_float_weights float_weights, ember_mmap_mode mmap_mode) {
   ember_model* model = nullptr;
   ember_model_params mp = ember_model_default_params();
   mp.vocab_only = vocab_only;
   mp.numerics = static_cast<uint8_t>(numerics);
   mp.float_weights = static_cast<uint8_t>(float_weights);
+  mp.mmap_mode = static_cast<uint8_t>(mmap_mode);
   ember_status s = ember_model_load(path.c_str(), &mp, &model);
   if (s != EMBER_OK) throw UsageError{ember_last_error()};
   return model;
+}
+
+std::vector<OptionSpec> MmapOptions() {
+  return {
+      {"--no-mmap", "", "",
+       "read the model file into memory instead of mapping it: the process no longer depends "
+       "on the file (a mapped file truncated by another process kills it with SIGBUS); the "
+       "default maps it, except on network and FUSE file systems"},
+      {"--mmap", "", "", "always map the model file, also on network and FUSE file systems"},
+  };
+}
+
+ember_mmap_mode GetMmapMode(const Args& args) {
+  if (args.Has("--no-mmap") && args.Has("--mmap")) {
+    throw UsageError{"give --mmap or --no-mmap, not both"};
+  }
+  if (args.Has("--no-mmap")) return EMBER_MMAP_OFF;
+  if (args.Has("--mmap")) return EMBER_MMAP_ON;
+  return EMBER_MMAP_AUTO;
+}
+
+const OptionSpec kMaxMemoryOption = {
+    "--max-memory", "", "SIZE",
+    "the most memory the context (KV cache and scratch) may take, e.g. 512M or 4G; a larger "
+    "context is refused before anything is allocated (default: the memory available, from "
+    "/proc/meminfo and the cgroup's limit)"};
+
+bool ParseSize(const std::string& text, uint64_t* out) {
+  size_t i = 0;
+  double value = 0;
+  bool digits = false;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+    value = value * 10 + (text[i] - '0');
+    digits = true;
+  }
+  if (i < text.size() && text[i] == '.') {
+    double scale = 0.1;
+    for (++i; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+      value += (text[i] - '0') * scale;
+      scale /= 10;
+      digits = true;
+    }
+  }
+  if (!digits) return false;
+  std::string unit = text.substr(i);
+  for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  double multiplier = 1;
+  if (!unit.empty() && std::string("KMGT").find(unit[0]) != std::string::npos) {
+    multiplier = std::pow(1024.0, 1 + static_cast<double>(std::string("KMGT").find(unit[0])));
+    unit.erase(0, 1);
+    if (unit == "IB" || unit == "B") unit.clear();
+  } else if (unit == "B") {
+    unit.clear();
+  }
+  if (!unit.empty()) return false;
+  const double bytes = value * multiplier;
+  if (!(bytes >= 1) || bytes >= 18446744073709551615.0) return false;
+  *out = static_cast<uint64_t>(bytes);
+  return true;
+}
+
+uint64_t GetMaxMemory(const Args& args) {
+  if (!args.Has("--max-memory")) return 0;
+  uint64_t bytes = 0;
+  const std::string v = args.Get("--max-memory");
+  if (!ParseSize(v, &bytes)) {
+    throw UsageError{"--max-memory expects a size such as 512M or 4G, got '" + v + "'"};
+  }
+  return bytes;
+}
+
+ember_status CreateSession(const ember_model* model, const ember_session_params& sp,
+                           const Args& args, ember_session** out) {
+  ember_session_limits limits = ember_session_limits_default();
+  limits.max_memory = GetMaxMemory(args);
+  return ember_session_create_ex(model, &sp, &limits, out);
 }
 
 const OptionSpec kNumericsOption = {
@@ -338,6 +416,7 @@ std::vector<OptionSpec> KvOptions(bool with_keep) {
       {"--swa-full", "", "",
        "sliding-window layers (Gemma 3) keep the whole context instead of a ring of the "
        "window's size (more memory; beam search sets it)"},
+      kMaxMemoryOption,
   };
   if (with_keep) {
     o.push_back({"--keep", "", "N",
@@ -372,6 +451,7 @@ void ApplyKvOptions(const Args& args, int32_t n_prompt, ember_session_params* sp
   }
   sp->context_shift = !args.Has("--no-context-shift");
   sp->swa_full = args.Has("--swa-full");
+  GetMaxMemory(args);  // its errors before the model loads
   if (args.Has("--keep")) {
     const int64_t keep = args.GetInt("--keep", 0, -1, 1 << 24);
     sp->n_keep = keep < 0 ? n_prompt : static_cast<int32_t>(keep);
@@ -432,11 +512,12 @@ void SetUpSpeculative(const Args& args, ember_model* target, const ember_session
       static_cast<int32_t>(args.GetInt("--draft-min", 0, 0, out->params.draft_max));
   out->params.adaptive = !args.Has("--draft-fixed");
   if (target == nullptr || !draft) return;
-  out->draft_model.reset(LoadModel(args.Get("--draft-model")));
+  out->draft_model.reset(LoadModel(args.Get("--draft-model"), false, EMBER_NUMERICS_EMBER,
+                                   EMBER_FLOAT_WEIGHTS_FLOAT, GetMmapMode(args)));
   ember_session* s = nullptr;
   ember_session_params dp = sp;
   dp.context_shift = false;  // the draft follows the target's context; it never shifts itself
-  Check(ember_session_create(out->draft_model.get(), &dp, &s), "--draft-model session");
+  Check(CreateSession(out->draft_model.get(), dp, args, &s), "--draft-model session");
   out->draft_session.reset(s);
   out->params.draft = s;
 }

@@ -54,7 +54,26 @@ std::string ResolveModelPath(const Args& args);
 // vocab_only: metadata and tokenizer only (tokenize needs no weights).
 ember_model* LoadModel(const std::string& path, bool vocab_only = false,
                        ember_numerics numerics = EMBER_NUMERICS_EMBER,
-                       ember_float_weights float_weights = EMBER_FLOAT_WEIGHTS_FLOAT);
+                       ember_float_weights float_weights = EMBER_FLOAT_WEIGHTS_FLOAT,
+                       ember_mmap_mode mmap_mode = EMBER_MMAP_AUTO);
+
+// --no-mmap (read the model into memory) and --mmap (always map it).
+std::vector<OptionSpec> MmapOptions();
+// Their value (EMBER_MMAP_AUTO when neither is given); both is a UsageError.
+ember_mmap_mode GetMmapMode(const Args& args);
+
+// --max-memory SIZE: the most memory a session's context (KV cache and
+// scratch) may take; KvOptions includes it.
+extern const OptionSpec kMaxMemoryOption;
+// "512M", "4G", "1.5GiB", "1048576" -> bytes (K, M, G, T: powers of 1024; an
+// optional "iB" or "B" after them). False for anything else or 0.
+bool ParseSize(const std::string& text, uint64_t* out);
+// --max-memory's value in bytes, 0 when absent (what the machine has);
+// throws UsageError naming the option on a bad value.
+uint64_t GetMaxMemory(const Args& args);
+// ember_session_create_ex with --max-memory's limit.
+ember_status CreateSession(const ember_model* model, const ember_session_params& sp,
+                           const Args& args, ember_session** out);
 
 // --numerics ember|ggml: whose arithmetic the session follows.
 extern const OptionSpec kNumericsOption;
@@ -132,12 +151,13 @@ std::string DescribeThreads(const ember_session* session, int32_t n_threads,
                             int32_t n_threads_batch);
 
 // The KV cache options of commands that create sessions: --kv-type,
-// --no-context-shift and (with_keep) --keep.
+// --no-context-shift, --swa-full, --max-memory and (with_keep) --keep.
 std::vector<OptionSpec> KvOptions(bool with_keep);
 
 // Sets kv_type and context_shift from the flags; with --keep, n_keep: the
 // value, or n_prompt for -1 ("the whole prompt", as llama.cpp's --keep -1).
-// Range errors (keep >= n_ctx) are left to ember_session_create.
+// Range errors (keep >= n_ctx) are left to ember_session_create. Checks
+// --max-memory's value (CreateSession applies it).
 void ApplyKvOptions(const Args& args, int32_t n_prompt, ember_session_params* sp);
 // --template NAME|FILE: a Jinja file when one exists at that path (its text
 // goes to *source), else the name of a template in the model (*name:

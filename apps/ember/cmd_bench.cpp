@@ -79,7 +79,7 @@ double RunOnce(ember_session* s, const std::vector<int32_t>& depth, const std::v
 }  // namespace
 
 int BenchCommand(int argc, char** argv) {
-  const std::vector<OptionSpec> specs = {
+  std::vector<OptionSpec> specs = {
       kModelOption,
       {"--n-prompt", "-p", "N[,N]", "prompt tokens for the prefill test (default 512; 0: none)"},
       {"--n-gen", "-n", "N[,N]", "tokens for the decode test (default 128; 0: none)"},
@@ -93,7 +93,9 @@ int BenchCommand(int argc, char** argv) {
       {"--json", "", "", "one JSON object per test and line, with llama-bench's field names"},
       kNumericsOption,
       kRepackOption,
+      kMaxMemoryOption,
   };
+  for (OptionSpec& o : MmapOptions()) specs.push_back(std::move(o));
   Args args;
   if (!args.Parse("bench", "-m MODEL [-p 512] [-n 128] [-d 0] [-t T|auto] [-r R] [--json]", specs,
                   argc, argv)) {
@@ -108,6 +110,8 @@ int BenchCommand(int argc, char** argv) {
   const int64_t reps = args.GetInt("--repetitions", 5, 1, 1000);
   const bool json = args.Has("--json");
   const ember_numerics numerics = GetNumerics(args);
+  GetMaxMemory(args);  // flag errors before any measurement
+  GetMmapMode(args);
   const std::string path = ResolveModelPath(args);
   // The read bandwidth is measured before the model is loaded, so the
   // measurement's buffer does not add to the process's peak memory. So is
@@ -121,7 +125,7 @@ int BenchCommand(int argc, char** argv) {
     const int n = t > 0 ? t : plan.n_threads;
     if (peak_bw.count(n) == 0) peak_bw[n] = ember_measure_read_bandwidth(n);
   }
-  ModelPtr model(LoadModel(path, false, numerics, GetFloatWeights(args)));
+  ModelPtr model(LoadModel(path, false, numerics, GetFloatWeights(args), GetMmapMode(args)));
   ember_model_info info;
   Check(ember_model_get_info(model.get(), &info), "model info");
 
@@ -156,7 +160,7 @@ int BenchCommand(int argc, char** argv) {
     sp.n_threads = t;
     sp.n_threads_batch = threads_batch;
     ember_session* raw = nullptr;
-    Check(ember_session_create(model.get(), &sp, &raw), "session");
+    Check(CreateSession(model.get(), sp, args, &raw), "session");
     SessionPtr session(raw);
     const int n_threads = ember_session_n_threads(session.get());
     const int n_threads_batch = ember_session_n_threads_batch(session.get());

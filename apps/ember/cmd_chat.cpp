@@ -129,6 +129,7 @@ int ChatCommand(int argc, char** argv) {
        "with --json: also each turn's prompt tokens (the whole conversation as templated)"},
       kRepackOption,
   };
+  for (OptionSpec& o : MmapOptions()) specs.push_back(std::move(o));
   for (OptionSpec& o : KvOptions(/*with_keep=*/false)) {
     if (o.name != "--no-context-shift") specs.push_back(std::move(o));
   }
@@ -174,11 +175,12 @@ int ChatCommand(int argc, char** argv) {
   SetUpSpeculative(args, nullptr, sp, &spec);  // flag errors before the model loads
 
   const std::string path = ResolveModelPath(args);
-  ModelPtr model(LoadModel(path, false, EMBER_NUMERICS_EMBER, GetFloatWeights(args)));
+  ModelPtr model(
+      LoadModel(path, false, EMBER_NUMERICS_EMBER, GetFloatWeights(args), GetMmapMode(args)));
   std::unique_ptr<ember_sampler, SamplerDeleter> sampler(
       CreateSampler(model.get(), sampling, grammar));
   ember_session* raw_session = nullptr;
-  Check(ember_session_create(model.get(), &sp, &raw_session), "session");
+  Check(CreateSession(model.get(), sp, args, &raw_session), "session");
   SessionPtr session(raw_session);
 
   ember_chat_params cp = ember_chat_default_params();

@@ -47,6 +47,7 @@ int EvalCommand(int argc, char** argv) {
       kNumericsOption,
       kRepackOption,
   };
+  for (OptionSpec& o : MmapOptions()) specs.push_back(std::move(o));
   for (OptionSpec& o : KvOptions(/*with_keep=*/false)) specs.push_back(std::move(o));
   Args args;
   if (!args.Parse("eval",
@@ -66,7 +67,8 @@ int EvalCommand(int argc, char** argv) {
   // Every row must see all the tokens before it: a context shift would drop some.
   if (all) sp.context_shift = false;
   const ember_numerics numerics = GetNumerics(args);
-  ModelPtr model(LoadModel(ResolveModelPath(args), false, numerics, GetFloatWeights(args)));
+  ModelPtr model(
+      LoadModel(ResolveModelPath(args), false, numerics, GetFloatWeights(args), GetMmapMode(args)));
   std::vector<int32_t> ids =
       by_ids ? ParseIds(args.Get("--tokens")) : Tokenize(model.get(), prompt, true, true);
   if (ids.empty()) throw UsageError{"the prompt has no tokens"};
@@ -74,7 +76,7 @@ int EvalCommand(int argc, char** argv) {
   sp.n_threads = n_threads;
   sp.n_threads_batch = n_threads_batch;
   ember_session* raw = nullptr;
-  Check(ember_session_create(model.get(), &sp, &raw), "session");
+  Check(CreateSession(model.get(), sp, args, &raw), "session");
   SessionPtr session(raw);
   ember_model_info info;
   Check(ember_model_get_info(model.get(), &info), "model info");

@@ -58,6 +58,7 @@ int PerplexityCommand(int argc, char** argv) {
       kNumericsOption,
       kRepackOption,
   };
+  for (OptionSpec& o : MmapOptions()) specs.push_back(std::move(o));
   for (OptionSpec& o : KvOptions(/*with_keep=*/true)) specs.push_back(std::move(o));
   Args args;
   if (!args.Parse("perplexity", "[-m MODEL] -f FILE [-c 512] [--stream] [options]", specs, argc,
@@ -80,7 +81,7 @@ int PerplexityCommand(int argc, char** argv) {
 
   const ember_numerics numerics = GetNumerics(args);
   const std::string path = ResolveModelPath(args);
-  ModelPtr model(LoadModel(path, false, numerics, GetFloatWeights(args)));
+  ModelPtr model(LoadModel(path, false, numerics, GetFloatWeights(args), GetMmapMode(args)));
   ember_model_info info;
   Check(ember_model_get_info(model.get(), &info), "model info");
   // The text with BOS when the model adds one, special-token text as plain
@@ -99,7 +100,7 @@ int PerplexityCommand(int argc, char** argv) {
     throw UsageError{"--keep -1 (the whole prompt) has no meaning here; give a count"};
   }
   ember_session* raw = nullptr;
-  Check(ember_session_create(model.get(), &sp, &raw), "session");
+  Check(CreateSession(model.get(), sp, args, &raw), "session");
   SessionPtr session(raw);
   std::fprintf(stderr, "ember: %s; %zu tokens; KV cache %s, %.1f MiB\n",
                DescribeThreads(session.get(), n_threads, n_threads_batch).c_str(), ids.size(),

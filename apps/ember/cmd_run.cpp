@@ -162,6 +162,7 @@ int RunCommand(int argc, char** argv) {
       kNumericsOption,
       kRepackOption,
   };
+  for (OptionSpec& o : MmapOptions()) specs.push_back(std::move(o));
   for (OptionSpec& o : KvOptions(/*with_keep=*/true)) specs.push_back(std::move(o));
   for (OptionSpec& o : SpeculativeOptions()) specs.push_back(std::move(o));
   for (OptionSpec& o : SamplingOptions("temperature; 0 is greedy (default 0.8)")) {
@@ -221,7 +222,7 @@ int RunCommand(int argc, char** argv) {
   const ember_numerics numerics = GetNumerics(args);
   const std::string path = ResolveModelPath(args);
   auto t0 = std::chrono::steady_clock::now();
-  ModelPtr model(LoadModel(path, false, numerics, GetFloatWeights(args)));
+  ModelPtr model(LoadModel(path, false, numerics, GetFloatWeights(args), GetMmapMode(args)));
   ember_model_info info;
   Check(ember_model_get_info(model.get(), &info), "model info");
   std::fprintf(stderr, "ember: loaded %s (%s, %d layers, %.1f M params) in %.2f s\n", path.c_str(),
@@ -264,7 +265,7 @@ int RunCommand(int argc, char** argv) {
   // Beams share the prompt's rows, which sliding-window rings cannot.
   if (beams > 0) sp.swa_full = true;
   ember_session* raw_session = nullptr;
-  Check(ember_session_create(model.get(), &sp, &raw_session), "session");
+  Check(CreateSession(model.get(), sp, args, &raw_session), "session");
   SessionPtr session(raw_session);
   SetUpSpeculative(args, model.get(), sp, &spec);
   std::fprintf(stderr, "ember: %s; KV cache %s, %.1f MiB\n",

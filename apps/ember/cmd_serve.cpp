@@ -67,7 +67,12 @@ int ServeCommand(int argc, char** argv) {
       {"--timeout", "", "S", "seconds a client may take to send or to read (default 60)"},
       kThreadsOption,
       kThreadsBatchOption,
+      {"--max-memory", "", "SIZE",
+       "the most memory the slots' contexts (KV caches and scratch) may take together, e.g. "
+       "512M or 4G, shared evenly by the slots; more is refused at start-up (default: the memory "
+       "available, from /proc/meminfo and the cgroup's limit)"},
   };
+  for (OptionSpec& o : MmapOptions()) specs.push_back(std::move(o));
   for (OptionSpec& o : SamplingOptions("default temperature of requests that give none (0.8)")) {
     specs.push_back(std::move(o));
   }
@@ -85,6 +90,8 @@ int ServeCommand(int argc, char** argv) {
   const int64_t timeout = args.GetInt("--timeout", 60, 1, 86400);
   const int32_t n_threads = GetThreads(args, "--threads");
   const int32_t n_threads_batch = GetThreads(args, "--threads-batch");
+  const uint64_t max_memory = GetMaxMemory(args);
+  const ember_mmap_mode mmap_mode = GetMmapMode(args);
   if (args.Has("--api-key") && args.Get("--api-key").empty()) {
     throw UsageError{"--api-key needs a key"};
   }
@@ -160,6 +167,7 @@ int ServeCommand(int argc, char** argv) {
   ember_model_params mp = ember_model_default_params();
   mp.progress = KeepLoading;
   mp.progress_user_data = &state;
+  mp.mmap_mode = static_cast<uint8_t>(mmap_mode);
   ember_status load = ember_model_load(model_path.c_str(), &mp, &raw_model);
   ModelPtr model(raw_model);
   ModelPtr draft_model;
@@ -185,8 +193,17 @@ int ServeCommand(int argc, char** argv) {
     pool = std::make_unique<serve::SlotPool>(model.get(), sp, parallel, queue,
                                              !args.Has("--no-cont-batching"), &state.metrics,
                                              speculation);
+    if (max_memory != 0) {
+      pool->set_max_memory(std::max<uint64_t>(1, max_memory / static_cast<uint64_t>(parallel)));
+    }
     if (pool->Start() != EMBER_OK) {
-      std::fprintf(stderr, "ember: error: creating the sessions: %s\n", ember_last_error());
+      // --max-memory is shared: say what each slot got.
+      const std::string share = max_memory != 0 && parallel > 1
+                                    ? " (--max-memory " + args.Get("--max-memory") + " shared by " +
+                                          std::to_string(parallel) + " slots)"
+                                    : "";
+      std::fprintf(stderr, "ember: error: creating the sessions%s: %s\n", share.c_str(),
+                   ember_last_error());
       exit_code = 1;
     } else {
       ember_model_info info{};

@@ -1,5 +1,6 @@
 // The C API: handles wrap the C++ objects; every entry point catches
 // everything, so no exception crosses the boundary.
+#include <cstddef>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -161,8 +162,16 @@ ember_model_params ember_model_default_params(void) {
   p.vocab_only = false;
   p.numerics = EMBER_NUMERICS_EMBER;
   p.float_weights = EMBER_FLOAT_WEIGHTS_FLOAT;
+  p.mmap_mode = EMBER_MMAP_AUTO;
   return p;
 }
+
+// Fields added in what was padding keep the layout of API version 1.
+static_assert(offsetof(ember_model_params, mmap_mode) == 2 * sizeof(void*) + 3 &&
+                  sizeof(ember_model_params) == 3 * sizeof(void*),
+              "ember_model_params must keep the size and layout of API version 1");
+static_assert(offsetof(ember_session_params, swa_full) == 21 && sizeof(ember_session_params) == 28,
+              "ember_session_params must keep the size and layout of API version 1");
 
 ember_status ember_model_load(const char* path, const ember_model_params* params,
                               ember_model** out) {
@@ -188,12 +197,21 @@ ember_status ember_model_load(const char* path, const ember_model_params* params
     }
     const ember::Numerics numerics =
         p.numerics == EMBER_NUMERICS_GGML ? ember::Numerics::kGgml : ember::Numerics::kEmber;
-    const ember::FloatWeights float_weights = p.float_weights == EMBER_FLOAT_WEIGHTS_INT8
-                                                  ? ember::FloatWeights::kInt8
-                                                  : ember::FloatWeights::kFloat;
+    if (p.mmap_mode > EMBER_MMAP_OFF) {
+      return Fail(EMBER_ERR_INVALID_ARGUMENT, "ember_model_load: mmap_mode " +
+                                                  std::to_string(p.mmap_mode) +
+                                                  " is not an ember_mmap_mode value");
+    }
+    ember::LoadOptions o;
+    o.vocab_only = p.vocab_only;
+    o.numerics = numerics;
+    o.float_weights = p.float_weights == EMBER_FLOAT_WEIGHTS_INT8 ? ember::FloatWeights::kInt8
+                                                                  : ember::FloatWeights::kFloat;
+    o.map_mode = p.mmap_mode == EMBER_MMAP_ON    ? ember::MapMode::kMap
+                 : p.mmap_mode == EMBER_MMAP_OFF ? ember::MapMode::kCopy
+                                                 : ember::MapMode::kAuto;
     auto m = std::make_unique<ember_model>();
-    ember_status s = Report(
-        ember::Model::Load(path, progress, &m->model, p.vocab_only, numerics, float_weights));
+    ember_status s = Report(ember::Model::Load(path, o, progress, &m->model));
     if (s != EMBER_OK) return s;
     *out = m.release();
     return EMBER_OK;
@@ -409,45 +427,86 @@ ember_session_params ember_session_default_params(void) {
   return p;
 }
 
-ember_status ember_session_create(const ember_model* model, const ember_session_params* params,
-                                  ember_session** out) {
+namespace {
+
+// ember_session_params -> SessionParams, checked.
+ember_status SessionParamsFromC(const ember_model* model, const ember_session_params* params,
+                                const char* fn, ember::SessionParams* sp) {
+  ember_session_params p = params ? *params : ember_session_default_params();
+  sp->n_ctx = p.n_ctx;
+  sp->n_threads = p.n_threads;
+  sp->n_threads_batch = p.n_threads_batch;
+  if (p.n_batch == 0) {  // llama.cpp's n_ubatch decides its attention path: match it
+    sp->n_batch =
+        model->model->numerics() == ember::Numerics::kGgml ? 512 : ember::SessionParams{}.n_batch;
+  } else {
+    sp->n_batch = p.n_batch;
+  }
+  switch (EnumInt(p.kv_type)) {
+    case EMBER_KV_F16:
+      sp->kv_type = ember::KvType::kF16;
+      break;
+    case EMBER_KV_Q8:
+      sp->kv_type = ember::KvType::kQ8;
+      break;
+    case EMBER_KV_F32:
+      sp->kv_type = ember::KvType::kF32;
+      break;
+    default:
+      return Fail(EMBER_ERR_INVALID_ARGUMENT, std::string(fn) + ": kv_type " +
+                                                  std::to_string(EnumInt(p.kv_type)) +
+                                                  " is not an ember_kv_type");
+  }
+  sp->context_shift = p.context_shift;
+  sp->swa_full = p.swa_full;
+  sp->n_keep = p.n_keep;
+  return EMBER_OK;
+}
+
+}  // namespace
+
+ember_session_limits ember_session_limits_default(void) {
+  ember_session_limits l;
+  l.max_memory = 0;
+  return l;
+}
+
+ember_status ember_session_create_ex(const ember_model* model, const ember_session_params* params,
+                                     const ember_session_limits* limits, ember_session** out) {
   return Guard([&]() -> ember_status {
     EMBER_REQUIRE_ARG(out != nullptr, "ember_session_create: out is NULL");
     *out = nullptr;
     EMBER_REQUIRE_ARG(model != nullptr, "ember_session_create: model is NULL");
-    ember_session_params p = params ? *params : ember_session_default_params();
     ember::SessionParams sp;
-    sp.n_ctx = p.n_ctx;
-    sp.n_threads = p.n_threads;
-    sp.n_threads_batch = p.n_threads_batch;
-    if (p.n_batch == 0) {  // llama.cpp's n_ubatch decides its attention path: match it
-      sp.n_batch =
-          model->model->numerics() == ember::Numerics::kGgml ? 512 : ember::SessionParams{}.n_batch;
-    } else {
-      sp.n_batch = p.n_batch;
-    }
-    switch (EnumInt(p.kv_type)) {
-      case EMBER_KV_F16:
-        sp.kv_type = ember::KvType::kF16;
-        break;
-      case EMBER_KV_Q8:
-        sp.kv_type = ember::KvType::kQ8;
-        break;
-      case EMBER_KV_F32:
-        sp.kv_type = ember::KvType::kF32;
-        break;
-      default:
-        return Fail(EMBER_ERR_INVALID_ARGUMENT, "ember_session_create: kv_type " +
-                                                    std::to_string(EnumInt(p.kv_type)) +
-                                                    " is not an ember_kv_type");
-    }
-    sp.context_shift = p.context_shift;
-    sp.swa_full = p.swa_full;
-    sp.n_keep = p.n_keep;
+    ember_status st = SessionParamsFromC(model, params, "ember_session_create", &sp);
+    if (st != EMBER_OK) return st;
+    sp.max_memory = limits ? limits->max_memory : 0;
     auto s = std::make_unique<ember_session>();
-    ember_status st = Report(ember::Session::Create(*model->model, sp, &s->session));
+    st = Report(ember::Session::Create(*model->model, sp, &s->session));
     if (st != EMBER_OK) return st;
     *out = s.release();
+    return EMBER_OK;
+  });
+}
+
+ember_status ember_session_create(const ember_model* model, const ember_session_params* params,
+                                  ember_session** out) {
+  return ember_session_create_ex(model, params, nullptr, out);
+}
+
+ember_status ember_session_memory_needed(const ember_model* model,
+                                         const ember_session_params* params, uint64_t* kv_bytes,
+                                         uint64_t* scratch_bytes) {
+  return Guard([&]() -> ember_status {
+    EMBER_REQUIRE_ARG(model != nullptr, "ember_session_memory_needed: model is NULL");
+    ember::SessionParams sp;
+    ember_status st = SessionParamsFromC(model, params, "ember_session_memory_needed", &sp);
+    if (st != EMBER_OK) return st;
+    ember::SessionPlan plan;
+    st = Report(ember::Session::Plan(*model->model, sp, &plan));
+    if (st != EMBER_OK) return st;
+    if (kv_bytes) *kv_bytes = plan.kv_bytes;
+    if (scratch_bytes) *scratch_bytes = plan.scratch_bytes;
     return EMBER_OK;
   });
 }

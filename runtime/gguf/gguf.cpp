@@ -232,18 +232,20 @@ void GgufFile::ReleaseLargeArrays(size_t max_items) {
   }
 }
 
-Status GgufFile::Open(const std::string& path, std::unique_ptr<GgufFile>* out) {
+Status GgufFile::Open(const std::string& path, std::unique_ptr<GgufFile>* out, MapMode mode,
+                      uint64_t address_limit) {
   MappedFile map;
-  EMBER_RETURN_IF_ERROR(MappedFile::Open(path, &map));
+  EMBER_RETURN_IF_ERROR(MappedFile::Open(path, &map, mode, address_limit));
   std::unique_ptr<GgufFile> f;
-  Status s = Parse(map.data(), map.size(), &f);
+  Status s = Parse(map.data(), map.size(), &f, address_limit);
   if (!s.ok()) return Status(s.code(), path + ": " + s.message());
   f->map_ = std::move(map);
   *out = std::move(f);
   return Status::Ok();
 }
 
-Status GgufFile::Parse(const uint8_t* bytes, size_t size, std::unique_ptr<GgufFile>* out) {
+Status GgufFile::Parse(const uint8_t* bytes, size_t size, std::unique_ptr<GgufFile>* out,
+                       uint64_t address_limit) {
   auto f = std::make_unique<GgufFile>();
   f->bytes_ = bytes;
   f->size_ = size;
@@ -337,7 +339,16 @@ Status GgufFile::Parse(const uint8_t* bytes, size_t size, std::unique_ptr<GgufFi
                        " is not a multiple of the " + tr->name + " block size " +
                        std::to_string(tr->block_elems));
     }
+    // n <= 2^60 and a block holds at most 8 bytes per element: no overflow.
     t.n_bytes = n / tr->block_elems * tr->block_bytes;
+    if (t.n_bytes > address_limit) {
+      std::string dims;
+      for (uint32_t d = 0; d < t.n_dims; ++d) dims += (d ? ", " : "") + std::to_string(t.ne[d]);
+      return Unsupported(where + ": its " + std::to_string(t.n_bytes) + " bytes ([" + dims + "] " +
+                         tr->name + ") do not fit in this process's address space (" +
+                         std::to_string(address_limit) + " bytes" +
+                         (address_limit == 0xFFFFFFFFu ? ": size_t is 32 bits" : "") + ")");
+    }
     EMBER_RETURN_IF_ERROR(c.Read(&t.offset, "tensor data offset"));
     if (t.offset % f->alignment_ != 0) {
       return BadFormat(where + ": data offset " + std::to_string(t.offset) +

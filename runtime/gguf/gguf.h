@@ -10,8 +10,9 @@
 //     uint64 offset relative to the start of the data section.
 //  4. padding to `general.alignment` (default 32), then the data section.
 // Everything is validated before use: every read is bounds-checked, sizes
-// cannot overflow, tensors lie inside the file, are aligned, do not repeat.
-// Errors name the field and its byte offset.
+// are computed in checked 64-bit arithmetic and must fit this process's
+// address space (size_t: 32 bits on armhf), tensors lie inside the file, are
+// aligned, do not repeat. Errors name the field (the tensor) and its byte offset.
 #pragma once
 
 #include <cstddef>
@@ -81,10 +82,15 @@ struct GgufTensorInfo {
 
 class GgufFile {
  public:
-  // Maps and parses `path`. On error nothing is kept.
-  static Status Open(const std::string& path, std::unique_ptr<GgufFile>* out);
-  // Parses an in-memory image (for tests and fuzzing); `bytes` must outlive the result.
-  static Status Parse(const uint8_t* bytes, size_t size, std::unique_ptr<GgufFile>* out);
+  // Maps (or copies, as `mode` says: platform/mapped_file.h) and parses
+  // `path`. On error nothing is kept.
+  static Status Open(const std::string& path, std::unique_ptr<GgufFile>* out,
+                     MapMode mode = MapMode::kAuto, uint64_t address_limit = kAddressSpaceLimit);
+  // Parses an in-memory image (for tests and fuzzing); `bytes` must outlive
+  // the result. A tensor of more than address_limit bytes is refused, naming
+  // it (a parameter so that tests check the 32-bit limit on 64-bit hosts).
+  static Status Parse(const uint8_t* bytes, size_t size, std::unique_ptr<GgufFile>* out,
+                      uint64_t address_limit = kAddressSpaceLimit);
 
   uint32_t version() const { return version_; }
   uint64_t alignment() const { return alignment_; }
@@ -96,13 +102,34 @@ class GgufFile {
   const std::vector<GgufTensorInfo>& tensors() const { return tensors_; }
 
   const GgufValue* Find(std::string_view key) const;
-  // Drops a tensor's pages from memory once its data has been copied (repacked).
+  // True when the file was read into memory rather than mapped.
+  bool copied() const { return map_.copied(); }
+  // An error when the mapped file has shrunk since it was opened (see
+  // MappedFile::CheckSize); Ok for a copy.
+  Status CheckSize() const { return map_.CheckSize(); }
+  // Drops a tensor's pages from memory once its data has been copied
+  // (repacked). A mapping pages them back in from the file if they are read
+  // again; a copy loses them: with a copy, call it only for tensors nothing
+  // reads again.
   void ReleaseTensorData(const GgufTensorInfo& t) const { map_.Release(t.data, t.n_bytes); }
-  // Drops every resident page of the file (the mapping is read-only, so this
-  // loses nothing): whatever is read again pages back in from the file.
-  void ReleaseAllPages() const { map_.Release(bytes_, size_); }
-  // The same for the header only (metadata and tensor infos).
-  void ReleaseHeaderPages() const { map_.Release(bytes_, static_cast<size_t>(data_offset_)); }
+  // For a model that reads no tensor data after loading: drops the resident
+  // pages of the file. A mapping drops them all (the mapping is read-only, so
+  // this loses nothing: whatever is read again pages back in from the file);
+  // a copy keeps its header (metadata strings are read from it) and frees
+  // the tensor data.
+  void ReleaseAllPages() const {
+    if (copied()) {
+      if (data_offset_ < size_) {
+        map_.Release(bytes_ + data_offset_, size_ - static_cast<size_t>(data_offset_));
+      }
+    } else {
+      map_.Release(bytes_, size_);
+    }
+  }
+  // The header only (metadata and tensor infos), of a mapping.
+  void ReleaseHeaderPages() const {
+    if (!copied()) map_.Release(bytes_, static_cast<size_t>(data_offset_));
+  }
   const GgufTensorInfo* FindTensor(std::string_view name) const;
   // Frees the parsed items of arrays longer than max_items once they have been
   // read (the vocabulary: ~150k values of 80 bytes, 12 MB for a 49k vocab,

@@ -198,11 +198,22 @@ Status LoadWeights(const GgufFile& f, const WeightLoader& w, ModelConfig* c, Mod
 Status Model::Load(const std::string& path, const LoadProgressFn& progress,
                    std::unique_ptr<Model>* out, bool vocab_only, Numerics numerics,
                    FloatWeights float_weights) {
+  LoadOptions o;
+  o.vocab_only = vocab_only;
+  o.numerics = numerics;
+  o.float_weights = float_weights;
+  return Load(path, o, progress, out);
+}
+
+Status Model::Load(const std::string& path, const LoadOptions& options,
+                   const LoadProgressFn& progress, std::unique_ptr<Model>* out) {
+  const bool vocab_only = options.vocab_only;
+  const Numerics numerics = options.numerics;
   auto m = std::unique_ptr<Model>(new Model());
   m->path_ = path;
   m->numerics_ = numerics;
-  m->float_weights_ = float_weights;
-  EMBER_RETURN_IF_ERROR(GgufFile::Open(path, &m->gguf_));
+  m->float_weights_ = options.float_weights;
+  EMBER_RETURN_IF_ERROR(GgufFile::Open(path, &m->gguf_, options.map_mode, options.address_limit));
   const GgufFile& f = *m->gguf_;
   {
     Fnv1a64 h;
@@ -237,6 +248,7 @@ Status Model::Load(const std::string& path, const LoadProgressFn& progress,
     m->vocab_only_ = true;
     c.tied_output = f.FindTensor("output.weight") == nullptr;
     m->gguf_->ReleaseAllPages();
+    EMBER_RETURN_IF_ERROR(f.CheckSize());
     if (progress && !progress(1.0f)) return Status(Code::kCancelled, "model loading was cancelled");
     *out = std::move(m);
     return Status::Ok();
@@ -246,7 +258,7 @@ Status Model::Load(const std::string& path, const LoadProgressFn& progress,
   if (Status s = LoadWeights(f, w, &c, &m->weights_); !s.ok()) return with_path(s);
   if (numerics == Numerics::kGgml) {
     m->maps_weights_ = true;  // every matrix is read where it lies in the file
-  } else if (Status s = m->RepackWeights(progress); !s.ok()) {
+  } else if (Status s = m->RepackWeights(progress, options.address_limit); !s.ok()) {
     return s.code() == Code::kCancelled ? s : with_path(s);
   }
   // The tokenizer and the packed weights hold what they need of the file now.
@@ -263,12 +275,16 @@ Status Model::Load(const std::string& path, const LoadProgressFn& progress,
 #if defined(__GLIBC__)
   malloc_trim(0);
 #endif
+  // A mapped file truncated while it loaded: the weights read so far may be
+  // wrong (a page past the new end reads as zeros up to the end of its page)
+  // and later reads of mapped pages would be a SIGBUS. Refuse the model.
+  EMBER_RETURN_IF_ERROR(f.CheckSize());
   if (progress && !progress(1.0f)) return Status(Code::kCancelled, "model loading was cancelled");
   *out = std::move(m);
   return Status::Ok();
 }
 
-Status Model::RepackWeights(const LoadProgressFn& progress) {
+Status Model::RepackWeights(const LoadProgressFn& progress, uint64_t address_limit) {
   // Every matrix whose GGUF type has a native layout is repacked once (tied
   // output and embedding share one), and the file's pages of it are released
   // right away: the weights live in memory once, and the peak during loading
@@ -327,11 +343,26 @@ Status Model::RepackWeights(const LoadProgressFn& progress) {
       }
     }
   }
+  // A copied file's released pages are gone (a mapping's page back in): keep
+  // those of an embedding that lookups read as stored after its tied output
+  // was repacked.
+  const uint8_t* read_later =
+      gguf_->copied() && !repacked(&weights_.token_embd) ? weights_.token_embd.data : nullptr;
   for (WeightView* v : views) {
     if (!repacked(v)) continue;
     const auto it = done.find(v->data);
     const PackedMatrix* packed = it == done.end() ? nullptr : it->second;
     if (packed == nullptr) {
+      // Sizes in 64 bits before anything is allocated: a matrix that fits the
+      // file may not fit the address space once repacked (32-bit targets).
+      if (const uint64_t bytes = RepackedBytes(v->type, v->n_rows, v->n_cols);
+          bytes > address_limit) {
+        const auto t = tensor_at.find(v->data);
+        return Unsupported("tensor '" + (t != tensor_at.end() ? t->second->name : "?") +
+                           "': repacked to ember's layout it takes " + std::to_string(bytes) +
+                           " bytes, more than this process can address (" +
+                           std::to_string(address_limit) + " bytes)");
+      }
       auto p = std::make_unique<PackedMatrix>();
       if (Status s = Repack(v->type, v->data, v->n_rows, v->n_cols, p.get()); !s.ok()) {
         const auto t = tensor_at.find(v->data);
@@ -341,7 +372,7 @@ Status Model::RepackWeights(const LoadProgressFn& progress) {
       packed = p.get();
       done.emplace(v->data, packed);
       packed_.push_back(std::move(p));
-      if (auto t = tensor_at.find(v->data); t != tensor_at.end()) {
+      if (auto t = tensor_at.find(v->data); t != tensor_at.end() && v->data != read_later) {
         gguf_->ReleaseTensorData(*t->second);
       }
       finished += v->row_bytes * static_cast<uint64_t>(v->n_rows);

@@ -63,11 +63,27 @@ enum class FloatWeights {
 // the last call with 1; returns false to cancel loading (Code::kCancelled).
 using LoadProgressFn = std::function<bool(float progress)>;
 
+struct LoadOptions {
+  // The tokenizer and what the metadata says, no weights (Session::Create
+  // refuses such a model). A vocab_only load also accepts an architecture
+  // ember cannot run (runnable() says why not).
+  bool vocab_only = false;
+  Numerics numerics = Numerics::kEmber;
+  FloatWeights float_weights = FloatWeights::kFloat;
+  // Map the file or read it into memory (platform/mapped_file.h). A mapped
+  // file is checked at the end of loading: if it shrank meanwhile, the load
+  // fails rather than leaving pages that would SIGBUS when read.
+  MapMode map_mode = MapMode::kAuto;
+  // The most bytes the file, one tensor or one repacked matrix may take
+  // (kAddressSpaceLimit; tests pass less to check the 32-bit path).
+  uint64_t address_limit = kAddressSpaceLimit;
+};
+
 class Model {
  public:
-  // vocab_only: the tokenizer and what the metadata says, no weights
-  // (Session::Create refuses such a model). A vocab_only load also accepts
-  // an architecture ember cannot run (runnable() says why not).
+  static Status Load(const std::string& path, const LoadOptions& options,
+                     const LoadProgressFn& progress, std::unique_ptr<Model>* out);
+  // The same with the other options at their defaults.
   static Status Load(const std::string& path, const LoadProgressFn& progress,
                      std::unique_ptr<Model>* out, bool vocab_only = false,
                      Numerics numerics = Numerics::kEmber,
@@ -98,7 +114,7 @@ class Model {
   uint64_t fingerprint() const { return fingerprint_; }
 
  private:
-  Status RepackWeights(const LoadProgressFn& progress);
+  Status RepackWeights(const LoadProgressFn& progress, uint64_t address_limit);
   uint64_t CountLoadedWeightBytes() const;
 
   std::string path_;

@@ -3,26 +3,41 @@
 #include <algorithm>
 #include <thread>
 
+#include "ops/attention.h"
 #include "ops/kernels.h"
 #include "ops/rope.h"
+#include "platform/mapped_file.h"
 #include "platform/scheduler.h"
 
 namespace ember {
 
-Session::Session(const Model& model, const SessionParams& params, std::vector<int64_t> kv_rows,
-                 int64_t n_ctx, int n_threads, int n_threads_batch)
+Session::Session(const Model& model, const SessionParams& params, const SessionPlan& plan)
     : model_(model),
-      kv_(std::move(kv_rows), model.config().n_head_kv, model.config().head_dim, params.kv_type),
-      ring_(n_ctx, params.n_keep),
+      kv_(plan.kv_rows, model.config().n_head_kv, model.config().head_dim, params.kv_type),
+      ring_(plan.n_ctx, params.n_keep),
       max_window_(model.config().max_window()),
       context_shift_(params.context_shift),
-      n_threads_(n_threads),
-      n_threads_batch_(n_threads_batch),
+      n_threads_(plan.n_threads),
+      n_threads_batch_(plan.n_threads_batch),
       n_batch_(params.n_batch),
       logits_(static_cast<size_t>(model.config().n_vocab)) {}
 
-Status Session::Create(const Model& model, const SessionParams& params,
-                       std::unique_ptr<Session>* out) {
+namespace {
+
+// Saturating 64-bit arithmetic for sizes: UINT64_MAX stands for "too many".
+uint64_t Mul(uint64_t a, uint64_t b) {
+  uint64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+uint64_t Add(uint64_t a, uint64_t b) {
+  uint64_t r = 0;
+  return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+uint64_t U(int64_t v) { return v > 0 ? static_cast<uint64_t>(v) : 0; }
+
+}  // namespace
+
+Status Session::Plan(const Model& model, const SessionParams& params, SessionPlan* out) {
   const ModelConfig& c = model.config();
   if (model.vocab_only()) {
     return InvalidArgument(model.path() +
@@ -47,7 +62,9 @@ Status Session::Create(const Model& model, const SessionParams& params,
   }
   const Kernels* kernels = nullptr;
   EMBER_RETURN_IF_ERROR(ActiveKernels(&kernels));  // a bad EMBER_ISA is reported here
-  int64_t n_ctx = params.n_ctx > 0 ? params.n_ctx : std::min<int64_t>(c.n_ctx_train, 4096);
+  SessionPlan plan;
+  plan.n_ctx = params.n_ctx > 0 ? params.n_ctx : std::min<int64_t>(c.n_ctx_train, 4096);
+  const int64_t n_ctx = plan.n_ctx;
   if (params.n_keep < 0 || params.n_keep >= n_ctx) {
     return InvalidArgument("keep: " + std::to_string(params.n_keep) +
                            " tokens do not leave room in a context of " + std::to_string(n_ctx) +
@@ -58,17 +75,90 @@ Status Session::Create(const Model& model, const SessionParams& params,
   // is stored while the window of its first token is still held.
   const int64_t window = c.max_window();
   const int64_t capacity = window + params.n_batch;
-  const bool window_ring = window > 0 && !params.swa_full && params.n_keep + capacity < n_ctx;
-  std::vector<int64_t> rows(static_cast<size_t>(c.n_layer), n_ctx);
+  plan.window_capacity = capacity;
+  plan.window_ring = window > 0 && !params.swa_full && params.n_keep + capacity < n_ctx;
+  plan.kv_rows.assign(static_cast<size_t>(c.n_layer), n_ctx);
   for (int64_t l = 0; l < c.n_layer; ++l) {
-    if (window_ring && c.layer(l).window > 0)
-      rows[static_cast<size_t>(l)] = params.n_keep + capacity;
+    if (plan.window_ring && c.layer(l).window > 0) {
+      plan.kv_rows[static_cast<size_t>(l)] = params.n_keep + capacity;
+    }
   }
   // 0 is auto: the scheduler's choice for this machine (platform/scheduler.h).
   const ThreadChoice threads = ChooseHostThreads(params.n_threads, params.n_threads_batch);
-  out->reset(new Session(model, params, std::move(rows), n_ctx, threads.n_threads,
-                         threads.n_threads_batch));
-  if (window_ring) (*out)->window_.emplace(window, params.n_keep, capacity);
+  plan.n_threads = threads.n_threads;
+  plan.n_threads_batch = threads.n_threads_batch;
+
+  // The KV cache, as KvCache allocates it.
+  uint64_t rows = 0, max_rows = 0;
+  for (const int64_t r : plan.kv_rows) {
+    rows = Add(rows, U(r));
+    max_rows = std::max(max_rows, U(r));
+  }
+  const uint64_t elems = Mul(rows, U(c.kv_dim()));
+  switch (params.kv_type) {
+    case KvType::kF16:
+      plan.kv_bytes = Mul(elems, 2 * 2);
+      break;
+    case KvType::kF32:
+      plan.kv_bytes = Mul(elems, 2 * 4);
+      break;
+    case KvType::kQ8:
+      plan.kv_bytes = Add(Mul(elems, 2), Mul(Mul(rows, U(c.n_head_kv)), 2 * 4));
+      break;
+  }
+  // A forward pass over n tokens (DecoderScratch, sized in ForwardMany): the
+  // residual stream [n, E]; the sub-layer buffers xn, q, k, v, att, gate, up
+  // of a sub-chunk (at most n tokens); the attention scratch of each thread;
+  // the RoPE tables; the quantized activations (1 byte per element, scales
+  // per 16 and 32: under 2); and the logits [n_vocab].
+  const uint64_t n = U(std::min(params.n_batch, n_ctx));
+  const uint64_t E = U(c.n_embd), Q = U(c.q_dim()), KV = U(c.kv_dim()), F = U(c.n_ff);
+  const uint64_t per_token = Add(Mul(2, E), Mul(2, Add(Q, Add(KV, F))));
+  const uint64_t attention = std::max(
+      Mul(2, max_rows),
+      U(AttendBlockScratch(static_cast<int64_t>(std::min<uint64_t>(max_rows, uint64_t{1} << 40)),
+                           static_cast<int>(c.head_dim))));
+  uint64_t n_rot = 0;
+  for (const RopeConfig& r : c.ropes) n_rot = std::max<uint64_t>(n_rot, U(r.n_rot));
+  uint64_t floats = Mul(n, per_token);
+  floats = Add(floats, Mul(U(std::max(plan.n_threads, plan.n_threads_batch)), attention));
+  floats = Add(floats, Mul(Mul(c.ropes.size(), n), n_rot));
+  floats = Add(floats, U(c.n_vocab));
+  plan.scratch_bytes = Add(Mul(floats, 4), Mul(Mul(n, std::max({E, Q, F})), 2));
+  *out = std::move(plan);
+  return Status::Ok();
+}
+
+Status Session::CheckMemory(const SessionPlan& plan, uint64_t max_memory,
+                            const MemoryBudget& machine) {
+  const uint64_t needed = plan.total_bytes();
+  const uint64_t limit = max_memory != 0 ? max_memory : machine.bytes;
+  const std::string what = "a context of " + std::to_string(plan.n_ctx) + " tokens needs " +
+                           FormatBytes(needed) + " (" + std::to_string(needed) +
+                           " bytes: KV cache " + FormatBytes(plan.kv_bytes) + ", scratch " +
+                           FormatBytes(plan.scratch_bytes) + ")";
+  if (needed > kAddressSpaceLimit) {
+    return Status(Code::kOutOfMemory, what + ", more than this process can address (" +
+                                          std::to_string(kAddressSpaceLimit) + " bytes)");
+  }
+  if (needed <= limit) return Status::Ok();
+  const std::string source =
+      max_memory != 0 ? "the limit given as max_memory (--max-memory)" : machine.source;
+  return Status(Code::kOutOfMemory, what + ", more than the " + FormatBytes(limit) + " (" +
+                                        std::to_string(limit) + " bytes) it may take: " + source +
+                                        "; a smaller context or a q8 KV cache needs less");
+}
+
+Status Session::Create(const Model& model, const SessionParams& params,
+                       std::unique_ptr<Session>* out) {
+  SessionPlan plan;
+  EMBER_RETURN_IF_ERROR(Plan(model, params, &plan));
+  EMBER_RETURN_IF_ERROR(CheckMemory(plan, params.max_memory,
+                                    params.max_memory != 0 ? MemoryBudget{} : AvailableMemory()));
+  out->reset(new Session(model, params, plan));
+  if (plan.window_ring) {
+    (*out)->window_.emplace(model.config().max_window(), params.n_keep, plan.window_capacity);
+  }
   return Status::Ok();
 }
 

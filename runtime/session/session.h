@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "platform/memory_info.h"
 #include "platform/status.h"
 #include "runtime/kv/kv_cache.h"
 #include "runtime/kv/kv_ring.h"
@@ -47,12 +48,42 @@ struct SessionParams {
   // when that is smaller than the context; true gives them the whole context
   // like the other layers (as llama.cpp's --swa-full), which beam search needs.
   bool swa_full = false;
+  // The most bytes the session may allocate (SessionPlan::total_bytes); 0:
+  // what the machine has available now (platform/memory_info.h). Create
+  // checks it before allocating anything.
+  uint64_t max_memory = 0;
+};
+
+// What a session of given parameters gets and allocates, worked out before
+// anything is allocated.
+struct SessionPlan {
+  int64_t n_ctx = 0;             // params.n_ctx, or the default
+  std::vector<int64_t> kv_rows;  // [n_layer] cache rows of each layer
+  bool window_ring = false;      // windowed layers have rings of their own
+  int64_t window_capacity = 0;   // their rows after n_keep (window + n_batch)
+  int n_threads = 1, n_threads_batch = 1;
+  uint64_t kv_bytes = 0;  // the KV cache (as KvCache::bytes will be)
+  // The rest: the buffers of a forward pass over n_batch tokens (at most the
+  // context) on the session's threads, and its logits. An upper bound.
+  uint64_t scratch_bytes = 0;
+  uint64_t total_bytes() const { return kv_bytes + scratch_bytes; }
 };
 
 class Session {
  public:
+  // Checks the parameters and the memory the session needs against
+  // params.max_memory (or what the machine has), then allocates. Nothing is
+  // allocated when it fails: an invalid parameter, or Code::kOutOfMemory
+  // with the bytes needed and the limit.
   static Status Create(const Model& model, const SessionParams& params,
                        std::unique_ptr<Session>* out);
+  // Create's checks of the parameters and what it would allocate, without
+  // the memory check.
+  static Status Plan(const Model& model, const SessionParams& params, SessionPlan* out);
+  // The memory check: plan.total_bytes() against max_memory if not 0, else
+  // against `machine` (AvailableMemory()), and against the address space.
+  static Status CheckMemory(const SessionPlan& plan, uint64_t max_memory,
+                            const MemoryBudget& machine);
 
   // Appends tokens to the context and computes the logits of the last one
   // (all_logits: of every token, [n, n_vocab], instead). When the context is
@@ -155,8 +186,7 @@ class Session {
   }
 
  private:
-  Session(const Model& model, const SessionParams& params, std::vector<int64_t> kv_rows,
-          int64_t n_ctx, int n_threads, int n_threads_batch);
+  Session(const Model& model, const SessionParams& params, const SessionPlan& plan);
   Status CheckIds(const std::vector<int32_t>& tokens) const;
   // Drops tokens [n_keep, n_keep + n) and re-rotates the keys of the tokens
   // after them, whose positions move down by n.

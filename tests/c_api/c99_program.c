@@ -109,6 +109,19 @@ int main(int argc, char** argv) {
   EXPECT(ember_api_version() == EMBER_API_VERSION);
   EXPECT(strcmp(ember_version(), EMBER_VERSION_STRING) == 0);
 
+  /* Memory limits: what a session needs, and a limit below it refused. */
+  {
+    uint64_t kv = 0, scratch = 0;
+    ember_session_limits limits = ember_session_limits_default();
+    EXPECT(ember_session_memory_needed(model, NULL, &kv, &scratch) == EMBER_OK);
+    EXPECT(kv > 0 && scratch > 0 && limits.max_memory == 0);
+    limits.max_memory = kv;
+    EXPECT(ember_session_create_ex(model, NULL, &limits, &session) == EMBER_ERR_OUT_OF_MEMORY);
+    EXPECT(session == NULL);
+    EXPECT(strstr(ember_last_error(), "max_memory") != NULL);
+    EXPECT(ember_model_default_params().mmap_mode == EMBER_MMAP_AUTO);
+  }
+
   EXPECT(ember_session_create(model, NULL, &session) == EMBER_OK);
   gp = ember_generate_default_params();
   gp.n_predict = 16;

@@ -6,8 +6,10 @@
 namespace serve {
 
 ember_status CreateSlotSession(const ember_model* model, const ember_session_params& params,
-                               ember_batcher* batcher, ember_session** out) {
-  ember_status st = ember_session_create(model, &params, out);
+                               uint64_t max_memory, ember_batcher* batcher, ember_session** out) {
+  ember_session_limits limits = ember_session_limits_default();
+  limits.max_memory = max_memory;
+  ember_status st = ember_session_create_ex(model, &params, &limits, out);
   // Continuous batching: the slots' sessions share their forward passes
   // (docs/BATCHING.md); each slot's output stays what it is alone.
   if (st == EMBER_OK && batcher != nullptr) {
@@ -59,9 +61,9 @@ ember_status SlotPool::Start() {
   draft_params.context_shift = false;
   for (Slot& s : slots_) {
     if (st != EMBER_OK) break;
-    st = CreateSlotSession(model_, params_, batcher_, &s.session);
+    st = CreateSlotSession(model_, params_, max_memory_, batcher_, &s.session);
     if (st == EMBER_OK && draft_model != nullptr) {
-      st = CreateSlotSession(draft_model, draft_params, draft_batcher_, &s.draft);
+      st = CreateSlotSession(draft_model, draft_params, max_memory_, draft_batcher_, &s.draft);
     }
   }
   if (st == EMBER_OK && draft_model != nullptr) {

@@ -58,6 +58,10 @@ class SlotPool {
   SlotPool(const SlotPool&) = delete;
   SlotPool& operator=(const SlotPool&) = delete;
 
+  // The most memory each slot's session may take (ember_session_limits;
+  // 0: what the machine has). Before Start.
+  void set_max_memory(uint64_t bytes) { max_memory_ = bytes; }
+
   // Creates the sessions and starts the workers; on failure returns the
   // status (ember_last_error() has the message) and starts nothing.
   ember_status Start();
@@ -111,10 +115,12 @@ class SlotPool {
   uint64_t tick_ = 0;
   bool stopping_ = false;
   bool started_ = false;
+  uint64_t max_memory_ = 0;
 };
 
-// A slot's session, attached to `batcher` when it is not null.
+// A slot's session of at most max_memory bytes (0: what the machine has),
+// attached to `batcher` when it is not null.
 ember_status CreateSlotSession(const ember_model* model, const ember_session_params& params,
-                               ember_batcher* batcher, ember_session** out);
+                               uint64_t max_memory, ember_batcher* batcher, ember_session** out);
 
 }  // namespace serve
