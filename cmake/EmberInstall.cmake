@@ -20,11 +20,11 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-# The C API's translation units are compiled into the shared library itself;
-# the rest of the runtime comes from libember.a as they need it.
-file(GLOB EMBER_C_API_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/runtime/capi/*.cpp)
-add_library(ember_shared SHARED ${EMBER_C_API_SOURCES})
-target_link_libraries(ember_shared PRIVATE ember_lib)
+# The C API's objects (the same ones libember.a archives, compiled once) go
+# into the shared library itself; the rest of the runtime comes from libember.a
+# as they need it.
+add_library(ember_shared SHARED)
+target_link_libraries(ember_shared PRIVATE ember_capi_objects ember_lib)
 target_include_directories(ember_shared INTERFACE
   $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
