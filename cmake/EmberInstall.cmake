@@ -17,6 +17,13 @@
 # consumer's symbols. (The version script rather than -fvisibility=hidden: the
 # static libraries, which the CLI and the tests link, stay as they are and are
 # compiled once.) The CLI keeps linking the static library: one file to copy.
+# GNUInstallDirs puts libraries in Debian's multiarch folder (lib/<triplet>)
+# under the prefix /usr only when not cross-compiling; the packages of the ARM
+# builds (EmberPackage.cmake) want it there too.
+if(CMAKE_CROSSCOMPILING AND CMAKE_LIBRARY_ARCHITECTURE AND CMAKE_INSTALL_PREFIX MATCHES "^/usr/?$"
+   AND NOT DEFINED CACHE{CMAKE_INSTALL_LIBDIR} AND EXISTS /etc/debian_version)
+  set(CMAKE_INSTALL_LIBDIR lib/${CMAKE_LIBRARY_ARCHITECTURE} CACHE PATH "Object code libraries")
+endif()
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
