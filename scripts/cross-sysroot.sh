@@ -54,8 +54,17 @@ apt_opts=(-q -o "APT::Architecture=$arch" -o "APT::Architectures::=$arch"
 # The package lists, once a day at most.
 if [ -z "$(find "$cache/lists" -maxdepth 1 -name '*_Packages*' -mtime -1 2>/dev/null)" ]; then
   echo "cross-sysroot: apt-get update ($arch lists under $cache)"
-  apt-get "${apt_opts[@]}" update >"$cache/update.log" 2>&1 ||
-    { cat "$cache/update.log" >&2; exit 1; }
+  if ! apt-get "${apt_opts[@]}" update >"$cache/update.log" 2>&1; then
+    # A list that fails (the armhf security list's size mismatch on this mirror,
+    # ../shared/DEPS.md) leaves the others usable: go on while the main one is there.
+    if ls "$cache/lists/"*"_main_binary-${arch}_Packages"* >/dev/null 2>&1; then
+      echo "cross-sysroot: warning: apt-get update failed for some lists; using those it got:" >&2
+      grep -E "^(Err|E:|W:)" "$cache/update.log" | head -n 5 >&2 || true
+    else
+      cat "$cache/update.log" >&2
+      exit 1
+    fi
+  fi
 fi
 
 # Prints the packages apt would install for "$@" (names, or ./file.deb) on an
@@ -99,7 +108,7 @@ unpack() {  # .deb [root to unpack into: $dir]
   rm -rf "$ctl"
   { dpkg-deb -f "$deb" Package Version Architecture Multi-Arch Source Depends Maintainer
     echo "Status: install ok installed"
-    dpkg-deb -f "$deb" Description | head -n 1 | sed 's/^/Description: /'
+    dpkg-deb -f "$deb" Description | sed -n '1s/^/Description: /p'
     echo; } | sed '/^[A-Za-z-]*: *$/d' >>"$admin/status"
 }
 
@@ -151,7 +160,9 @@ fi
 # point into the host: make them relative, inside $dir.
 for into in "$dir/crt" "$dir"; do
   [ -d "$into" ] || continue
-  find "$into" -path "$dir/crt" -prune -o -type l -lname '/*' -print | while read -r link; do
+  prune="$dir/crt"
+  [ "$into" = "$dir/crt" ] && prune=/nonexistent
+  find "$into" -path "$prune" -prune -o -type l -lname '/*' -print | while read -r link; do
     target="$(readlink "$link")"
     ln -sfn "$(realpath -m --relative-to="$(dirname "$link")" "$into$target")" "$link"
   done
