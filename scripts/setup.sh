@@ -19,6 +19,11 @@ packages=(
   nginx  # tests/serve/nginx_lb_test.py: ember serve behind a load balancer (docs/DEPLOY.md)
   chromium  # tests/serve/browser_test.py: the chat page of ember serve, headless
   clang-14 libclang-rt-14-dev libfuzzer-14-dev libomp-14-dev  # the fuzz targets (tests/fuzz)
+  # The Debian packages (cpack, scripts/package-smoke.sh): dpkg-shlibdeps,
+  # file, gzip for the man page. ARM builds get Debian's arm64/armhf libraries
+  # from scripts/cross-sysroot.sh (apt-get download, no install).
+  dpkg-dev file gzip
+  libncurses-dev libbsd-dev libmd-dev  # EMBER_STATIC_CLI: libedit's static dependencies
 )
 
 missing=()

@@ -3,8 +3,11 @@
 #
 #   scripts/test.sh          native Release build (warnings are errors) + all tests
 #   scripts/test.sh --full   also: an ASan/UBSan build running the tests, the
-#                            aarch64 / armhf cross builds running the kernel tests
-#                            under qemu, and a fuzz smoke: each libFuzzer target
+#                            aarch64 / armhf cross builds (library, CLI, static
+#                            CLI) running the kernel tests under qemu, the .deb
+#                            packages of amd64 / arm64 / armhf built and run from
+#                            a dpkg -x root (scripts/package-smoke.sh), and a
+#                            fuzz smoke: each libFuzzer target
 #                            (tests/fuzz, clang) for EMBER_FUZZ_SECONDS [8] on
 #                            its seed corpus, and a ThreadSanitizer build running
 #                            the concurrency tests (CI runs this)
@@ -18,7 +21,7 @@ full=0
 for a in "$@"; do
   case "$a" in
     --full) full=1 ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "test.sh: error: unknown option '$a'" >&2; exit 2 ;;
   esac
 done
@@ -38,15 +41,55 @@ run_suite() {  # name build-dir [cmake args...]
 }
 
 mkdir -p build
-run_suite native build -DCMAKE_BUILD_TYPE=Release || status=1
+# Prefix /usr: the library's folder is then /usr/lib/<triplet>, as the Debian
+# packages (cpack, --full) want it; the build itself is the same.
+native_ok=1
+run_suite native build -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr ||
+  { status=1; native_ok=0; }
+
+# The packages' smoke tests run a tiny model with a byte-level BPE vocabulary
+# (the static CLI has no SentencePiece), made by the native build.
+package_model=build/package-smoke-qwen2.gguf
+package_smoke() {  # build-dir debian-arch
+  local t0=$SECONDS
+  echo "=== packages $2: cpack, dpkg -x, run ($1)"
+  if [ "$native_ok" = 1 ] && [ -s "$package_model" ]; then
+    bash scripts/package-smoke.sh "$1" "$2" "$package_model" || status=1
+  else
+    echo "=== packages $2: FAILED (the native build, which makes the test model, failed)"
+    status=1
+  fi
+  echo "=== packages $2: $((SECONDS - t0)) s"
+}
 
 if [ "$full" = 1 ]; then
+  if [ "$native_ok" = 1 ]; then
+    build/bin/make_tiny_model "$package_model" qwen2 || status=1
+  fi
+  package_smoke build amd64
   run_suite sanitizers build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DEMBER_SANITIZE=address,undefined || status=1
   for arch in aarch64-linux-gnu arm-linux-gnueabihf; do
     if command -v "${arch}-g++" >/dev/null && command -v qemu-aarch64-static >/dev/null; then
+      # The whole library and CLI, for the packages, with Debian's libraries
+      # for the target (scripts/cross-sysroot.sh); of the tests only the
+      # kernel tests, which run under qemu. Also the static CLI.
+      debarch=arm64
+      [ "$arch" = arm-linux-gnueabihf ] && debarch=armhf
+      t0=$SECONDS
+      echo "=== cross $arch: Debian's $debarch libraries (build-deps/$debarch)"
+      if bash scripts/cross-sysroot.sh "$debarch" "build-deps/$debarch"; then
+        cross=(-DEMBER_KERNELS_ONLY=OFF -DEMBER_DEPS_SYSROOT="$PWD/build-deps/$debarch"
+          -DEMBER_RUNTIME_TESTS=OFF -DEMBER_BUILD_BENCH=OFF -DEMBER_STATIC_CLI=ON
+          -DCMAKE_INSTALL_PREFIX=/usr)
+      else
+        echo "=== cross $arch: FAILED to get Debian's $debarch libraries: kernels only, no packages"
+        cross=(-DEMBER_KERNELS_ONLY=ON)
+        status=1
+      fi
       run_suite "cross $arch (qemu)" "build-$arch" -DCMAKE_BUILD_TYPE=Release \
-        -DCMAKE_TOOLCHAIN_FILE="cmake/toolchains/$arch.cmake" -DEMBER_KERNELS_ONLY=ON || status=1
+        -DCMAKE_TOOLCHAIN_FILE="cmake/toolchains/$arch.cmake" "${cross[@]}" || status=1
+      echo "=== cross $arch: $((SECONDS - t0)) s"
       if [ "$arch" = aarch64-linux-gnu ]; then
         # ctest ran under -cpu max (i8mm + dotprod). Each ARM kernel path runs
         # somewhere: Cortex-A53 has neither (plain NEON), Cortex-A76 has dotprod.
@@ -56,6 +99,9 @@ if [ "$full" = 1 ]; then
             -E LD_LIBRARY_PATH=/usr/aarch64-linux-gnu/lib \
             "build-$arch/bin/ember_kernel_tests" || status=1
         done
+      fi
+      if [ "${cross[0]}" != -DEMBER_KERNELS_ONLY=ON ]; then
+        package_smoke "build-$arch" "$debarch"
       fi
     else
       echo "=== cross $arch: skipped (${arch}-g++ or qemu-user-static missing; run scripts/setup.sh)"

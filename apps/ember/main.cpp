@@ -5,6 +5,16 @@
 
 #include "cli.h"
 
+// The static CLI (EMBER_STATIC_CLI in CMakeLists.txt) is built without `serve`
+// (Debian's cpp-httplib is a shared library only) and without SentencePiece.
+#ifdef EMBER_CLI_STATIC
+constexpr bool kHasServe = false;
+constexpr const char* kBuildNote = ", static: no serve, no SentencePiece vocabularies";
+#else
+constexpr bool kHasServe = true;
+constexpr const char* kBuildNote = "";
+#endif
+
 namespace {
 
 void PrintUsage(FILE* to) {
@@ -22,8 +32,10 @@ void PrintUsage(FILE* to) {
       "  sample     apply samplers to given logits and show what each one does\n"
       "  perplexity score a text: perplexity over chunks, or streamed through the KV ring\n"
       "  template   print a chat template's rendering of a conversation (the prompt)\n"
-      "  serve      an OpenAI-compatible HTTP server (chat, completions, a web page)\n\n"
-      "'ember COMMAND --help' shows a command's options.\n");
+      "%s\n"
+      "'ember COMMAND --help' shows a command's options.\n",
+      kHasServe ? "  serve      an OpenAI-compatible HTTP server (chat, completions, a web page)\n"
+                : "");
 }
 
 }  // namespace
@@ -39,7 +51,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (cmd == "--version") {
-    std::printf("ember 0.1.0 (C API version %d)\n", EMBER_API_VERSION);
+    std::printf("ember %s (C API version %d%s)\n", EMBER_VERSION_STRING, EMBER_API_VERSION,
+                kBuildNote);
     return 0;
   }
   try {
@@ -53,7 +66,15 @@ int main(int argc, char** argv) {
     if (cmd == "sample") return cli::SampleCommand(argc - 2, argv + 2);
     if (cmd == "perplexity") return cli::PerplexityCommand(argc - 2, argv + 2);
     if (cmd == "template") return cli::TemplateCommand(argc - 2, argv + 2);
+#ifndef EMBER_CLI_STATIC
     if (cmd == "serve") return cli::ServeCommand(argc - 2, argv + 2);
+#else
+    if (cmd == "serve") {
+      throw cli::UsageError{
+          "this is the static ember, built without 'serve' (it needs the shared cpp-httplib); "
+          "use the ember package or a dynamically linked build"};
+    }
+#endif
     throw cli::UsageError{"unknown command '" + cmd + "' (see 'ember --help')"};
   } catch (const cli::UsageError& e) {
     std::fprintf(stderr, "ember: error: %s\n", e.message.c_str());

@@ -34,10 +34,18 @@ Status Range(Interpreter& in, CallArgs& args, Value* out) {
                            std::to_string(args.pos.size()));
   }
   if (step == 0) return InvalidArgument("range() arg 3 must not be zero");
-  __int128 n = 0;
-  if (step > 0 && stop > start) n = (static_cast<__int128>(stop) - start + step - 1) / step;
-  if (step < 0 && stop < start) n = (static_cast<__int128>(start) - stop - step - 1) / -step;
-  if (n > kMaxRange) {
+  // The count, ceil(span / |step|), in unsigned 64-bit arithmetic: the span of two
+  // int64 values and |INT64_MIN| fit in uint64_t (no __int128 on 32-bit targets).
+  uint64_t n = 0;
+  if (step > 0 && stop > start) {
+    const uint64_t span = static_cast<uint64_t>(stop) - static_cast<uint64_t>(start);
+    n = (span - 1) / static_cast<uint64_t>(step) + 1;
+  }
+  if (step < 0 && stop < start) {
+    const uint64_t span = static_cast<uint64_t>(start) - static_cast<uint64_t>(stop);
+    n = (span - 1) / (uint64_t{0} - static_cast<uint64_t>(step)) + 1;
+  }
+  if (n > static_cast<uint64_t>(kMaxRange)) {
     return InvalidArgument(
         "range too big: the sandbox blocks ranges larger than 100000 items (as jinja2's)");
   }
