@@ -29,7 +29,7 @@ std::string WriteFile(const ember::test::FakeSysfs& dir, const std::vector<uint8
   const std::string path = dir.root() + "/file.bin";
   std::FILE* f = std::fopen(path.c_str(), "wb");
   REQUIRE(f != nullptr);
-  REQUIRE(std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size());
+  if (!bytes.empty()) REQUIRE(std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size());
   std::fclose(f);
   return path;
 }
