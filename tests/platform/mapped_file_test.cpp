@@ -60,7 +60,7 @@ TEST_CASE("mapped file: mapped and copied images hold the file's bytes", "[platf
   }
 }
 
-TEST_CASE("mapped file: a copy does not depend on the file and a mapping notices it shrank",
+TEST_CASE("mapped file: a copy does not depend on the file, a mapping notices it shrank",
           "[platform][mmap]") {
   ember::test::FakeSysfs dir("shrink");
   const std::vector<uint8_t> bytes = Pattern(3 * 4096 + 100);
