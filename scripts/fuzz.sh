@@ -43,6 +43,8 @@ seeds_of() {
   case "$1" in
     jinja_fuzz) echo ../shared/templates ;;
     gbnf_fuzz) echo ../shared/grammars ;;
+    # Tiny models and state files are made here (make_fuzz_seeds), not kept in the repo.
+    gguf_fuzz | state_fuzz) echo "build-fuzz/seeds/$1" ;;
     *) echo "tests/fuzz/corpus/$1" ;;
   esac
 }
@@ -52,8 +54,10 @@ if [ ! -f build-fuzz/build.ninja ]; then
   CXX=clang++-14 cmake -S tests/fuzz -B build-fuzz -G Ninja >build-fuzz.configure.log 2>&1 ||
     { cat build-fuzz.configure.log; exit 1; }
 fi
-cmake --build build-fuzz -j "${EMBER_JOBS:-2}" --target "${targets[@]}" >build-fuzz/fuzz-build.log 2>&1 ||
-  { cat build-fuzz/fuzz-build.log; exit 1; }
+cmake --build build-fuzz -j "${EMBER_JOBS:-2}" --target "${targets[@]}" make_fuzz_seeds \
+  >build-fuzz/fuzz-build.log 2>&1 || { cat build-fuzz/fuzz-build.log; exit 1; }
+build-fuzz/make_fuzz_seeds build-fuzz/seeds >build-fuzz/seeds.log 2>&1 ||
+  { cat build-fuzz/seeds.log; exit 1; }
 
 root="${EMBER_FUZZ_DIR:-$HOME/.cache/ember/fuzz}"
 export UBSAN_OPTIONS="print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
