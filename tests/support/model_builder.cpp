@@ -38,6 +38,9 @@ class Builder {
       std::normal_distribution<float> dist(mean, scale);
       std::vector<float> x(n);
       for (float& v : x) v = dist(rng_);
+      if (auto it = spec_.value_scale.find(name); it != spec_.value_scale.end()) {
+        for (float& v : x) v *= it->second;
+      }
       for (uint64_t r = 0; r < n / dims[0]; ++r) {
         QuantizeTestRow(type, &x[r * dims[0]], &bytes[r * row_bytes],
                         static_cast<int64_t>(dims[0]));
