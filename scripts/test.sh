@@ -67,7 +67,8 @@ if [ "$full" = 1 ]; then
     build/bin/make_tiny_model "$package_model" qwen2 || status=1
   fi
   package_smoke build amd64
-  run_suite sanitizers build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  # The bench tools (bench/) are not tests: not built here.
+  run_suite sanitizers build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_BUILD_BENCH=OFF \
     -DEMBER_SANITIZE=address,undefined || status=1
   for arch in aarch64-linux-gnu arm-linux-gnueabihf; do
     if command -v "${arch}-g++" >/dev/null && command -v qemu-aarch64-static >/dev/null; then
