@@ -6,6 +6,8 @@
 #include <limits>
 #include <utility>
 
+#include "platform/utf8.h"
+
 namespace ember::unicode {
 
 namespace {
@@ -106,34 +108,7 @@ void AppendUtf8(uint32_t cp, std::string* out) {
   }
 }
 
-int CheckUtf8(std::string_view s, size_t i) {
-  const uint8_t b = static_cast<uint8_t>(s[i]);
-  if (b < 0x80) return 1;
-  // The allowed range of the second byte excludes overlong forms, surrogates and > U+10FFFF.
-  int len;
-  uint8_t lo = 0x80, hi = 0xBF;
-  if (b >= 0xC2 && b <= 0xDF) {
-    len = 2;
-  } else if (b >= 0xE0 && b <= 0xEF) {
-    len = 3;
-    if (b == 0xE0) lo = 0xA0;
-    if (b == 0xED) hi = 0x9F;
-  } else if (b >= 0xF0 && b <= 0xF4) {
-    len = 4;
-    if (b == 0xF0) lo = 0x90;
-    if (b == 0xF4) hi = 0x8F;
-  } else {
-    return -1;
-  }
-  for (int k = 1; k < len; ++k) {
-    if (i + k >= s.size()) return 0;
-    const uint8_t c = static_cast<uint8_t>(s[i + k]);
-    if (c < lo || c > hi) return -k;
-    lo = 0x80;
-    hi = 0xBF;
-  }
-  return len;
-}
+int CheckUtf8(std::string_view s, size_t i) { return utf8::Check(s, i); }
 
 // ---------------------------------------------------------------------------------------------
 // GPT-2 bytes

@@ -47,9 +47,10 @@ std::vector<uint32_t> DecodeUtf8Lenient(std::string_view s);
 // Appends the UTF-8 encoding of `cp` (which must be <= 0x10FFFF).
 void AppendUtf8(uint32_t cp, std::string* out);
 
-// Strict UTF-8 check of the sequence starting at s[i]: returns its length when it is a valid
-// character, 0 when s ends inside a sequence that is valid so far, and -k when the k bytes
-// starting at s[i] are an invalid sequence (the "maximal subpart" that one U+FFFD replaces).
+// Strict UTF-8 check of the sequence starting at s[i] (platform/utf8.h's utf8::Check): its
+// length when it is a valid character, 0 when s ends inside a sequence that is valid so far,
+// and -k when the k bytes starting at s[i] are an invalid sequence (the "maximal subpart" that
+// one U+FFFD replaces).
 int CheckUtf8(std::string_view s, size_t i);
 
 // GPT-2's reversible byte <-> printable character mapping: the bytes '!'..'~', 0xA1..0xAC and

@@ -2,44 +2,11 @@
 
 #include <algorithm>
 
+#include "platform/utf8.h"
+
 namespace ember::grammar {
 
-int DecodeUtf8Char(std::string_view s, size_t i, uint32_t* cp) {
-  if (i >= s.size()) return 0;
-  const auto b0 = static_cast<uint8_t>(s[i]);
-  if (b0 < 0x80) {
-    *cp = b0;
-    return 1;
-  }
-  // The second byte's allowed range excludes overlong forms (E0, F0),
-  // surrogates (ED) and code points above U+10FFFF (F4).
-  int len = 0;
-  uint8_t lo = 0x80, hi = 0xBF;
-  if (b0 >= 0xC2 && b0 <= 0xDF) {
-    len = 2;
-  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-    len = 3;
-    if (b0 == 0xE0) lo = 0xA0;
-    if (b0 == 0xED) hi = 0x9F;
-  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-    len = 4;
-    if (b0 == 0xF0) lo = 0x90;
-    if (b0 == 0xF4) hi = 0x8F;
-  } else {
-    return 0;
-  }
-  uint32_t v = b0 & (0x7Fu >> len);
-  for (int k = 1; k < len; ++k) {
-    if (i + static_cast<size_t>(k) >= s.size()) return 0;
-    const auto b = static_cast<uint8_t>(s[i + static_cast<size_t>(k)]);
-    if (b < lo || b > hi) return 0;
-    lo = 0x80;
-    hi = 0xBF;
-    v = (v << 6) | (b & 0x3Fu);
-  }
-  *cp = v;
-  return len;
-}
+int DecodeUtf8Char(std::string_view s, size_t i, uint32_t* cp) { return utf8::Decode(s, i, cp); }
 
 CharSet CharSet::Range(uint32_t lo, uint32_t hi) {
   CharSet s;

@@ -14,8 +14,8 @@ constexpr uint32_t kMaxCodePoint = 0x10FFFF;
 // (1..4) and sets *cp, or 0 when the bytes there are not a whole valid
 // character: a continuation or 0xC0, 0xC1, 0xF5..0xFF lead byte, a missing or
 // malformed continuation byte, an overlong form, a surrogate, or a code point
-// above U+10FFFF. The grammar text parsers (GBNF, the schema converter's
-// regular expressions) read their literals with it.
+// above U+10FFFF (platform/utf8.h's utf8::Decode). The grammar text parsers
+// (GBNF, the schema converter's regular expressions) read their literals with it.
 int DecodeUtf8Char(std::string_view s, size_t i, uint32_t* cp);
 
 struct CodeRange {
