@@ -62,13 +62,24 @@ package_smoke() {  # build-dir debian-arch
   echo "=== packages $2: $((SECONDS - t0)) s"
 }
 
+sanitizer_build=(-DCMAKE_BUILD_TYPE=RelWithDebInfo
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG")
 if [ "$full" = 1 ]; then
   if [ "$native_ok" = 1 ]; then
     build/bin/make_tiny_model "$package_model" qwen2 || status=1
   fi
   package_smoke build amd64
-  # The bench tools (bench/) are not tests: not built here.
-  run_suite sanitizers build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_BUILD_BENCH=OFF \
+  # The sanitizer builds compile at -O1 with line tables only (-g1: what a
+  # sanitizer's stack trace needs): about half the compile time of -O2 -g on
+  # the heaviest files (nlohmann/httplib templates), for tests that run a
+  # little slower. The bench tools (bench/) are not tests: not built here.
+  # The tests of the downloaded models (golden logits and texts against
+  # llama.cpp) are skipped here (EMBER_MODELS: an empty folder): under the
+  # sanitizers they took minutes for code paths that the tests' own GGUF
+  # models (every architecture and quant type) take too.
+  mkdir -p build-asan/no-models
+  EMBER_MODELS="$PWD/build-asan/no-models" \
+    run_suite sanitizers build-asan "${sanitizer_build[@]}" -DEMBER_BUILD_BENCH=OFF \
     -DEMBER_SANITIZE=address,undefined || status=1
   for arch in aarch64-linux-gnu arm-linux-gnueabihf; do
     if command -v "${arch}-g++" >/dev/null && command -v qemu-aarch64-static >/dev/null; then
@@ -122,7 +133,7 @@ if [ "$full" = 1 ]; then
   # itself is not instrumented.
   echo "=== thread sanitizer: configure + build (build-tsan)"
   tsan_options="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp"
-  if cmake -S . -B build-tsan -G Ninja -DEMBER_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  if cmake -S . -B build-tsan -G Ninja -DEMBER_WERROR=ON "${sanitizer_build[@]}" \
     -DEMBER_SANITIZE=thread >build-tsan.configure.log 2>&1 &&
     cmake --build build-tsan -j "$jobs" --target ember_concurrency_tests ember_cli; then
     echo "=== thread sanitizer: tests"
