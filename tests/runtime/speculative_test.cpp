@@ -247,7 +247,7 @@ TEST_CASE("speculative: sampled tokens keep the model's distribution (chi-square
   // The second token is the first one verified against a draft. Drafting the
   // first token's most likely follower every time must not bias it: its
   // frequencies over many seeds follow p(second | prompt, first).
-  const std::string path = test::BuildArchModel("qwen2");
+  const std::string path = test::BuildArchModel("llama");
   REQUIRE(!path.empty());
   auto model = test::LoadModelOrFail(path);
   const std::vector<int32_t> prompt =
