@@ -54,9 +54,11 @@ struct Kernels {
     qgemm[static_cast<int>(PackedLayout::kQ4Kx16)] = q4kx16;
     qgemm[static_cast<int>(PackedLayout::kQ5Kx16)] = q5kx16;
   }
-  void SetQGemmK16(QGemmFn q3kx16, QGemmFn q2kx16) {
+  // Sets the kernels of one ISA for the K layouts with scales per 16.
+  void SetQGemmK16(QGemmFn q3kx16, QGemmFn q2kx16, QGemmFn q6kx16) {
     qgemm[static_cast<int>(PackedLayout::kQ3Kx16)] = q3kx16;
     qgemm[static_cast<int>(PackedLayout::kQ2Kx16)] = q2kx16;
+    qgemm[static_cast<int>(PackedLayout::kQ6Kx16)] = q6kx16;
   }
 };
 
@@ -99,6 +101,7 @@ void QGemmQ4Kx16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs
 void QGemmQ5Kx16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ3Kx16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ2Kx16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
+void QGemmQ6Kx16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ4x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                            int64_t);
 void QGemmQ5x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
@@ -116,6 +119,8 @@ void QGemmQ5Kx16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const Quantiz
 void QGemmQ3Kx16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                             int64_t);
 void QGemmQ2Kx16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
+                            int64_t);
+void QGemmQ6Kx16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                             int64_t);
 void AttendHead_neon(const float* q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
                      float scale, float* scores, float* out);
@@ -135,6 +140,7 @@ void QGemmQ4Kx16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs
 void QGemmQ5Kx16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ3Kx16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ2Kx16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
+void QGemmQ6Kx16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ4x16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                          int64_t);
 void QGemmQ5x16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
@@ -153,6 +159,8 @@ void QGemmQ3Kx16_neon_dot(const PackedMatrix&, int64_t, int64_t, const Quantized
                           int64_t);
 void QGemmQ2Kx16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                           int64_t);
+void QGemmQ6Kx16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
+                          int64_t);
 void QGemmQ4x16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                           int64_t);
 void QGemmQ5x16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
@@ -170,6 +178,8 @@ void QGemmQ5Kx16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const Quantize
 void QGemmQ3Kx16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                            int64_t);
 void QGemmQ2Kx16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
+                           int64_t);
+void QGemmQ6Kx16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                            int64_t);
 
 }  // namespace ember

@@ -98,5 +98,7 @@ void QGemmQ3Kx16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end
                      const QuantizedActs& a, float* y, int64_t ldy);
 void QGemmQ2Kx16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                      const QuantizedActs& a, float* y, int64_t ldy);
+void QGemmQ6Kx16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                     const QuantizedActs& a, float* y, int64_t ldy);
 
 }  // namespace ember

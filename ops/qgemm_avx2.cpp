@@ -234,7 +234,6 @@ template <int MR>
 void TileQ6(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
             int64_t ldy) {
   constexpr size_t kScales = PackedQuantBytes(PackedLayout::kQ6x16);
-  const __m256i low4 = _mm256_set1_epi8(0x0F), bits45 = _mm256_set1_epi8(0x30);
   alignas(32) float acc[MR][kTileRows] = {};
   const int8_t* aq[MR];
   for (int i = 0; i < MR; ++i) aq[i] = a.q_row(t0 + i);
@@ -249,21 +248,9 @@ void TileQ6(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t
     PrefetchAhead<MR>(gp + 64 * S);
     const __m256i v0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * S));
     const __m256i v1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * S + 32));
-    // Vectors 2S = 4c + k and 2S + 1 (k = 2 (S % 2)): crumbs at bits 2k.. to 4-5.
-    __m256i tl0 = cr0, tl1 = cr1;
-    __m256i th0 = _mm256_srli_epi16(cr0, 2), th1 = _mm256_srli_epi16(cr1, 2);
-    if constexpr (S % 2 == 0) {
-      tl0 = _mm256_slli_epi16(cr0, 4);
-      tl1 = _mm256_slli_epi16(cr1, 4);
-      th0 = _mm256_slli_epi16(cr0, 2);
-      th1 = _mm256_slli_epi16(cr1, 2);
-    }
-    const __m256i lo0 = _mm256_or_si256(_mm256_and_si256(v0, low4), _mm256_and_si256(tl0, bits45));
-    const __m256i hi0 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v0, 4), low4),
-                                        _mm256_and_si256(th0, bits45));
-    const __m256i lo1 = _mm256_or_si256(_mm256_and_si256(v1, low4), _mm256_and_si256(tl1, bits45));
-    const __m256i hi1 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v1, 4), low4),
-                                        _mm256_and_si256(th1, bits45));
+    __m256i lo0, hi0, lo1, hi1;
+    UnpackQ6<S>(v0, cr0, &lo0, &hi0);
+    UnpackQ6<S>(v1, cr1, &lo1, &hi1);
     for (int i = 0; i < MR; ++i) {
       const int8_t* ac = aq[i] + g * 32 + 8 * S;
       const __m256i blo = Bcast4(ac), bhi = Bcast4(ac + 4);

@@ -188,9 +188,6 @@ template <int MR, int NT>
 void TilesQ6(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
              int64_t ldy) {
   constexpr PackedLayout kLayout = PackedLayout::kQ6x16;
-  const __m512i low4 = _mm512_set1_epi8(0x0F);
-  const __m512i bits45 = _mm512_set1_epi8(0x30);
-  constexpr int kOr = 0xF8;  // vpternlogd: a | (b & c)
   // The float sums wait in L1 (touched once per group): the integer sums of
   // two halves take the registers.
   alignas(64) float acc[NT][MR][kTileRows] = {};
@@ -207,17 +204,7 @@ void TilesQ6(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
     __m512i lo[NT], hi[NT];
     PrefetchAhead<MR, NT>(gp[0] + 64 * S);
     for (int j = 0; j < NT; ++j) {
-      const __m512i v = _mm512_loadu_si512(gp[j] + 64 * S);
-      // Vectors 2S = 4c + k and 2S + 1 (c = S / 2, k = 2 (S % 2)): their
-      // crumbs at bits 2k, 2k+1 and 2k+2, 2k+3, moved to bits 4-5.
-      __m512i top_lo = cr[j], top_hi = _mm512_srli_epi16(cr[j], 2);
-      if constexpr (S % 2 == 0) {
-        top_lo = _mm512_slli_epi16(cr[j], 4);
-        top_hi = _mm512_slli_epi16(cr[j], 2);
-      }
-      lo[j] = _mm512_ternarylogic_epi32(_mm512_and_si512(v, low4), top_lo, bits45, kOr);
-      hi[j] = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(v, 4), low4), top_hi,
-                                        bits45, kOr);
+      UnpackQ6<S>(_mm512_loadu_si512(gp[j] + 64 * S), cr[j], &lo[j], &hi[j]);
     }
     for (int i = 0; i < MR; ++i) {
       const __m512i blo = Bcast4(aq[i] + g * 32 + 8 * S);

@@ -106,7 +106,7 @@ struct GroupDot {
     for (int s = 0; s < 8; ++s) sum = vaddq_s32(sum, Dot4x4(wq[s], Bcast4(aq + 4 * s)));
     return sum;
   }
-  // Columns 0-15 and 16-31 apart (Q3Kx16 / Q2Kx16's scales per 16).
+  // Columns 0-15 and 16-31 apart (Q3Kx16 / Q2Kx16 / Q6Kx16's scales per 16).
   static void Halves(const int8x16_t (&wq)[8], const int8_t* aq, int32x4_t (&half)[2]) {
     half[0] = half[1] = vdupq_n_s32(0);
 #pragma GCC unroll 8
@@ -135,6 +135,11 @@ void QGemmQ3Kx16_neon(const PackedMatrix& w, int64_t tile_begin, int64_t tile_en
 void QGemmQ2Kx16_neon(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                       const QuantizedActs& a, float* y, int64_t ldy) {
   DriveK16<PackedLayout::kQ2Kx16, GroupDot, kMr>(w, tile_begin, tile_end, a, y, ldy);
+}
+
+void QGemmQ6Kx16_neon(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                      const QuantizedActs& a, float* y, int64_t ldy) {
+  DriveK16<PackedLayout::kQ6Kx16, GroupDot, kMr>(w, tile_begin, tile_end, a, y, ldy);
 }
 
 void QGemmQ4x16_neon(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,

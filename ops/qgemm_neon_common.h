@@ -322,15 +322,40 @@ inline int32x4_t QuadBytesToInt(const uint8_t* p) {
   return vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(vmovl_u8(b))));
 }
 
-// Rows 4q..4q+3 of a tile of Q3Kx16 / Q2Kx16 for MR tokens, as qgemm_ref.cpp:
-// per group, the halves' integer sums (Dot::Halves: columns 0-15, 16-31)
-// times their scales, Q3_K's offset -4 qsum16 taken off each half first, Q2_K's
-// mins m_b0 qsum16_0 + m_b1 qsum16_1; sd = fma(float(isum), d_a, sd), sm the
-// same with the mins; per super-group acc = fma(d, sd, acc), fms(dmin, sm, acc).
+// The layouts with scales per 16 columns: Q3Kx16 and Q6Kx16 have signed
+// scales and an offset that comes off each half's sum (q - 4, q - 32; as a
+// left shift of qsum16 by 2 or 5), Q2Kx16 unsigned scales and mins.
+template <PackedLayout kL>
+constexpr bool K16HasMins() {
+  return kL == PackedLayout::kQ2Kx16;
+}
+template <PackedLayout kL>
+constexpr int K16OffsetShift() {
+  return kL == PackedLayout::kQ3Kx16 ? 2 : 5;
+}
+
+// The weights of quad q of a Q3Kx16 / Q2Kx16 / Q6Kx16 group at gq: Q6Kx16's
+// group is Q6x16's planes without its scales.
+template <PackedLayout kL>
+inline void LoadQuadWeightsAnyK16(const uint8_t* gq, int q, int8x16_t wq[8]) {
+  if constexpr (kL == PackedLayout::kQ6Kx16) {
+    LoadQuadWeights<PackedLayout::kQ6x16>(gq, q, wq);
+  } else {
+    LoadQuadWeightsK16<kL == PackedLayout::kQ3Kx16>(gq, q, wq);
+  }
+}
+
+// Rows 4q..4q+3 of a tile of Q3Kx16 / Q2Kx16 / Q6Kx16 for MR tokens, as
+// qgemm_ref.cpp: per group, the halves' integer sums (Dot::Halves: columns
+// 0-15, 16-31) times their scales, Q3_K's offset -4 qsum16 (Q6_K's -32
+// qsum16) taken off each half first, Q2_K's mins m_b0 qsum16_0 + m_b1
+// qsum16_1; sd = fma(float(isum), d_a, sd), sm the same with the mins; per
+// super-group acc = fma(d, sd, acc), fms(dmin, sm, acc).
 template <int MR, PackedLayout kL, class Dot>
 void QuadK16(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, int64_t t0,
              float* y, int64_t ldy) {
-  constexpr bool kQ3 = kL == PackedLayout::kQ3Kx16;
+  constexpr bool kQ3 = !K16HasMins<kL>();  // signed scales and an offset (Q3_K, Q6_K)
+  constexpr int kShift = K16OffsetShift<kL>();
   constexpr size_t kHeader = KHeaderBytes(kL), kGroup = KGroupBytes(kL);
   constexpr size_t kScales = K16ScaleOffset(kL);
   float32x4_t acc[MR];
@@ -345,7 +370,7 @@ void QuadK16(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a,
     for (int jg = 0; jg < kSuperGroups; ++jg) {
       const int64_t g = s * kSuperGroups + jg;
       int8x16_t wq[8];
-      LoadQuadWeightsK16<kQ3>(sg + kHeader + jg * kGroup, q, wq);
+      LoadQuadWeightsAnyK16<kL>(sg + kHeader + jg * kGroup, q, wq);
       int32x4_t sc0 = QuadBytesToInt<kQ3>(sg + kScales + 32 * jg + 4 * q);
       int32x4_t sc1 = QuadBytesToInt<kQ3>(sg + kScales + 32 * jg + 16 + 4 * q);
       int32x4_t m0 = vdupq_n_s32(0), m1 = vdupq_n_s32(0);
@@ -362,8 +387,8 @@ void QuadK16(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a,
         const int32_t* qsum16 = a.qsum16_row(t0 + i) + 2 * g;
         const float32x4_t da = vdupq_n_f32(a.d_row(t0 + i)[g]);
         if constexpr (kQ3) {
-          half[0] = vsubq_s32(half[0], vdupq_n_s32(4 * qsum16[0]));
-          half[1] = vsubq_s32(half[1], vdupq_n_s32(4 * qsum16[1]));
+          half[0] = vsubq_s32(half[0], vdupq_n_s32(qsum16[0] << kShift));
+          half[1] = vsubq_s32(half[1], vdupq_n_s32(qsum16[1] << kShift));
         }
         const int32x4_t isum = vmlaq_s32(vmulq_s32(sc0, half[0]), sc1, half[1]);
         sd[i] = vfmaq_f32(sd[i], vcvtq_f32_s32(isum), da);
@@ -385,7 +410,7 @@ void QuadK16(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a,
     StoreRows4(y + (t0 + i) * ldy, acc[i], tile * kTileRows + 4 * q, w.n_rows);
 }
 
-// As DriveK, for Q3Kx16 / Q2Kx16.
+// As DriveK, for Q3Kx16 / Q2Kx16 / Q6Kx16.
 template <PackedLayout kL, class Dot, int kMr>
 void DriveK16(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const QuantizedActs& a,
               float* y, int64_t ldy) {

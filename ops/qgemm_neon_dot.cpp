@@ -105,7 +105,7 @@ struct GroupDot {
     s1 = vdotq_laneq_s32(s1, wq[7], a1, 3);
     return vaddq_s32(s0, s1);
   }
-  // Columns 0-15 and 16-31 apart (Q3Kx16 / Q2Kx16's scales per 16).
+  // Columns 0-15 and 16-31 apart (Q3Kx16 / Q2Kx16 / Q6Kx16's scales per 16).
   static void Halves(const int8x16_t (&wq)[8], const int8_t* aq, int32x4_t (&half)[2]) {
     const int8x16_t a0 = vld1q_s8(aq), a1 = vld1q_s8(aq + 16);
     int32x4_t h0 = vdupq_n_s32(0), h1 = vdupq_n_s32(0);
@@ -142,6 +142,11 @@ void QGemmQ3Kx16_neon_dot(const PackedMatrix& w, int64_t tile_begin, int64_t til
 void QGemmQ2Kx16_neon_dot(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                           const QuantizedActs& a, float* y, int64_t ldy) {
   DriveK16<PackedLayout::kQ2Kx16, GroupDot, kMr>(w, tile_begin, tile_end, a, y, ldy);
+}
+
+void QGemmQ6Kx16_neon_dot(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                          const QuantizedActs& a, float* y, int64_t ldy) {
+  DriveK16<PackedLayout::kQ6Kx16, GroupDot, kMr>(w, tile_begin, tile_end, a, y, ldy);
 }
 
 void QGemmQ4x16_neon_dot(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,

@@ -248,14 +248,15 @@ void QuadPairsK(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs&
   }
 }
 
-// Q3Kx16 / Q2Kx16 (scales, Q2_K's mins, per 16 columns): the block products
+// Q3Kx16 / Q2Kx16 / Q6Kx16 (scales, Q2_K's mins, per 16 columns): the block products
 // of columns 0-15 (j = 0, 1) and 16-31 (j = 2, 3) apart, then qgemm_ref.cpp's
 // integers (as QuadK16 in qgemm_neon_common.h) with every factor laid out as
 // the accumulators.
 template <int NP, PackedLayout kL>
 void QuadPairsK16(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, int64_t t0,
                   int last, float* y, int64_t ldy) {
-  constexpr bool kQ3 = kL == PackedLayout::kQ3Kx16;
+  constexpr bool kQ3 = !K16HasMins<kL>();  // signed scales and an offset (Q3_K, Q6_K)
+  constexpr int kShift = K16OffsetShift<kL>();
   constexpr size_t kHeader = KHeaderBytes(kL), kGroup = KGroupBytes(kL);
   constexpr size_t kScales = K16ScaleOffset(kL);
   float32x4_t acc01[NP], acc23[NP];
@@ -273,7 +274,7 @@ void QuadPairsK16(const PackedMatrix& w, int64_t tile, int q, const QuantizedAct
     for (int jg = 0; jg < kSuperGroups; ++jg) {
       const int64_t g = s * kSuperGroups + jg;
       int8x16_t wq[8];
-      LoadQuadWeightsK16<kQ3>(sg + kHeader + jg * kGroup, q, wq);
+      LoadQuadWeightsAnyK16<kL>(sg + kHeader + jg * kGroup, q, wq);
       int8x16_t w01[4], w23[4];  // [j]: columns 8j..8j+7 of a row pair
 #pragma GCC unroll 8
       for (int j = 0; j < 4; ++j) {
@@ -317,11 +318,11 @@ void QuadPairsK16(const PackedMatrix& w, int64_t tile, int q, const QuantizedAct
         const int32_t* qt = a.qsum16_row(t) + 2 * g;
         const int32_t* qu = a.qsum16_row(u) + 2 * g;
         const int32x4_t qs[2] = {{qt[0], qu[0], qt[0], qu[0]}, {qt[1], qu[1], qt[1], qu[1]}};
-        if constexpr (kQ3) {  // - 4 qsum16 off each half
+        if constexpr (kQ3) {  // - 4 qsum16 (Q6_K: - 32 qsum16) off each half
 #pragma GCC unroll 8
           for (int h = 0; h < 2; ++h) {
-            h01[h] = vsubq_s32(h01[h], vshlq_n_s32(qs[h], 2));
-            h23[h] = vsubq_s32(h23[h], vshlq_n_s32(qs[h], 2));
+            h01[h] = vsubq_s32(h01[h], vshlq_n_s32(qs[h], kShift));
+            h23[h] = vsubq_s32(h23[h], vshlq_n_s32(qs[h], kShift));
           }
         }
         const int32x4_t i01 = vmlaq_s32(vmulq_s32(sc01[0], h01[0]), sc01[1], h01[1]);
@@ -369,7 +370,7 @@ void QuadPairsK16(const PackedMatrix& w, int64_t tile, int q, const QuantizedAct
 template <int NP, PackedLayout kL>
 void QuadPairsAny(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, int64_t t0,
                   int last, float* y, int64_t ldy) {
-  if constexpr (kL == PackedLayout::kQ3Kx16 || kL == PackedLayout::kQ2Kx16) {
+  if constexpr (IsK16Layout(kL)) {
     QuadPairsK16<NP, kL>(w, tile, q, a, t0, last, y, ldy);
   } else {
     QuadPairsK<NP, kL>(w, tile, q, a, t0, last, y, ldy);
@@ -420,6 +421,12 @@ void QGemmQ2Kx16_neon_i8mm(const PackedMatrix& w, int64_t tile_begin, int64_t ti
                            const QuantizedActs& a, float* y, int64_t ldy) {
   if (a.m == 1) return QGemmQ2Kx16_neon_dot(w, tile_begin, tile_end, a, y, ldy);
   DriveK<PackedLayout::kQ2Kx16>(w, tile_begin, tile_end, a, y, ldy);
+}
+
+void QGemmQ6Kx16_neon_i8mm(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                           const QuantizedActs& a, float* y, int64_t ldy) {
+  if (a.m == 1) return QGemmQ6Kx16_neon_dot(w, tile_begin, tile_end, a, y, ldy);
+  DriveK<PackedLayout::kQ6Kx16>(w, tile_begin, tile_end, a, y, ldy);
 }
 
 void QGemmQ4x16_neon_i8mm(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,

@@ -31,6 +31,13 @@
 // in float), then as above: sd = fma(float(isum_j), d_a_j, sd), sm =
 // fma(float(msum_j), d_a_j, sm), and per super-group acc = fma(d_w, sd, acc)
 // (and acc = fma(-dmin_w, sm, acc) for Q2Kx16).
+// Q6Kx16 (Q6_K in Q3Kx16's super-groups) is Q3Kx16's arithmetic with Q6_K's
+// offset: isum_j = sc_b0 (isum_h0 - 32 qsum16_h0) + sc_b1 (isum_h1 - 32
+// qsum16_h1). A half's |sum((q - 32) a)| <= 16 * 32 * 127 = 65024 and |sc_b|
+// <= 128, so |isum_j| <= 2 * 128 * 65024 = 16646144 < 2^24 = 16777216: exact
+// in int32 and in float (the bound is tight: 2^24 is 1.008 times it; it uses
+// |a| <= 127, which QuantizeActs guarantees). Then sd = fma(float(isum_j),
+// d_a_j, sd) through the 8 groups and acc = fma(d_w, sd, acc) per super-group.
 #include <cmath>
 #include <cstring>
 
@@ -190,9 +197,10 @@ void QGemmK_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, con
   }
 }
 
-// A Q3Kx16 / Q2Kx16 quant: the low 2 bits from the crumbs, Q3Kx16's bit 2
-// from its high-bit plane (quant/packed.h).
+// A Q3Kx16 / Q2Kx16 / Q6Kx16 quant: the low 2 bits from the crumbs, Q3Kx16's
+// bit 2 from its high-bit plane; Q6Kx16's quants as Q6x16's (quant/packed.h).
 int QuantK16(PackedLayout layout, const uint8_t* gq, int lane, int c) {
+  if (layout == PackedLayout::kQ6Kx16) return Quant(PackedLayout::kQ6x16, gq, lane, c);
   int q = (gq[(c / 16) * 64 + lane * 4 + c % 4] >> (2 * ((c / 4) % 4))) & 3;
   if (layout == PackedLayout::kQ3Kx16)
     q |= ((gq[kQ3HighOffset + lane * 4 + c % 4] >> (c / 4)) & 1) << 2;
@@ -201,7 +209,9 @@ int QuantK16(PackedLayout layout, const uint8_t* gq, int lane, int c) {
 
 void QGemmK16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                   const QuantizedActs& a, float* y, int64_t ldy) {
-  const bool q3 = w.layout == PackedLayout::kQ3Kx16;
+  // Q3Kx16 and Q6Kx16: signed scales, an offset and no mins; Q2Kx16: mins.
+  const bool mins = w.layout == PackedLayout::kQ2Kx16;
+  const int32_t offset = w.layout == PackedLayout::kQ3Kx16 ? -4 : PackedOffset(w.layout);
   const int64_t n_supers = w.n_groups / kSuperGroups;
   for (int64_t tile = tile_begin; tile < tile_end; ++tile) {
     for (int64_t t = 0; t < a.m; ++t) {
@@ -223,8 +233,8 @@ void QGemmK16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
               int32_t half = 0;
               for (int c = 16 * h; c < 16 * h + 16; ++c)
                 half += QuantK16(w.layout, gq, lane, c) * ag[c];
-              if (q3) {
-                isum += static_cast<int8_t>(scb) * (half - 4 * qsum16);
+              if (!mins) {
+                isum += static_cast<int8_t>(scb) * (half + offset * qsum16);
               } else {
                 isum += (scb & 0x0F) * half;
                 msum += (scb >> 4) * qsum16;
@@ -232,12 +242,12 @@ void QGemmK16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
             }
             const float da = a.d_row(t)[g];
             sd = std::fma(static_cast<float>(isum), da, sd);
-            if (!q3) sm = std::fma(static_cast<float>(msum), da, sm);
+            if (mins) sm = std::fma(static_cast<float>(msum), da, sm);
           }
           uint16_t d;
           std::memcpy(&d, sg + 2 * lane, 2);
           acc = std::fma(Fp16ToFp32(d), sd, acc);
-          if (!q3) {
+          if (mins) {
             uint16_t dmin;
             std::memcpy(&dmin, sg + kKDminOffset + 2 * lane, 2);
             acc = std::fma(-Fp16ToFp32(dmin), sm, acc);
@@ -257,6 +267,11 @@ void QGemmQ3Kx16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end
 }
 
 void QGemmQ2Kx16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                     const QuantizedActs& a, float* y, int64_t ldy) {
+  QGemmK16_ref(w, tile_begin, tile_end, a, y, ldy);
+}
+
+void QGemmQ6Kx16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                      const QuantizedActs& a, float* y, int64_t ldy) {
   QGemmK16_ref(w, tile_begin, tile_end, a, y, ldy);
 }

@@ -48,6 +48,7 @@ constexpr GgmlTypeTraits kGgmlTypeTraits[] = {
     {GgmlType::kEmberQ5Kx16, "EMBER_Q5Kx16", 256, 180},
     {GgmlType::kEmberQ3Kx16, "EMBER_Q3Kx16", 256, 114},
     {GgmlType::kEmberQ2Kx16, "EMBER_Q2Kx16", 256, 84},
+    {GgmlType::kEmberQ6Kx16, "EMBER_Q6Kx16", 256, 210},
 };
 
 }  // namespace

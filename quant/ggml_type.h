@@ -61,6 +61,7 @@ enum class GgmlType : uint32_t {
   kEmberQ5Kx16 = 0x4508,  // Q5Kx16 (Q5_K's)
   kEmberQ3Kx16 = 0x4509,  // Q3Kx16 (Q3_K's quants, scales and d; 114 bytes per 256)
   kEmberQ2Kx16 = 0x450A,  // Q2Kx16 (Q2_K's quants, scales, mins, d and dmin; 84)
+  kEmberQ6Kx16 = 0x450B,  // Q6Kx16 (Q6_K's quants, scales and d; 210, Q6_K's own size)
 };
 
 struct GgmlTypeTraits {

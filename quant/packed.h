@@ -77,6 +77,15 @@
 //   uint8  scm[16][16]  scm[b][r] = sc_b | m_b << 4 of row r (Q2_K's bytes) (64)
 //   then group j = 0..7 at 320 + 128 j: qc[2][64] as Q3Kx16's, the whole quant.
 // 84 bytes per row and 256 columns: 2.625 bits per weight, Q2_K's own size.
+// Q6Kx16 super-group (Q6_K: value = d * sc_b * (q - 32) for sub-block b of 16
+// columns, q in [0, 63], sc_b Q6_K's int8 scale), 3360 bytes:
+//   fp16   d[16]       row r's super-block d                        (offset 0)
+//   int8   sc[16][16]  sc[b][r]: row r's scale of columns 16b..16b+15 (offset 32)
+//   then group j = 0..7 at 288 + 384 j: Q6x16's quants without its scales,
+//     uint8 qs[4][64]  Q4x16's nibbles: the low 4 bits
+//     uint8 qh[2][64]  Q6x16's crumbs: the top 2 bits (qh[c]: columns 16c..)
+// 210 bytes per row and 256 columns: 6.5625 bits per weight, Q6_K's own size
+// (Q6x16's fp16 d per row and group of 32 is stored once per 256).
 #pragma once
 
 #include <cstddef>
@@ -101,14 +110,23 @@ enum class PackedLayout {
   kQ5Kx16,  // Q5_K: int5 (Q5x16's planes) in Q4Kx16's super-groups
   kQ3Kx16,  // Q3_K: int3 (crumbs + a high-bit plane), int8 scales per 16, d per 256
   kQ2Kx16,  // Q2_K: int2 (crumbs), 4-bit scales and mins per 16, d and dmin per 256
+  kQ6Kx16,  // Q6_K: int6 (Q6x16's planes), int8 scales per 16, d per 256
 };
-constexpr int kPackedLayoutCount = 9;
+constexpr int kPackedLayoutCount = 10;
 
 // Whether a layout stores super-groups of 256 columns with a header (the K
 // layouts) rather than self-contained TileGroups of 32.
 constexpr bool IsKLayout(PackedLayout layout) {
   return layout == PackedLayout::kQ4Kx16 || layout == PackedLayout::kQ5Kx16 ||
-         layout == PackedLayout::kQ3Kx16 || layout == PackedLayout::kQ2Kx16;
+         layout == PackedLayout::kQ3Kx16 || layout == PackedLayout::kQ2Kx16 ||
+         layout == PackedLayout::kQ6Kx16;
+}
+
+// The K layouts whose header holds scales per 16 columns (sub-blocks) rather
+// than per 32: Q3Kx16, Q2Kx16, Q6Kx16.
+constexpr bool IsK16Layout(PackedLayout layout) {
+  return layout == PackedLayout::kQ3Kx16 || layout == PackedLayout::kQ2Kx16 ||
+         layout == PackedLayout::kQ6Kx16;
 }
 
 constexpr int kSuperCols = 256;  // columns of a K layout's super-group
@@ -116,7 +134,7 @@ constexpr int kSuperGroups = 8;  // groups of 32 in a super-group
 
 // K layouts: bytes of a super-group's header, and of one group's quants.
 constexpr size_t KHeaderBytes(PackedLayout layout) {
-  return layout == PackedLayout::kQ3Kx16 ? 288 : 320;
+  return layout == PackedLayout::kQ3Kx16 || layout == PackedLayout::kQ6Kx16 ? 288 : 320;
 }
 constexpr size_t KGroupBytes(PackedLayout layout) {
   switch (layout) {
@@ -126,6 +144,8 @@ constexpr size_t KGroupBytes(PackedLayout layout) {
       return 192;
     case PackedLayout::kQ2Kx16:
       return 128;
+    case PackedLayout::kQ6Kx16:
+      return 384;
     default:
       return 256;
   }
@@ -135,12 +155,12 @@ constexpr size_t KSuperBytes(PackedLayout layout) {
 }
 // Where the pieces of a K layout's header start: dmin (Q4Kx16, Q5Kx16,
 // Q2Kx16), the scales and mins per 32 (Q4Kx16, Q5Kx16), the scales per 16
-// (Q3Kx16's int8 sc, Q2Kx16's scm).
+// (Q3Kx16's and Q6Kx16's int8 sc, Q2Kx16's scm).
 constexpr size_t kKDminOffset = 32;
 constexpr size_t kKScaleOffset = 64;
 constexpr size_t kKMinOffset = 192;
 constexpr size_t K16ScaleOffset(PackedLayout layout) {
-  return layout == PackedLayout::kQ3Kx16 ? 32 : 64;
+  return layout == PackedLayout::kQ3Kx16 || layout == PackedLayout::kQ6Kx16 ? 32 : 64;
 }
 // Where a Q3Kx16 group's high-bit plane starts (after the crumbs).
 constexpr size_t kQ3HighOffset = 128;
@@ -161,7 +181,9 @@ constexpr size_t PackedQuantBytes(PackedLayout layout) {
   }
 }
 
-// Where Q6x16's int8 sub-block scales start in a TileGroup (after the crumbs).
+// Where Q6x16's and Q6Kx16's crumb planes start in a group (after the
+// nibbles), and Q6x16's int8 sub-block scales (after the crumbs).
+constexpr size_t kQ6CrumbOffset = 256;
 constexpr size_t kQ6x16ScaleOffset = 384;
 
 // The offset of a layout's unsigned quants without stored mins: value = (q +
@@ -174,6 +196,7 @@ constexpr int PackedOffset(PackedLayout layout) {
     case PackedLayout::kQ5x16:
       return -16;
     case PackedLayout::kQ6x16:
+    case PackedLayout::kQ6Kx16:
       return -32;
     default:
       return 0;
@@ -202,7 +225,7 @@ size_t PackedGroupBytes(PackedLayout layout, bool has_min);
 // Whether GGUF rows of `type` can be repacked into a native layout:
 //   Q4_0, Q4_1 -> Q4x16 (Q4_1 with mins); Q4_K -> Q4Kx16;
 //   Q5_0, Q5_1 -> Q5x16 (Q5_1 with mins); Q5_K -> Q5Kx16;
-//   Q6_K -> Q6x16; Q3_K -> Q3Kx16; Q2_K -> Q2Kx16;
+//   Q6_K -> Q6Kx16; Q3_K -> Q3Kx16; Q2_K -> Q2Kx16;
 //   IQ4_NL, IQ4_XS -> IQ4x16;
 //   Q8_0, F16, BF16, F32 -> Q8x16.
 bool CanRepack(GgmlType type);
@@ -235,7 +258,7 @@ Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols,
 // The GGUF type that stores the layout `type` repacks to (Q4_0 -> kEmberQ4x16,
 // Q4_1 -> kEmberQ4x16Min, Q5_0 -> kEmberQ5x16, Q5_1 -> kEmberQ5x16Min, Q4_K ->
 // kEmberQ4Kx16, Q5_K -> kEmberQ5Kx16, Q3_K -> kEmberQ3Kx16, Q2_K ->
-// kEmberQ2Kx16, Q6_K -> kEmberQ6x16, IQ4_NL and IQ4_XS -> kEmberIQ4x16, the rest
+// kEmberQ2Kx16, Q6_K -> kEmberQ6Kx16, IQ4_NL and IQ4_XS -> kEmberIQ4x16, the rest
 // -> kEmberQ8x16); requires CanRepack.
 GgmlType NativeTypeFor(GgmlType type);
 bool IsNativeType(GgmlType type);
