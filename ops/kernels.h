@@ -41,12 +41,11 @@ struct Kernels {
   GgmlAttendTiledBlockFn ggml_attend_tiled_block = nullptr;
 
   QGemmFn qgemm_for(PackedLayout layout) const { return qgemm[static_cast<int>(layout)]; }
-  // Sets the five layouts' kernels of one ISA.
-  void SetQGemm(QGemmFn q4x16, QGemmFn q5x16, QGemmFn q8x16, QGemmFn q6x16, QGemmFn iq4x16) {
+  // Sets the four TileGroup layouts' kernels of one ISA.
+  void SetQGemm(QGemmFn q4x16, QGemmFn q5x16, QGemmFn q8x16, QGemmFn iq4x16) {
     qgemm[static_cast<int>(PackedLayout::kQ4x16)] = q4x16;
     qgemm[static_cast<int>(PackedLayout::kQ5x16)] = q5x16;
     qgemm[static_cast<int>(PackedLayout::kQ8x16)] = q8x16;
-    qgemm[static_cast<int>(PackedLayout::kQ6x16)] = q6x16;
     qgemm[static_cast<int>(PackedLayout::kIQ4x16)] = iq4x16;
   }
   // Sets the K layouts' kernels of one ISA.
@@ -95,7 +94,6 @@ void QuantizeActs_avx2(const float* x, int64_t m, int64_t k, QuantizedActs* acts
 void QGemmQ4x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ5x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ8x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
-void QGemmQ6x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmIQ4x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ4Kx16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ5Kx16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
@@ -107,8 +105,6 @@ void QGemmQ4x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const Quantize
 void QGemmQ5x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                            int64_t);
 void QGemmQ8x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
-                           int64_t);
-void QGemmQ6x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                            int64_t);
 void QGemmIQ4x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                             int64_t);
@@ -134,7 +130,6 @@ void AttendBlock_neon(const float* const* q, const int64_t* n_first, const int64
 void QGemmQ4x16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ5x16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ8x16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
-void QGemmQ6x16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmIQ4x16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ4Kx16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ5Kx16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
@@ -146,8 +141,6 @@ void QGemmQ4x16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedA
 void QGemmQ5x16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                          int64_t);
 void QGemmQ8x16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
-                         int64_t);
-void QGemmQ6x16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                          int64_t);
 void QGemmIQ4x16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                           int64_t);
@@ -166,8 +159,6 @@ void QGemmQ4x16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const Quantized
 void QGemmQ5x16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                           int64_t);
 void QGemmQ8x16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
-                          int64_t);
-void QGemmQ6x16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                           int64_t);
 void QGemmIQ4x16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                            int64_t);

@@ -75,7 +75,7 @@ inline __m256i HighBits(uint32_t bits) {
   return _mm256_and_si256(_mm256_cmpeq_epi8(x, bit), _mm256_set1_epi8(16));
 }
 
-// Sub-chunk S (columns 8S..8S+7) of a Q6x16 / Q6Kx16 group, 8 rows (32 bytes
+// Sub-chunk S (columns 8S..8S+7) of a Q6Kx16 group, 8 rows (32 bytes
 // of each plane): the nibbles v unpack as Q4x16's (lo: vector 2S, hi: vector
 // 2S + 1) and crumbs cr (of crumb vector S / 2) hold their bits 4-5 at bits
 // 2k, 2k+1 (k = 2 (S % 2), and k + 1 for hi): shifted to bits 4-5 (16-bit

@@ -38,7 +38,7 @@ inline __m512i Bcast4(const int8_t* p) {
   return _mm512_set1_epi32(v);
 }
 
-// Sub-chunk S (columns 8S..8S+7) of a Q6x16 / Q6Kx16 group, 16 rows: the
+// Sub-chunk S (columns 8S..8S+7) of a Q6Kx16 group, 16 rows: the
 // nibbles v unpack as Q4x16's (lo: vector 2S, hi: vector 2S + 1), and crumb
 // vector cr (S / 2: columns 16 (S / 2)..) holds their bits 4-5 at bits 2k,
 // 2k+1 of each byte (vector 4 (S / 2) + k, k = 2 (S % 2) and 2 (S % 2) + 1):

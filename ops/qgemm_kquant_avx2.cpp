@@ -156,7 +156,7 @@ inline int32_t Pair16(int32_t lo, int32_t hi) {
 // half, so the int32 sums come out as sc_b0 isum_0 + sc_b1 isum_1. Q3_K's
 // offset comes off as 4 (sc_b0 qsum16_0 + sc_b1 qsum16_1) and Q2_K's mins are
 // m_b0 qsum16_0 + m_b1 qsum16_1: one madd each of the rows' pairs with the
-// token's pair of qsum16 (as Q6x16's offsets in qgemm_avx2.cpp). The same
+// token's pair of qsum16 (as Q6Kx16's offsets below). The same
 // integers as qgemm_ref.cpp.
 template <int MR, bool kQ3>
 void TileK16(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
@@ -280,13 +280,12 @@ void TileK16(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
 }
 
 // One tile of Q6Kx16 for MR tokens, both halves of rows per broadcast as in
-// TileK. The quants unpack as Q6x16's (UnpackQ6) and multiply as in
-// qgemm_avx2.cpp's TileQ6: quants 0..63 with activations -127..127, a
-// sub-chunk's two maddubs add up to 2 * 2 * 63 * 127 = 32004 per int16 lane,
-// which fits, but two sub-chunks would not, so every sub-chunk is widened at
-// once, by a madd with the row's scale of its half (repeated in both int16
-// halves of its 32-bit lane): the int32 sums come out as sc_b0 sum_0 + sc_b1
-// sum_1. The offsets come off as 32 (sc_b0 qsum16_0 + sc_b1 qsum16_1): one
+// TileK. The quants unpack with UnpackQ6: quants 0..63 with activations
+// -127..127, a sub-chunk's two maddubs add up to 2 * 2 * 63 * 127 = 32004 per
+// int16 lane, which fits, but two sub-chunks would not, so every sub-chunk is
+// widened at once, by a madd with the row's scale of its half (repeated in
+// both int16 halves of its 32-bit lane): the int32 sums come out as sc_b0
+// sum_0 + sc_b1 sum_1. The offsets come off as 32 (sc_b0 qsum16_0 + sc_b1 qsum16_1): one
 // madd of the rows' (sc_b0, sc_b1) pairs with the token's (qsum16_0,
 // qsum16_1), shifted left by 5. The same integers as qgemm_ref.cpp; then sd =
 // fma(float(isum), d_a, sd) per group and acc = fma(d, sd, acc) per
@@ -308,7 +307,8 @@ void TileQ6K(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
   __m256i isum[MR][2];  // rows 0-7, 8-15
   // Sub-chunk S (columns 8S..8S+7), given its half's crumbs (cr0: rows 0-7,
   // cr1: 8-15) and scale pairs. A template, so that the shifts are fixed at
-  // compile time (with loops over the halves GCC did not unroll TileQ6's).
+  // compile time: with loops over the halves and sub-chunks GCC did not unroll
+  // them (measured on Q6x16, this kernel's predecessor).
   const auto sub_chunk = [&]<int S>(__m256i cr0, __m256i cr1, __m256i scw0, __m256i scw1) {
     PrefetchAhead<MR>(gp + 64 * S);
     __m256i lo0, hi0, lo1, hi1;

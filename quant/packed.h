@@ -21,18 +21,6 @@
 //                     nibbles): vectors v = 2s and 2s + 1, and bit i of qh[v]
 //                     belongs to byte i of vector v, in every ISA's unpacking.
 //   fp16   d[16], m[16] (only when has_min; else m = -16 d, as Q5_0)
-// Q6x16 TileGroup (Q6_K kept exact: value = d * sc * (q - 32), q in [0, 63],
-// an int8 scale per 16 columns, as Q6_K's sub-blocks), 448 bytes = 7 bits per
-// weight:
-//   uint8  qs[4][64]  as Q4x16: the low 4 bits of each quant
-//   uint8  qh[2][64]  the top 2 bits as "crumbs": bits 2k, 2k+1 of byte i of
-//                     qh[c] are bits 4, 5 of byte i of unpacked vector 4c + k
-//                     (vectors as in Q5x16: v = columns 4v..4v+3, byte 4r + b
-//                     = row r, column 4v + b). qh[0] covers columns 0-15, qh[1]
-//                     columns 16-31: one crumb vector per half of the group.
-//   int8   sc[2][16]  row r's Q6_K sub-block scale of columns 0-15 (sc[0][r])
-//                     and 16-31 (sc[1][r])
-//   fp16   d[16]      row r's Q6_K super-block d (the same in its 8 groups)
 // IQ4x16 TileGroup (IQ4_NL / IQ4_XS kept at 4.5 bits: value = d * grid[q], q
 // in [0, 15], grid = kIq4Grid (quant/blocks.h), the format's fixed int8 values
 // in [-127, 113]), 288 bytes:
@@ -63,8 +51,8 @@
 // columns, q in [0, 7], sc_b Q3_K's 6-bit scale minus 32), 1824 bytes:
 //   fp16   d[16]       row r's super-block d                        (offset 0)
 //   int8   sc[16][16]  sc[b][r]: row r's scale of columns 16b..16b+15 (offset 32)
-//   then group j = 0..7 at 288 + 192 j: the quants as 2-bit crumbs (Q6x16's
-//   crumb planes, holding the low 2 bits) and a plane of high bits:
+//   then group j = 0..7 at 288 + 192 j: the quants as 2-bit crumbs (the low
+//   2 bits) and a plane of high bits:
 //     uint8 qc[2][64]  bits 2k, 2k+1 of byte i of qc[c]: bits 0-1 of byte i
 //                      of unpacked vector 4c + k (vectors as in Q5x16: v =
 //                      columns 4v..4v+3, byte 4r + b = row r, column 4v + b)
@@ -81,11 +69,15 @@
 // columns, q in [0, 63], sc_b Q6_K's int8 scale), 3360 bytes:
 //   fp16   d[16]       row r's super-block d                        (offset 0)
 //   int8   sc[16][16]  sc[b][r]: row r's scale of columns 16b..16b+15 (offset 32)
-//   then group j = 0..7 at 288 + 384 j: Q6x16's quants without its scales,
+//   then group j = 0..7 at 288 + 384 j, the quants:
 //     uint8 qs[4][64]  Q4x16's nibbles: the low 4 bits
-//     uint8 qh[2][64]  Q6x16's crumbs: the top 2 bits (qh[c]: columns 16c..)
-// 210 bytes per row and 256 columns: 6.5625 bits per weight, Q6_K's own size
-// (Q6x16's fp16 d per row and group of 32 is stored once per 256).
+//     uint8 qh[2][64]  the top 2 bits as crumbs, as Q3Kx16's qc: bits 2k,
+//                      2k+1 of byte i of qh[c] are bits 4, 5 of byte i of
+//                      unpacked vector 4c + k. qh[0] covers columns 0-15,
+//                      qh[1] columns 16-31: one crumb vector per sub-block.
+// 210 bytes per row and 256 columns: 6.5625 bits per weight, Q6_K's own size.
+// (Until Q6Kx16, Q6x16 kept these planes, sc[2][16] and an fp16 d per row in
+// every group of 32: 7 bits per weight. Its native type id is retired.)
 #pragma once
 
 #include <cstddef>
@@ -104,15 +96,14 @@ enum class PackedLayout {
   kQ4x16,   // int4 with scale (+ min)
   kQ5x16,   // int5 (int4 + a high-bit plane) with scale (+ min)
   kQ8x16,   // int8 with scale
-  kQ6x16,   // int6 (int4 + a plane of 2-bit crumbs) with int8 scales per 16 and an fp16 scale
   kIQ4x16,  // 4-bit indices into the IQ4 grid (int8 values) with scale
   kQ4Kx16,  // Q4_K: int4 in super-groups of 256 with 6-bit scales and mins per 32
   kQ5Kx16,  // Q5_K: int5 (Q5x16's planes) in Q4Kx16's super-groups
   kQ3Kx16,  // Q3_K: int3 (crumbs + a high-bit plane), int8 scales per 16, d per 256
   kQ2Kx16,  // Q2_K: int2 (crumbs), 4-bit scales and mins per 16, d and dmin per 256
-  kQ6Kx16,  // Q6_K: int6 (Q6x16's planes), int8 scales per 16, d per 256
+  kQ6Kx16,  // Q6_K: int6 (int4 + a plane of 2-bit crumbs), int8 scales per 16, d per 256
 };
-constexpr int kPackedLayoutCount = 10;
+constexpr int kPackedLayoutCount = 9;
 
 // Whether a layout stores super-groups of 256 columns with a header (the K
 // layouts) rather than self-contained TileGroups of 32.
@@ -165,8 +156,7 @@ constexpr size_t K16ScaleOffset(PackedLayout layout) {
 // Where a Q3Kx16 group's high-bit plane starts (after the crumbs).
 constexpr size_t kQ3HighOffset = 128;
 
-// Bytes of one TileGroup before its fp16 scales d[16]: the quants (and, for
-// Q6x16, the int8 sub-block scales sc[2][16]).
+// Bytes of one TileGroup before its fp16 scales d[16]: the quants.
 constexpr size_t PackedQuantBytes(PackedLayout layout) {
   switch (layout) {
     case PackedLayout::kQ4x16:
@@ -174,17 +164,13 @@ constexpr size_t PackedQuantBytes(PackedLayout layout) {
       return 256;
     case PackedLayout::kQ5x16:
       return 320;
-    case PackedLayout::kQ6x16:
-      return 416;
     default:
       return 512;
   }
 }
 
-// Where Q6x16's and Q6Kx16's crumb planes start in a group (after the
-// nibbles), and Q6x16's int8 sub-block scales (after the crumbs).
+// Where a Q6Kx16 group's crumb planes start (after the nibbles).
 constexpr size_t kQ6CrumbOffset = 256;
-constexpr size_t kQ6x16ScaleOffset = 384;
 
 // The offset of a layout's unsigned quants without stored mins: value = (q +
 // offset) * d (Q4_0: q - 8, Q5_0: q - 16, Q6_K: q - 32; Q8x16's quants are
@@ -195,7 +181,6 @@ constexpr int PackedOffset(PackedLayout layout) {
       return -8;
     case PackedLayout::kQ5x16:
       return -16;
-    case PackedLayout::kQ6x16:
     case PackedLayout::kQ6Kx16:
       return -32;
     default:

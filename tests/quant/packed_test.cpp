@@ -78,7 +78,7 @@ TEST_CASE("packed: 5-bit sources keep their size as native types", "[packed]") {
 
 TEST_CASE("packed: Q6_K maps to Q6Kx16 at its own 6.5625 bits per weight", "[packed]") {
   // A super-group of 16 rows x 256 columns: a 288-byte header (fp16 d[16],
-  // int8 sc[16][16]) and 8 groups of Q6x16's 384 bytes of quants, 3360 bytes:
+  // int8 sc[16][16]) and 8 groups of 384 bytes of quants (nibbles, crumbs), 3360 bytes:
   // 210 per row and 256 weights, Q6_K's own block size, so the native tensor
   // takes exactly the bytes of the GGUF one.
   CHECK(NativeTypeFor(GgmlType::kQ6_K) == GgmlType::kEmberQ6Kx16);
