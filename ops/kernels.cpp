@@ -5,9 +5,9 @@ namespace ember {
 Kernels KernelsFor(Isa isa) {
   Kernels k;
   k.isa = isa;
-  k.SetQGemm(QGemmQ4x16_ref, QGemmQ5x16_ref, QGemmQ8x16_ref, QGemmQ6x16_ref, QGemmIQ4x16_ref);
+  k.SetQGemm(QGemmQ4x16_ref, QGemmQ5x16_ref, QGemmQ8x16_ref, QGemmIQ4x16_ref);
   k.SetQGemmK(QGemmQ4Kx16_ref, QGemmQ5Kx16_ref);
-  k.SetQGemmK16(QGemmQ3Kx16_ref, QGemmQ2Kx16_ref);
+  k.SetQGemmK16(QGemmQ3Kx16_ref, QGemmQ2Kx16_ref, QGemmQ6Kx16_ref);
   k.quantize_acts = QuantizeActs_ref;
   k.fgemm = FGemm_ref;
   k.float_row = FloatRow;
@@ -58,15 +58,14 @@ Kernels KernelsFor(Isa isa) {
   if (isa == Isa::kAvx2 || isa == Isa::kAvx512) {
     // Plain AVX-512 (without VNNI) uses the AVX2 kernels: same layout, and
     // without dpbusd the 512-bit maddubs path gains little over it.
-    k.SetQGemm(QGemmQ4x16_avx2, QGemmQ5x16_avx2, QGemmQ8x16_avx2, QGemmQ6x16_avx2,
-               QGemmIQ4x16_avx2);
+    k.SetQGemm(QGemmQ4x16_avx2, QGemmQ5x16_avx2, QGemmQ8x16_avx2, QGemmIQ4x16_avx2);
     k.SetQGemmK(QGemmQ4Kx16_avx2, QGemmQ5Kx16_avx2);
-    k.SetQGemmK16(QGemmQ3Kx16_avx2, QGemmQ2Kx16_avx2);
+    k.SetQGemmK16(QGemmQ3Kx16_avx2, QGemmQ2Kx16_avx2, QGemmQ6Kx16_avx2);
   } else if (isa == Isa::kAvx512Vnni) {
     k.SetQGemm(QGemmQ4x16_avx512vnni, QGemmQ5x16_avx512vnni, QGemmQ8x16_avx512vnni,
-               QGemmQ6x16_avx512vnni, QGemmIQ4x16_avx512vnni);
+               QGemmIQ4x16_avx512vnni);
     k.SetQGemmK(QGemmQ4Kx16_avx512vnni, QGemmQ5Kx16_avx512vnni);
-    k.SetQGemmK16(QGemmQ3Kx16_avx512vnni, QGemmQ2Kx16_avx512vnni);
+    k.SetQGemmK16(QGemmQ3Kx16_avx512vnni, QGemmQ2Kx16_avx512vnni, QGemmQ6Kx16_avx512vnni);
     k.ggml_dot_q4_1 = GgmlVecDotQ4_1Q8_1_avx512vnni;
     k.ggml_dot_q8_0 = GgmlVecDotQ8_0Q8_0_avx512vnni;
     k.ggml_dot_q4_0 = GgmlVecDotQ4_0Q8_0_avx512vnni;
@@ -80,10 +79,9 @@ Kernels KernelsFor(Isa isa) {
     k.float_row = FloatRow_neon;
   }
   if (isa == Isa::kNeon) {
-    k.SetQGemm(QGemmQ4x16_neon, QGemmQ5x16_neon, QGemmQ8x16_neon, QGemmQ6x16_neon,
-               QGemmIQ4x16_neon);
+    k.SetQGemm(QGemmQ4x16_neon, QGemmQ5x16_neon, QGemmQ8x16_neon, QGemmIQ4x16_neon);
     k.SetQGemmK(QGemmQ4Kx16_neon, QGemmQ5Kx16_neon);
-    k.SetQGemmK16(QGemmQ3Kx16_neon, QGemmQ2Kx16_neon);
+    k.SetQGemmK16(QGemmQ3Kx16_neon, QGemmQ2Kx16_neon, QGemmQ6Kx16_neon);
   }
 #if defined(__aarch64__)
   // These kernels need only base NEON. armhf keeps their _ref
@@ -101,16 +99,14 @@ Kernels KernelsFor(Isa isa) {
     k.fp32_to_fp16_row = Fp32ToFp16Row_neon;
   }
   if (isa == Isa::kNeonDot) {
-    k.SetQGemm(QGemmQ4x16_neon_dot, QGemmQ5x16_neon_dot, QGemmQ8x16_neon_dot, QGemmQ6x16_neon_dot,
-               QGemmIQ4x16_neon_dot);
+    k.SetQGemm(QGemmQ4x16_neon_dot, QGemmQ5x16_neon_dot, QGemmQ8x16_neon_dot, QGemmIQ4x16_neon_dot);
     k.SetQGemmK(QGemmQ4Kx16_neon_dot, QGemmQ5Kx16_neon_dot);
-    k.SetQGemmK16(QGemmQ3Kx16_neon_dot, QGemmQ2Kx16_neon_dot);
+    k.SetQGemmK16(QGemmQ3Kx16_neon_dot, QGemmQ2Kx16_neon_dot, QGemmQ6Kx16_neon_dot);
   } else if (isa == Isa::kNeonI8mm) {
     k.SetQGemm(QGemmQ4x16_neon_i8mm, QGemmQ5x16_neon_i8mm, QGemmQ8x16_neon_i8mm,
-               QGemmQ6x16_neon_i8mm,
                QGemmIQ4x16_neon_i8mm);  // smmla for batches, sdot for one token
     k.SetQGemmK(QGemmQ4Kx16_neon_i8mm, QGemmQ5Kx16_neon_i8mm);
-    k.SetQGemmK16(QGemmQ3Kx16_neon_i8mm, QGemmQ2Kx16_neon_i8mm);
+    k.SetQGemmK16(QGemmQ3Kx16_neon_i8mm, QGemmQ2Kx16_neon_i8mm, QGemmQ6Kx16_neon_i8mm);
   }
 #endif
 #endif

@@ -41,12 +41,11 @@ struct Kernels {
   GgmlAttendTiledBlockFn ggml_attend_tiled_block = nullptr;
 
   QGemmFn qgemm_for(PackedLayout layout) const { return qgemm[static_cast<int>(layout)]; }
-  // Sets the five layouts' kernels of one ISA.
-  void SetQGemm(QGemmFn q4x16, QGemmFn q5x16, QGemmFn q8x16, QGemmFn q6x16, QGemmFn iq4x16) {
+  // Sets the four TileGroup layouts' kernels of one ISA.
+  void SetQGemm(QGemmFn q4x16, QGemmFn q5x16, QGemmFn q8x16, QGemmFn iq4x16) {
     qgemm[static_cast<int>(PackedLayout::kQ4x16)] = q4x16;
     qgemm[static_cast<int>(PackedLayout::kQ5x16)] = q5x16;
     qgemm[static_cast<int>(PackedLayout::kQ8x16)] = q8x16;
-    qgemm[static_cast<int>(PackedLayout::kQ6x16)] = q6x16;
     qgemm[static_cast<int>(PackedLayout::kIQ4x16)] = iq4x16;
   }
   // Sets the K layouts' kernels of one ISA.
@@ -54,9 +53,11 @@ struct Kernels {
     qgemm[static_cast<int>(PackedLayout::kQ4Kx16)] = q4kx16;
     qgemm[static_cast<int>(PackedLayout::kQ5Kx16)] = q5kx16;
   }
-  void SetQGemmK16(QGemmFn q3kx16, QGemmFn q2kx16) {
+  // Sets the kernels of one ISA for the K layouts with scales per 16.
+  void SetQGemmK16(QGemmFn q3kx16, QGemmFn q2kx16, QGemmFn q6kx16) {
     qgemm[static_cast<int>(PackedLayout::kQ3Kx16)] = q3kx16;
     qgemm[static_cast<int>(PackedLayout::kQ2Kx16)] = q2kx16;
+    qgemm[static_cast<int>(PackedLayout::kQ6Kx16)] = q6kx16;
   }
 };
 
@@ -93,19 +94,17 @@ void QuantizeActs_avx2(const float* x, int64_t m, int64_t k, QuantizedActs* acts
 void QGemmQ4x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ5x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ8x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
-void QGemmQ6x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmIQ4x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ4Kx16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ5Kx16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ3Kx16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ2Kx16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
+void QGemmQ6Kx16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ4x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                            int64_t);
 void QGemmQ5x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                            int64_t);
 void QGemmQ8x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
-                           int64_t);
-void QGemmQ6x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                            int64_t);
 void QGemmIQ4x16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                             int64_t);
@@ -116,6 +115,8 @@ void QGemmQ5Kx16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const Quantiz
 void QGemmQ3Kx16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                             int64_t);
 void QGemmQ2Kx16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
+                            int64_t);
+void QGemmQ6Kx16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                             int64_t);
 void AttendHead_neon(const float* q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
                      float scale, float* scores, float* out);
@@ -129,19 +130,17 @@ void AttendBlock_neon(const float* const* q, const int64_t* n_first, const int64
 void QGemmQ4x16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ5x16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ8x16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
-void QGemmQ6x16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmIQ4x16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ4Kx16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ5Kx16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ3Kx16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ2Kx16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
+void QGemmQ6Kx16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ4x16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                          int64_t);
 void QGemmQ5x16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                          int64_t);
 void QGemmQ8x16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
-                         int64_t);
-void QGemmQ6x16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                          int64_t);
 void QGemmIQ4x16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                           int64_t);
@@ -153,13 +152,13 @@ void QGemmQ3Kx16_neon_dot(const PackedMatrix&, int64_t, int64_t, const Quantized
                           int64_t);
 void QGemmQ2Kx16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                           int64_t);
+void QGemmQ6Kx16_neon_dot(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
+                          int64_t);
 void QGemmQ4x16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                           int64_t);
 void QGemmQ5x16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                           int64_t);
 void QGemmQ8x16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
-                          int64_t);
-void QGemmQ6x16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                           int64_t);
 void QGemmIQ4x16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                            int64_t);
@@ -170,6 +169,8 @@ void QGemmQ5Kx16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const Quantize
 void QGemmQ3Kx16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                            int64_t);
 void QGemmQ2Kx16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
+                           int64_t);
+void QGemmQ6Kx16_neon_i8mm(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                            int64_t);
 
 }  // namespace ember

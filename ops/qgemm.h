@@ -28,7 +28,7 @@ struct QuantizedActs {
   std::vector<float> sm;        // [m, k / 32] (max|x| / 127) * sum(q) rounded to fp16:
                                 // multiplies stored mins, as ggml's Q8_1 blocks carry it
   std::vector<int32_t> qsum16;  // [m, k / 16] sum(q) per 16 columns: times Q6_K's offset
-                                // -32 inside each of its int8 scales per 16 weights
+                                // -32 (Q3_K's -4, Q2_K's mins) inside each of its scales per 16
   std::vector<float> dqsum;     // [m, k / 32] d * float(qsum), exact (|qsum| < 2^12 times
                                 // an fp16 value): what the K layouts' 6-bit mins multiply
 
@@ -86,8 +86,6 @@ void QGemmQ5x16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                     const QuantizedActs& a, float* y, int64_t ldy);
 void QGemmQ8x16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                     const QuantizedActs& a, float* y, int64_t ldy);
-void QGemmQ6x16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
-                    const QuantizedActs& a, float* y, int64_t ldy);
 void QGemmIQ4x16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                      const QuantizedActs& a, float* y, int64_t ldy);
 void QGemmQ4Kx16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
@@ -97,6 +95,8 @@ void QGemmQ5Kx16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end
 void QGemmQ3Kx16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                      const QuantizedActs& a, float* y, int64_t ldy);
 void QGemmQ2Kx16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                     const QuantizedActs& a, float* y, int64_t ldy);
+void QGemmQ6Kx16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                      const QuantizedActs& a, float* y, int64_t ldy);
 
 }  // namespace ember

@@ -216,117 +216,6 @@ void TileIQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
   }
 }
 
-// Q6x16 tiles (Q6_K), both halves of rows per broadcast as in TileQ4. The
-// nibbles unpack as Q4's; crumb vector c (columns 16c..16c+15) holds bits 4-5
-// of unpacked vector 4c + k at bits 2k, 2k+1 of each byte: shifted to bits 4-5
-// (16-bit shifts: what crosses a byte lands outside bits 4-5), masked, ORed in.
-// Quants 0..63 with activations -127..127: one sub-chunk's two maddubs add up
-// to 2 * 2 * 63 * 127 = 32004 per int16 lane, which fits, but two sub-chunks
-// would not, so every sub-chunk is widened at once. The widening madd
-// multiplies by the row's int8 scale of the half instead of by ones (each
-// 32-bit lane is one row's pair of int16 sums; the scale is repeated in both
-// int16 halves), so the int32 sums come out already scaled: sc0 sum0 + sc1
-// sum1, with the scales at no extra instruction per token. The offsets then
-// come off as -32 (sc0 qsum16_0 + sc1 qsum16_1): one madd of the rows' (sc0,
-// sc1) pairs with the token's (qsum16_0, qsum16_1) (|qsum16| <= 16 * 127 fits
-// int16), shifted left by 5. The same integers as qgemm_ref.cpp, exactly.
-template <int MR>
-void TileQ6(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
-            int64_t ldy) {
-  constexpr size_t kScales = PackedQuantBytes(PackedLayout::kQ6x16);
-  const __m256i low4 = _mm256_set1_epi8(0x0F), bits45 = _mm256_set1_epi8(0x30);
-  alignas(32) float acc[MR][kTileRows] = {};
-  const int8_t* aq[MR];
-  for (int i = 0; i < MR; ++i) aq[i] = a.q_row(t0 + i);
-  const uint8_t* gp = w.tile(tile);
-  int64_t g = 0;
-  __m256i isum[MR][2];  // rows 0-7, 8-15
-  // Sub-chunk S (columns 8S..8S+7), given its half's crumbs (cr0: rows 0-7,
-  // cr1: 8-15) and scale pairs. A template, so that the shifts are fixed at
-  // compile time: with loops over the halves and sub-chunks GCC did not
-  // unroll them.
-  const auto sub_chunk = [&]<int S>(__m256i cr0, __m256i cr1, __m256i scw0, __m256i scw1) {
-    PrefetchAhead<MR>(gp + 64 * S);
-    const __m256i v0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * S));
-    const __m256i v1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * S + 32));
-    // Vectors 2S = 4c + k and 2S + 1 (k = 2 (S % 2)): crumbs at bits 2k.. to 4-5.
-    __m256i tl0 = cr0, tl1 = cr1;
-    __m256i th0 = _mm256_srli_epi16(cr0, 2), th1 = _mm256_srli_epi16(cr1, 2);
-    if constexpr (S % 2 == 0) {
-      tl0 = _mm256_slli_epi16(cr0, 4);
-      tl1 = _mm256_slli_epi16(cr1, 4);
-      th0 = _mm256_slli_epi16(cr0, 2);
-      th1 = _mm256_slli_epi16(cr1, 2);
-    }
-    const __m256i lo0 = _mm256_or_si256(_mm256_and_si256(v0, low4), _mm256_and_si256(tl0, bits45));
-    const __m256i hi0 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v0, 4), low4),
-                                        _mm256_and_si256(th0, bits45));
-    const __m256i lo1 = _mm256_or_si256(_mm256_and_si256(v1, low4), _mm256_and_si256(tl1, bits45));
-    const __m256i hi1 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v1, 4), low4),
-                                        _mm256_and_si256(th1, bits45));
-    for (int i = 0; i < MR; ++i) {
-      const int8_t* ac = aq[i] + g * 32 + 8 * S;
-      const __m256i blo = Bcast4(ac), bhi = Bcast4(ac + 4);
-      const __m256i p0 =
-          _mm256_add_epi16(_mm256_maddubs_epi16(lo0, blo), _mm256_maddubs_epi16(hi0, bhi));
-      const __m256i p1 =
-          _mm256_add_epi16(_mm256_maddubs_epi16(lo1, blo), _mm256_maddubs_epi16(hi1, bhi));
-      isum[i][0] = _mm256_add_epi32(isum[i][0], _mm256_madd_epi16(p0, scw0));
-      isum[i][1] = _mm256_add_epi32(isum[i][1], _mm256_madd_epi16(p1, scw1));
-      OpaqueReg(isum[i][0]);
-      OpaqueReg(isum[i][1]);
-    }
-  };
-  for (; g < w.n_groups; ++g, gp += w.group_bytes) {
-    for (int i = 0; i < MR; ++i) isum[i][0] = isum[i][1] = _mm256_setzero_si256();
-    const __m128i sc_h0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(gp + kQ6x16ScaleOffset));
-    const __m128i sc_h1 =
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(gp + kQ6x16ScaleOffset + 16));
-    PrefetchAhead<MR>(gp + kQ6x16ScaleOffset);  // the group's 7th line
-    for (int c = 0; c < 2; ++c) {               // half c: columns 16c .. 16c + 15
-      PrefetchAhead<MR>(gp + 256 + 64 * c);
-      const __m256i cr0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 256 + 64 * c));
-      const __m256i cr1 =
-          _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 256 + 64 * c + 32));
-      // Each row's scale of this half as an int16 pair (sc, sc): rows 0-7, 8-15.
-      const __m128i sc8 = c == 0 ? sc_h0 : sc_h1;
-      const __m256i scw0 = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(sc8, sc8));
-      const __m256i scw1 = _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(sc8, sc8));
-      if (c == 0) {
-        sub_chunk.template operator()<0>(cr0, cr1, scw0, scw1);
-        sub_chunk.template operator()<1>(cr0, cr1, scw0, scw1);
-      } else {
-        sub_chunk.template operator()<2>(cr0, cr1, scw0, scw1);
-        sub_chunk.template operator()<3>(cr0, cr1, scw0, scw1);
-      }
-    }
-    // Each row's (sc0, sc1) as an int16 pair: rows 0-7, 8-15.
-    const __m256i scp[2] = {_mm256_cvtepi8_epi16(_mm_unpacklo_epi8(sc_h0, sc_h1)),
-                            _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(sc_h0, sc_h1))};
-    for (int h = 0; h < 2; ++h) {
-      const __m256 dw = LoadHalf(gp + kScales + 16 * h);
-      for (int i = 0; i < MR; ++i) {
-        const int32_t* qsum16 = a.qsum16_row(t0 + i) + 2 * g;
-        const uint32_t pair =
-            (static_cast<uint32_t>(qsum16[0]) & 0xFFFFu) | (static_cast<uint32_t>(qsum16[1]) << 16);
-        const __m256i off =
-            _mm256_madd_epi16(scp[h], _mm256_set1_epi32(static_cast<int32_t>(pair)));
-        static_assert(PackedOffset(PackedLayout::kQ6x16) == -32, "the shift below is * 32");
-        const __m256i sum = _mm256_sub_epi32(isum[i][h], _mm256_slli_epi32(off, 5));
-        const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(a.d_row(t0 + i)[g]));
-        __m256 acc8 = _mm256_load_ps(acc[i] + 8 * h);
-        acc8 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), scale, acc8);
-        _mm256_store_ps(acc[i] + 8 * h, acc8);
-      }
-    }
-  }
-  for (int i = 0; i < MR; ++i) {
-    for (int h = 0; h < 2; ++h) {
-      Store(y + (t0 + i) * ldy, _mm256_load_ps(acc[i] + 8 * h), tile * kTileRows + 8 * h, w.n_rows);
-    }
-  }
-}
-
 // Kernel<MR>::Run computes one tile's rows for MR tokens.
 template <bool kHasMin, bool kQ5>
 struct Q4 {
@@ -337,14 +226,6 @@ struct Q4 {
       TileQ4<MR, kHasMin, kQ5>(w, tile, a, t0, y, ldy);
     }
   };
-};
-
-template <int MR>
-struct Q6 {
-  static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
-                  int64_t ldy) {
-    TileQ6<MR>(w, tile, a, t0, y, ldy);
-  }
 };
 
 template <int MR>
@@ -447,11 +328,6 @@ void QGemmQ5x16_avx2(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end
 void QGemmQ8x16_avx2(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                      const QuantizedActs& a, float* y, int64_t ldy) {
   Drive<Q8>(w, tile_begin, tile_end, a, y, ldy);
-}
-
-void QGemmQ6x16_avx2(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
-                     const QuantizedActs& a, float* y, int64_t ldy) {
-  Drive<Q6>(w, tile_begin, tile_end, a, y, ldy);
 }
 
 void QGemmIQ4x16_avx2(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,

@@ -75,6 +75,24 @@ inline __m256i HighBits(uint32_t bits) {
   return _mm256_and_si256(_mm256_cmpeq_epi8(x, bit), _mm256_set1_epi8(16));
 }
 
+// Sub-chunk S (columns 8S..8S+7) of a Q6Kx16 group, 8 rows (32 bytes
+// of each plane): the nibbles v unpack as Q4x16's (lo: vector 2S, hi: vector
+// 2S + 1) and crumbs cr (of crumb vector S / 2) hold their bits 4-5 at bits
+// 2k, 2k+1 (k = 2 (S % 2), and k + 1 for hi): shifted to bits 4-5 (16-bit
+// shifts: what crosses a byte lands outside bits 4-5), masked, ORed in.
+template <int S>
+inline void UnpackQ6(__m256i v, __m256i cr, __m256i* lo, __m256i* hi) {
+  const __m256i low4 = _mm256_set1_epi8(0x0F), bits45 = _mm256_set1_epi8(0x30);
+  __m256i tl = cr, th = _mm256_srli_epi16(cr, 2);
+  if constexpr (S % 2 == 0) {
+    tl = _mm256_slli_epi16(cr, 4);
+    th = _mm256_slli_epi16(cr, 2);
+  }
+  *lo = _mm256_or_si256(_mm256_and_si256(v, low4), _mm256_and_si256(tl, bits45));
+  *hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), low4),
+                        _mm256_and_si256(th, bits45));
+}
+
 template <template <int> class Kernel>
 void Drive(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const QuantizedActs& a,
            float* y, int64_t ldy) {

@@ -175,108 +175,6 @@ void TilesQ8(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
   }
 }
 
-// Q6x16 tiles (Q6_K), NT at once as in TilesQ4. The nibbles unpack as Q4's;
-// crumb vector c (columns 16c..16c+15) holds bits 4-5 of unpacked vector 4c + k
-// at bits 2k, 2k+1 of each byte: shifted to bits 4-5 and ORed in under a mask
-// (one vpternlogd). 16-bit shifts are fine: the bits they carry across a byte
-// boundary land outside bits 4-5. The quants are then 0..63, unsigned for
-// vpdpbusd. Each half of the group (vectors 0-3: columns 0-15, vectors 4-7:
-// 16-31) has its own int8 scale, so each token keeps two int32 sums per tile;
-// then qgemm_ref.cpp's integers: sc0 (isum0 - 32 qsum16_0) + sc1 (isum1 - 32
-// qsum16_1), with the scales sign-extended to int32 lanes (one per row).
-template <int MR, int NT>
-void TilesQ6(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
-             int64_t ldy) {
-  constexpr PackedLayout kLayout = PackedLayout::kQ6x16;
-  const __m512i low4 = _mm512_set1_epi8(0x0F);
-  const __m512i bits45 = _mm512_set1_epi8(0x30);
-  constexpr int kOr = 0xF8;  // vpternlogd: a | (b & c)
-  // The float sums wait in L1 (touched once per group): the integer sums of
-  // two halves take the registers.
-  alignas(64) float acc[NT][MR][kTileRows] = {};
-  const uint8_t* gp[NT];
-  for (int j = 0; j < NT; ++j) gp[j] = w.tile(tile + j);
-  const int8_t* aq[MR];
-  for (int i = 0; i < MR; ++i) aq[i] = a.q_row(t0 + i);
-  // Sub-chunk S (columns 8S..8S+7) of every tile into the sums of its half
-  // (S / 2), given that half's crumb vectors. A template, so that the shifts
-  // and the half are fixed at compile time: with a loop over the halves GCC
-  // kept the sums in memory.
-  int64_t g = 0;
-  const auto sub_chunk = [&]<int S>(const __m512i(&cr)[NT], __m512i(&isum)[NT][MR]) {
-    __m512i lo[NT], hi[NT];
-    PrefetchAhead<MR, NT>(gp[0] + 64 * S);
-    for (int j = 0; j < NT; ++j) {
-      const __m512i v = _mm512_loadu_si512(gp[j] + 64 * S);
-      // Vectors 2S = 4c + k and 2S + 1 (c = S / 2, k = 2 (S % 2)): their
-      // crumbs at bits 2k, 2k+1 and 2k+2, 2k+3, moved to bits 4-5.
-      __m512i top_lo = cr[j], top_hi = _mm512_srli_epi16(cr[j], 2);
-      if constexpr (S % 2 == 0) {
-        top_lo = _mm512_slli_epi16(cr[j], 4);
-        top_hi = _mm512_slli_epi16(cr[j], 2);
-      }
-      lo[j] = _mm512_ternarylogic_epi32(_mm512_and_si512(v, low4), top_lo, bits45, kOr);
-      hi[j] = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(v, 4), low4), top_hi,
-                                        bits45, kOr);
-    }
-    for (int i = 0; i < MR; ++i) {
-      const __m512i blo = Bcast4(aq[i] + g * 32 + 8 * S);
-      const __m512i bhi = Bcast4(aq[i] + g * 32 + 8 * S + 4);
-      for (int j = 0; j < NT; ++j) {
-        isum[j][i] = _mm512_dpbusd_epi32(isum[j][i], lo[j], blo);
-        isum[j][i] = _mm512_dpbusd_epi32(isum[j][i], hi[j], bhi);
-      }
-    }
-  };
-  for (; g < w.n_groups; ++g) {
-    __m512i isum0[NT][MR], isum1[NT][MR];  // columns 0-15, 16-31
-    for (int j = 0; j < NT; ++j) {
-      for (int i = 0; i < MR; ++i) isum0[j][i] = isum1[j][i] = _mm512_setzero_si512();
-    }
-    // The group's 7 lines: nibbles (4), crumbs (2), scales (1).
-    PrefetchAhead<MR, NT>(gp[0] + kQ6x16ScaleOffset);
-    __m512i cr[NT];
-    for (int c = 0; c < 2; ++c) {
-      PrefetchAhead<MR, NT>(gp[0] + 256 + 64 * c);
-      for (int j = 0; j < NT; ++j) cr[j] = _mm512_loadu_si512(gp[j] + 256 + 64 * c);
-      if (c == 0) {
-        sub_chunk.template operator()<0>(cr, isum0);
-        sub_chunk.template operator()<1>(cr, isum0);
-      } else {
-        sub_chunk.template operator()<2>(cr, isum1);
-        sub_chunk.template operator()<3>(cr, isum1);
-      }
-    }
-    for (int j = 0; j < NT; ++j) {
-      const uint8_t* scp = gp[j] + kQ6x16ScaleOffset;
-      const __m512i sc0 =
-          _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(scp)));
-      const __m512i sc1 =
-          _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(scp + 16)));
-      const __m512 dw = _mm512_cvtph_ps(
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(gp[j] + PackedQuantBytes(kLayout))));
-      for (int i = 0; i < MR; ++i) {
-        const int32_t* qsum16 = a.qsum16_row(t0 + i) + 2 * g;
-        const __m512i s0 =
-            _mm512_add_epi32(isum0[j][i], _mm512_set1_epi32(PackedOffset(kLayout) * qsum16[0]));
-        const __m512i s1 =
-            _mm512_add_epi32(isum1[j][i], _mm512_set1_epi32(PackedOffset(kLayout) * qsum16[1]));
-        const __m512i sum =
-            _mm512_add_epi32(_mm512_mullo_epi32(s0, sc0), _mm512_mullo_epi32(s1, sc1));
-        const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(a.d_row(t0 + i)[g]));
-        _mm512_store_ps(acc[j][i],
-                        _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), scale, _mm512_load_ps(acc[j][i])));
-      }
-      gp[j] += w.group_bytes;
-    }
-  }
-  for (int j = 0; j < NT; ++j) {
-    for (int i = 0; i < MR; ++i) {
-      Store(y + (t0 + i) * ldy, _mm512_load_ps(acc[j][i]), (tile + j) * kTileRows, w.n_rows);
-    }
-  }
-}
-
 template <PackedLayout kLayout, bool kHasMin>
 struct Q4Kernel {
   template <int MR, int NT>
@@ -286,13 +184,6 @@ struct Q4Kernel {
       TilesQ4<MR, NT, kLayout, kHasMin>(w, tile, a, t0, y, ldy);
     }
   };
-};
-template <int MR, int NT>
-struct Q6 {
-  static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
-                  int64_t ldy) {
-    TilesQ6<MR, NT>(w, tile, a, t0, y, ldy);
-  }
 };
 template <int MR, int NT>
 struct Q8 {
@@ -325,11 +216,6 @@ void QGemmQ5x16_avx512vnni(const PackedMatrix& w, int64_t tile_begin, int64_t ti
 void QGemmQ8x16_avx512vnni(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                            const QuantizedActs& a, float* y, int64_t ldy) {
   Drive<Q8>(w, tile_begin, tile_end, a, y, ldy);
-}
-
-void QGemmQ6x16_avx512vnni(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
-                           const QuantizedActs& a, float* y, int64_t ldy) {
-  Drive<Q6>(w, tile_begin, tile_end, a, y, ldy);
 }
 
 void QGemmIQ4x16_avx512vnni(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,

@@ -38,6 +38,27 @@ inline __m512i Bcast4(const int8_t* p) {
   return _mm512_set1_epi32(v);
 }
 
+// Sub-chunk S (columns 8S..8S+7) of a Q6Kx16 group, 16 rows: the
+// nibbles v unpack as Q4x16's (lo: vector 2S, hi: vector 2S + 1), and crumb
+// vector cr (S / 2: columns 16 (S / 2)..) holds their bits 4-5 at bits 2k,
+// 2k+1 of each byte (vector 4 (S / 2) + k, k = 2 (S % 2) and 2 (S % 2) + 1):
+// shifted to bits 4-5 and ORed in under a mask (one vpternlogd). 16-bit shifts
+// are fine: what they carry across a byte boundary lands outside bits 4-5.
+// The quants are then 0..63, unsigned for vpdpbusd.
+template <int S>
+inline void UnpackQ6(__m512i v, __m512i cr, __m512i* lo, __m512i* hi) {
+  const __m512i low4 = _mm512_set1_epi8(0x0F), bits45 = _mm512_set1_epi8(0x30);
+  constexpr int kOr = 0xF8;  // vpternlogd: a | (b & c)
+  __m512i top_lo = cr, top_hi = _mm512_srli_epi16(cr, 2);
+  if constexpr (S % 2 == 0) {
+    top_lo = _mm512_slli_epi16(cr, 4);
+    top_hi = _mm512_slli_epi16(cr, 2);
+  }
+  *lo = _mm512_ternarylogic_epi32(_mm512_and_si512(v, low4), top_lo, bits45, kOr);
+  *hi = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(v, 4), low4), top_hi, bits45,
+                                  kOr);
+}
+
 // Stores 16 lanes to y[row0 ...], masking rows past n_rows.
 inline void Store(float* y, __m512 v, int64_t row0, int64_t n_rows) {
   const int64_t left = n_rows - row0;

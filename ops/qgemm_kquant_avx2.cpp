@@ -1,4 +1,5 @@
-// Quantized GEMM over the K layouts (Q4Kx16, Q5Kx16: quant/packed.h) on AVX2.
+// Quantized GEMM over the K layouts (Q4Kx16, Q5Kx16; Q3Kx16, Q2Kx16 and Q6Kx16
+// below: quant/packed.h) on AVX2.
 // The quants unpack and multiply as Q4x16's / Q5x16's (qgemm_avx2.cpp): both
 // halves of a tile (rows 0-7, 8-15) per activation broadcast, maddubs pairs
 // summed in int16. The widening madd multiplies by the row's 6-bit group
@@ -155,7 +156,7 @@ inline int32_t Pair16(int32_t lo, int32_t hi) {
 // half, so the int32 sums come out as sc_b0 isum_0 + sc_b1 isum_1. Q3_K's
 // offset comes off as 4 (sc_b0 qsum16_0 + sc_b1 qsum16_1) and Q2_K's mins are
 // m_b0 qsum16_0 + m_b1 qsum16_1: one madd each of the rows' pairs with the
-// token's pair of qsum16 (as Q6x16's offsets in qgemm_avx2.cpp). The same
+// token's pair of qsum16 (as Q6Kx16's offsets below). The same
 // integers as qgemm_ref.cpp.
 template <int MR, bool kQ3>
 void TileK16(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
@@ -278,6 +279,128 @@ void TileK16(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
   }
 }
 
+// One tile of Q6Kx16 for MR tokens, both halves of rows per broadcast as in
+// TileK. The quants unpack with UnpackQ6: quants 0..63 with activations
+// -127..127, a sub-chunk's two maddubs add up to 2 * 2 * 63 * 127 = 32004 per
+// int16 lane, which fits, but two sub-chunks would not, so every sub-chunk is
+// widened at once, by a madd with the row's scale of its half (repeated in
+// both int16 halves of its 32-bit lane): the int32 sums come out as sc_b0
+// sum_0 + sc_b1 sum_1. The offsets come off as 32 (sc_b0 qsum16_0 + sc_b1 qsum16_1): one
+// madd of the rows' (sc_b0, sc_b1) pairs with the token's (qsum16_0,
+// qsum16_1), shifted left by 5. The same integers as qgemm_ref.cpp; then sd =
+// fma(float(isum), d_a, sd) per group and acc = fma(d, sd, acc) per
+// super-group.
+template <int MR>
+void TileQ6K(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
+             int64_t ldy) {
+  constexpr PackedLayout kLayout = PackedLayout::kQ6Kx16;
+  constexpr size_t kHeader = KHeaderBytes(kLayout), kGroup = KGroupBytes(kLayout);
+  constexpr size_t kScales = K16ScaleOffset(kLayout);
+  static_assert(PackedOffset(kLayout) == -32, "the shift below is * 32");
+  alignas(32) float acc[MR][kTileRows] = {};
+  alignas(32) float sd[MR][kTileRows];
+  const int8_t* aq[MR];
+  for (int i = 0; i < MR; ++i) aq[i] = a.q_row(t0 + i);
+  const uint8_t* sg = w.tile(tile);
+  const uint8_t* gp = sg;  // the group's quants
+  int64_t g = 0;
+  __m256i isum[MR][2];  // rows 0-7, 8-15
+  // Sub-chunk S (columns 8S..8S+7), given its half's crumbs (cr0: rows 0-7,
+  // cr1: 8-15) and scale pairs. A template, so that the shifts are fixed at
+  // compile time: with loops over the halves and sub-chunks GCC did not unroll
+  // them (measured on Q6x16, this kernel's predecessor).
+  const auto sub_chunk = [&]<int S>(__m256i cr0, __m256i cr1, __m256i scw0, __m256i scw1) {
+    PrefetchAhead<MR>(gp + 64 * S);
+    __m256i lo0, hi0, lo1, hi1;
+    UnpackQ6<S>(_mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * S)), cr0, &lo0, &hi0);
+    UnpackQ6<S>(_mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * S + 32)), cr1, &lo1,
+                &hi1);
+    for (int i = 0; i < MR; ++i) {
+      const int8_t* ac = aq[i] + g * 32 + 8 * S;
+      const __m256i blo = Bcast4(ac), bhi = Bcast4(ac + 4);
+      const __m256i p0 =
+          _mm256_add_epi16(_mm256_maddubs_epi16(lo0, blo), _mm256_maddubs_epi16(hi0, bhi));
+      const __m256i p1 =
+          _mm256_add_epi16(_mm256_maddubs_epi16(lo1, blo), _mm256_maddubs_epi16(hi1, bhi));
+      isum[i][0] = _mm256_add_epi32(isum[i][0], _mm256_madd_epi16(p0, scw0));
+      isum[i][1] = _mm256_add_epi32(isum[i][1], _mm256_madd_epi16(p1, scw1));
+      OpaqueReg(isum[i][0]);
+      OpaqueReg(isum[i][1]);
+    }
+  };
+  const int64_t n_supers = w.n_groups / kSuperGroups;
+  for (int64_t s = 0; s < n_supers; ++s, sg += w.super_bytes) {
+    for (size_t line = 0; line < kHeader; line += 64) PrefetchAhead<MR>(sg + line);
+    // Zeroed with vector stores that the loads below forward from: after a
+    // memset (rep stos) the first loads waited for the stores to retire, 7%
+    // of the GEMM and 5% of the GEMV in cache.
+    for (int i = 0; i < MR; ++i) {
+      _mm256_store_ps(sd[i], _mm256_setzero_ps());
+      _mm256_store_ps(sd[i] + 8, _mm256_setzero_ps());
+    }
+    for (int jg = 0; jg < kSuperGroups; ++jg) {
+      g = s * kSuperGroups + jg;
+      gp = sg + kHeader + jg * kGroup;
+      for (int i = 0; i < MR; ++i) isum[i][0] = isum[i][1] = _mm256_setzero_si256();
+      // The rows' scales of the group's halves (sub-blocks 2 jg, 2 jg + 1).
+      const __m128i s0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(sg + kScales + 32 * jg));
+      const __m128i s1 =
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(sg + kScales + 32 * jg + 16));
+      for (int c = 0; c < 2; ++c) {  // half c: columns 16c .. 16c + 15, crumb vector c
+        const uint8_t* crp = gp + kQ6CrumbOffset + 64 * c;
+        PrefetchAhead<MR>(crp);
+        const __m256i cr0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(crp));
+        const __m256i cr1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(crp + 32));
+        // Each row's scale of this half as an int16 pair (sc, sc): rows 0-7, 8-15.
+        const __m128i sc8 = c == 0 ? s0 : s1;
+        const __m256i scw0 = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(sc8, sc8));
+        const __m256i scw1 = _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(sc8, sc8));
+        if (c == 0) {
+          sub_chunk.template operator()<0>(cr0, cr1, scw0, scw1);
+          sub_chunk.template operator()<1>(cr0, cr1, scw0, scw1);
+        } else {
+          sub_chunk.template operator()<2>(cr0, cr1, scw0, scw1);
+          sub_chunk.template operator()<3>(cr0, cr1, scw0, scw1);
+        }
+      }
+      // Each row's (sc_b0, sc_b1) as an int16 pair: rows 0-7, 8-15.
+      const __m256i scp[2] = {_mm256_cvtepi8_epi16(_mm_unpacklo_epi8(s0, s1)),
+                              _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(s0, s1))};
+      for (int i = 0; i < MR; ++i) {
+        const int32_t* qsum16 = a.qsum16_row(t0 + i) + 2 * g;
+        const __m256i qpair = _mm256_set1_epi32(Pair16(qsum16[0], qsum16[1]));
+        const __m256 da = _mm256_set1_ps(a.d_row(t0 + i)[g]);
+        for (int h = 0; h < 2; ++h) {
+          const __m256i off = _mm256_madd_epi16(scp[h], qpair);
+          const __m256i sum = _mm256_sub_epi32(isum[i][h], _mm256_slli_epi32(off, 5));
+          _mm256_store_ps(sd[i] + 8 * h, _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), da,
+                                                         _mm256_load_ps(sd[i] + 8 * h)));
+        }
+      }
+    }
+    for (int h = 0; h < 2; ++h) {
+      const __m256 d = LoadHalf(sg + 16 * h);
+      for (int i = 0; i < MR; ++i) {
+        _mm256_store_ps(acc[i] + 8 * h, _mm256_fmadd_ps(d, _mm256_load_ps(sd[i] + 8 * h),
+                                                        _mm256_load_ps(acc[i] + 8 * h)));
+      }
+    }
+  }
+  for (int i = 0; i < MR; ++i) {
+    for (int h = 0; h < 2; ++h) {
+      Store(y + (t0 + i) * ldy, _mm256_load_ps(acc[i] + 8 * h), tile * kTileRows + 8 * h, w.n_rows);
+    }
+  }
+}
+
+template <int MR>
+struct Q6K {
+  static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
+                  int64_t ldy) {
+    TileQ6K<MR>(w, tile, a, t0, y, ldy);
+  }
+};
+
 template <bool kQ3>
 struct K16 {
   template <int MR>
@@ -320,6 +443,11 @@ void QGemmQ3Kx16_avx2(const PackedMatrix& w, int64_t tile_begin, int64_t tile_en
 void QGemmQ2Kx16_avx2(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                       const QuantizedActs& a, float* y, int64_t ldy) {
   Drive<K16<false>::Tile>(w, tile_begin, tile_end, a, y, ldy);
+}
+
+void QGemmQ6Kx16_avx2(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                      const QuantizedActs& a, float* y, int64_t ldy) {
+  Drive<Q6K>(w, tile_begin, tile_end, a, y, ldy);
 }
 
 }  // namespace ember

@@ -1,7 +1,8 @@
-// Quantized GEMM over the K layouts (Q4Kx16, Q5Kx16: quant/packed.h) on
-// AVX-512 VNNI. The quants of a group unpack and multiply as Q4x16's / Q5x16's
-// (qgemm_avx512vnni.cpp): one zmm of int32 lanes holds the 16 rows' sums. The
-// group's 6-bit scales then meet the sums in float, exactly: scale = float(sc)
+// Quantized GEMM over the K layouts (Q4Kx16, Q5Kx16; Q3Kx16, Q2Kx16 and
+// Q6Kx16 below: quant/packed.h) on AVX-512 VNNI. The quants of a group
+// unpack and multiply as Q4x16's / Q5x16's (qgemm_avx512vnni.cpp): one zmm of
+// int32 lanes holds the 16 rows' sums. The group's 6-bit scales then meet the
+// sums in float, exactly: scale = float(sc)
 // * d_a (6 by 11 significant bits), sd = fma(float(isum), scale, sd), the
 // exact product sc * isum * d_a rounded once, as qgemm_ref.cpp's
 // fma(float(sc * isum), d_a, sd). The mins need no quants: sm = fma(float(m),
@@ -254,13 +255,116 @@ void TilesK16(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64
   }
 }
 
+// NT tiles x MR tokens of Q6Kx16 (Q6_K: int8 scales per 16 columns, d per
+// 256). The quants unpack with UnpackQ6. A half's sum does not fit
+// int16 (16 * 63 * 127, or 16 * 32 * 127 with the offset taken off), so
+// Q3Kx16's packing into int16 pairs is out: each token keeps an int32 sum per
+// half and tile, the offset -32 qsum16 comes off each, and the halves meet
+// their sign-extended scales in vpmulld: qgemm_ref.cpp's
+// integer sc_b0 (isum_0 - 32 qsum16_0) + sc_b1 (isum_1 - 32 qsum16_1). Then
+// sd = fma(float(isum), d_a, sd) per group and acc = fma(d, sd, acc) per
+// super-group. The float sums wait in L1, as in TilesK16.
+template <int MR, int NT>
+void TilesQ6K(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
+              int64_t ldy) {
+  constexpr PackedLayout kLayout = PackedLayout::kQ6Kx16;
+  constexpr size_t kHeader = KHeaderBytes(kLayout), kGroup = KGroupBytes(kLayout);
+  constexpr size_t kScales = K16ScaleOffset(kLayout);
+  constexpr int kOff = PackedOffset(kLayout);
+  alignas(64) float acc[NT][MR][kTileRows] = {};
+  alignas(64) float sd[NT][MR][kTileRows];
+  const uint8_t* sg[NT];
+  for (int j = 0; j < NT; ++j) sg[j] = w.tile(tile + j);
+  const int8_t* aq[MR];
+  for (int i = 0; i < MR; ++i) aq[i] = a.q_row(t0 + i);
+  int64_t g = 0;
+  size_t gq = 0;  // the group's offset in its super-group
+  // Sub-chunk S (columns 8S..8S+7) of every tile into the sums of its half
+  // (S / 2), given that half's crumb vectors. A template, so that the shifts
+  // are constants (with a loop over the halves GCC kept the sums in memory:
+  // 216 against 255 GMAC/s, measured on Q6x16, this kernel's predecessor).
+  const auto sub_chunk = [&]<int S>(const __m512i(&cr)[NT], __m512i(&isum)[NT][MR]) {
+    __m512i lo[NT], hi[NT];
+    PrefetchAhead<MR, NT>(sg[0] + gq + 64 * S);
+    for (int j = 0; j < NT; ++j) {
+      UnpackQ6<S>(_mm512_loadu_si512(sg[j] + gq + 64 * S), cr[j], &lo[j], &hi[j]);
+    }
+    for (int i = 0; i < MR; ++i) {
+      const __m512i blo = Bcast4(aq[i] + g * 32 + 8 * S);
+      const __m512i bhi = Bcast4(aq[i] + g * 32 + 8 * S + 4);
+      for (int j = 0; j < NT; ++j) {
+        isum[j][i] = _mm512_dpbusd_epi32(isum[j][i], lo[j], blo);
+        isum[j][i] = _mm512_dpbusd_epi32(isum[j][i], hi[j], bhi);
+      }
+    }
+  };
+  const int64_t n_supers = w.n_groups / kSuperGroups;
+  for (int64_t s = 0; s < n_supers; ++s) {
+    for (size_t line = 0; line < kHeader; line += 64) PrefetchAhead<MR, NT>(sg[0] + line);
+    // Zeroed with vector stores that the loads below forward from (a memset
+    // cost the AVX2 kernel 5-7%: its first loads waited for the stores).
+    for (int j = 0; j < NT; ++j) {
+      for (int i = 0; i < MR; ++i) _mm512_store_ps(sd[j][i], _mm512_setzero_ps());
+    }
+    for (int jg = 0; jg < kSuperGroups; ++jg) {
+      g = s * kSuperGroups + jg;
+      gq = kHeader + jg * kGroup;
+      __m512i isum0[NT][MR], isum1[NT][MR];  // columns 0-15, 16-31
+      for (int j = 0; j < NT; ++j) {
+        for (int i = 0; i < MR; ++i) isum0[j][i] = isum1[j][i] = _mm512_setzero_si512();
+      }
+      __m512i cr[NT];
+      PrefetchAhead<MR, NT>(sg[0] + gq + kQ6CrumbOffset);
+      for (int j = 0; j < NT; ++j) cr[j] = _mm512_loadu_si512(sg[j] + gq + kQ6CrumbOffset);
+      sub_chunk.template operator()<0>(cr, isum0);
+      sub_chunk.template operator()<1>(cr, isum0);
+      PrefetchAhead<MR, NT>(sg[0] + gq + kQ6CrumbOffset + 64);
+      for (int j = 0; j < NT; ++j) cr[j] = _mm512_loadu_si512(sg[j] + gq + kQ6CrumbOffset + 64);
+      sub_chunk.template operator()<2>(cr, isum1);
+      sub_chunk.template operator()<3>(cr, isum1);
+      for (int j = 0; j < NT; ++j) {
+        // The rows' scales of sub-blocks 2 jg (columns 0-15) and 2 jg + 1.
+        const __m512i sc0 = _mm512_cvtepi8_epi32(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(sg[j] + kScales + 32 * jg)));
+        const __m512i sc1 = _mm512_cvtepi8_epi32(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(sg[j] + kScales + 32 * jg + 16)));
+        for (int i = 0; i < MR; ++i) {
+          const int32_t* qsum16 = a.qsum16_row(t0 + i) + 2 * g;
+          const __m512i s0 = _mm512_add_epi32(isum0[j][i], _mm512_set1_epi32(kOff * qsum16[0]));
+          const __m512i s1 = _mm512_add_epi32(isum1[j][i], _mm512_set1_epi32(kOff * qsum16[1]));
+          const __m512i isum =
+              _mm512_add_epi32(_mm512_mullo_epi32(s0, sc0), _mm512_mullo_epi32(s1, sc1));
+          const __m512 da = _mm512_set1_ps(a.d_row(t0 + i)[g]);
+          _mm512_store_ps(sd[j][i],
+                          _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), da, _mm512_load_ps(sd[j][i])));
+        }
+      }
+    }
+    for (int j = 0; j < NT; ++j) {
+      const __m512 d = LoadFp16x16(sg[j]);
+      for (int i = 0; i < MR; ++i) {
+        _mm512_store_ps(acc[j][i],
+                        _mm512_fmadd_ps(d, _mm512_load_ps(sd[j][i]), _mm512_load_ps(acc[j][i])));
+      }
+      sg[j] += w.super_bytes;
+    }
+  }
+  for (int j = 0; j < NT; ++j) {
+    for (int i = 0; i < MR; ++i) {
+      Store(y + (t0 + i) * ldy, _mm512_load_ps(acc[j][i]), (tile + j) * kTileRows, w.n_rows);
+    }
+  }
+}
+
 template <PackedLayout kLayout>
 struct KKernel {
   template <int MR, int NT>
   struct K {
     static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0,
                     float* y, int64_t ldy) {
-      if constexpr (kLayout == PackedLayout::kQ3Kx16 || kLayout == PackedLayout::kQ2Kx16) {
+      if constexpr (kLayout == PackedLayout::kQ6Kx16) {
+        TilesQ6K<MR, NT>(w, tile, a, t0, y, ldy);
+      } else if constexpr (kLayout == PackedLayout::kQ3Kx16 || kLayout == PackedLayout::kQ2Kx16) {
         TilesK16<MR, NT, kLayout>(w, tile, a, t0, y, ldy);
       } else {
         TilesK<MR, NT, kLayout>(w, tile, a, t0, y, ldy);
@@ -289,6 +393,11 @@ void QGemmQ3Kx16_avx512vnni(const PackedMatrix& w, int64_t tile_begin, int64_t t
 void QGemmQ2Kx16_avx512vnni(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                             const QuantizedActs& a, float* y, int64_t ldy) {
   Drive<KKernel<PackedLayout::kQ2Kx16>::K>(w, tile_begin, tile_end, a, y, ldy);
+}
+
+void QGemmQ6Kx16_avx512vnni(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                            const QuantizedActs& a, float* y, int64_t ldy) {
+  Drive<KKernel<PackedLayout::kQ6Kx16>::K>(w, tile_begin, tile_end, a, y, ldy);
 }
 
 }  // namespace ember

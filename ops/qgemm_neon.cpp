@@ -52,12 +52,10 @@ void Quad(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, in
     const float32x4_t dw = LoadF16x4(gp + q_bytes + 8 * q);
     float32x4_t mw = vdupq_n_f32(0.0f);
     if (kHasMin) mw = LoadF16x4(gp + q_bytes + 32 + 8 * q);
-    int32x4_t sc[2];
-    if constexpr (kL == PackedLayout::kQ6x16) LoadQuadScalesQ6(gp, q, sc);
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
       const int8_t* aq = a.q_row(t0 + i) + g * 32;
-      // Per half of the group (columns 0-15, 16-31: Q6x16's two scales).
+      // Per half of the group (columns 0-15, 16-31), as AddGroup takes them.
       int32x4_t half[2] = {vdupq_n_s32(0), vdupq_n_s32(0)};
 #pragma GCC unroll 8
       for (int s = 0; s < 8; ++s) {
@@ -65,7 +63,7 @@ void Quad(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, in
         // columns 8s'..8s'+3 / 8s'+4..8s'+7, i.e. 4s..4s+3 again.
         half[s / 4] = vaddq_s32(half[s / 4], Dot4x4(wq[s], Bcast4(aq + 4 * s)));
       }
-      acc[i] = AddGroup<kL, kHasMin>(acc[i], half, sc, dw, mw, a, t0 + i, g);
+      acc[i] = AddGroup<kL, kHasMin>(acc[i], half, dw, mw, a, t0 + i, g);
     }
   }
 #pragma GCC unroll 8
@@ -106,7 +104,7 @@ struct GroupDot {
     for (int s = 0; s < 8; ++s) sum = vaddq_s32(sum, Dot4x4(wq[s], Bcast4(aq + 4 * s)));
     return sum;
   }
-  // Columns 0-15 and 16-31 apart (Q3Kx16 / Q2Kx16's scales per 16).
+  // Columns 0-15 and 16-31 apart (Q3Kx16 / Q2Kx16 / Q6Kx16's scales per 16).
   static void Halves(const int8x16_t (&wq)[8], const int8_t* aq, int32x4_t (&half)[2]) {
     half[0] = half[1] = vdupq_n_s32(0);
 #pragma GCC unroll 8
@@ -137,6 +135,11 @@ void QGemmQ2Kx16_neon(const PackedMatrix& w, int64_t tile_begin, int64_t tile_en
   DriveK16<PackedLayout::kQ2Kx16, GroupDot, kMr>(w, tile_begin, tile_end, a, y, ldy);
 }
 
+void QGemmQ6Kx16_neon(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                      const QuantizedActs& a, float* y, int64_t ldy) {
+  DriveK16<PackedLayout::kQ6Kx16, GroupDot, kMr>(w, tile_begin, tile_end, a, y, ldy);
+}
+
 void QGemmQ4x16_neon(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                      const QuantizedActs& a, float* y, int64_t ldy) {
   Run<PackedLayout::kQ4x16>(w, tile_begin, tile_end, a, y, ldy);
@@ -150,11 +153,6 @@ void QGemmQ5x16_neon(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end
 void QGemmQ8x16_neon(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                      const QuantizedActs& a, float* y, int64_t ldy) {
   Run<PackedLayout::kQ8x16>(w, tile_begin, tile_end, a, y, ldy);
-}
-
-void QGemmQ6x16_neon(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
-                     const QuantizedActs& a, float* y, int64_t ldy) {
-  Run<PackedLayout::kQ6x16>(w, tile_begin, tile_end, a, y, ldy);
 }
 
 void QGemmIQ4x16_neon(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,

@@ -29,43 +29,15 @@ inline float32x4_t LoadF16x4(const uint8_t* p) {
   return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(reinterpret_cast<const uint16_t*>(p))));
 }
 
-// Q6x16's int8 scales of quad q (rows 4q..4q+3) of the TileGroup at gp,
-// sign-extended: sc[h] lane r = row 4q + r's scale of half h (columns 16h..).
-inline void LoadQuadScalesQ6(const uint8_t* gp, int q, int32x4_t sc[2]) {
-  int32_t s0, s1;
-  std::memcpy(&s0, gp + kQ6x16ScaleOffset + 4 * q, 4);
-  std::memcpy(&s1, gp + kQ6x16ScaleOffset + 16 + 4 * q, 4);
-  const int16x8_t s16 =
-      vmovl_s8(vreinterpret_s8_s32(vset_lane_s32(s1, vdup_n_s32(s0), 1)));  // rows, half 0 | 1
-  sc[0] = vmovl_s16(vget_low_s16(s16));
-  sc[1] = vmovl_s16(vget_high_s16(s16));
-}
-
-// Q6x16's integer group sums of a quad from its two halves (isum[h]: columns
-// 16h..16h+15): sc0 (isum0 - 32 qsum16_0) + sc1 (isum1 - 32 qsum16_1), as
-// qgemm_ref.cpp.
-inline int32x4_t Q6GroupSum(const int32x4_t isum[2], const int32x4_t sc[2], const int32_t* qsum16) {
-  constexpr int kOff = PackedOffset(PackedLayout::kQ6x16);
-  const int32x4_t s0 = vaddq_s32(isum[0], vdupq_n_s32(kOff * qsum16[0]));
-  const int32x4_t s1 = vaddq_s32(isum[1], vdupq_n_s32(kOff * qsum16[1]));
-  return vmlaq_s32(vmulq_s32(s0, sc[0]), s1, sc[1]);
-}
-
 // One group's integer sums of one token (half[0]: columns 0-15, half[1]:
-// 16-31) into acc, as qgemm_ref.cpp: Q6x16's halves times their scales, or the
-// offset taken off the sum; then the scales, and the mins where stored.
+// 16-31) into acc, as qgemm_ref.cpp: the offset taken off the sum, then the
+// scales, and the mins where stored.
 template <PackedLayout kL, bool kHasMin>
-inline float32x4_t AddGroup(float32x4_t acc, const int32x4_t half[2], const int32x4_t sc[2],
-                            float32x4_t dw, float32x4_t mw, const QuantizedActs& a, int64_t t,
-                            int64_t g) {
-  int32x4_t isum;
-  if constexpr (kL == PackedLayout::kQ6x16) {
-    isum = Q6GroupSum(half, sc, a.qsum16_row(t) + 2 * g);
-  } else {
-    isum = vaddq_s32(half[0], half[1]);
-    if (PackedOffset(kL) != 0 && !kHasMin)
-      isum = vaddq_s32(isum, vdupq_n_s32(PackedOffset(kL) * a.qsum_row(t)[g]));
-  }
+inline float32x4_t AddGroup(float32x4_t acc, const int32x4_t half[2], float32x4_t dw,
+                            float32x4_t mw, const QuantizedActs& a, int64_t t, int64_t g) {
+  int32x4_t isum = vaddq_s32(half[0], half[1]);
+  if (PackedOffset(kL) != 0 && !kHasMin)
+    isum = vaddq_s32(isum, vdupq_n_s32(PackedOffset(kL) * a.qsum_row(t)[g]));
   acc = vfmaq_f32(acc, vcvtq_f32_s32(isum), vmulq_n_f32(dw, a.d_row(t)[g]));
   if (kHasMin) acc = vfmaq_f32(acc, mw, vdupq_n_f32(a.sm_row(t)[g]));
   return acc;
@@ -114,7 +86,7 @@ inline uint8x16_t HighBitsOf(uint8x16_t gathered, int v) {
 }
 #endif
 
-// Q6x16's top 2 bits of unpacked vector 4c + k from the quad's 16 bytes of
+// Q6Kx16's top 2 bits of unpacked vector 4c + k from the quad's 16 bytes of
 // crumb vector c: bits 2k, 2k+1 moved to bits 4-5.
 template <int K>
 inline uint8x16_t CrumbsQuad(uint8x16_t cr) {
@@ -172,8 +144,8 @@ inline void LoadQuadWeightsK16(const uint8_t* gq, int q, int8x16_t wq[8]) {
 }
 
 // The weights of quad q (rows 4q..4q+3) of one TileGroup at gp: wq[s] holds
-// columns 4s..4s+3 of the group for the 4 rows (int4, int5 and int6 unpacked
-// to bytes, 0..15, 0..31 and 0..63, non-negative as int8; IQ4x16's indices
+// columns 4s..4s+3 of the group for the 4 rows (int4 and int5 unpacked to
+// bytes, 0..15 and 0..31, non-negative as int8; IQ4x16's indices
 // looked up in the grid, signed int8 -127..113; sdot, smmla and vmull are
 // signed, so every layout multiplies the same way).
 template <PackedLayout kL>
@@ -199,18 +171,6 @@ inline void LoadQuadWeights(const uint8_t* gp, int q, int8x16_t wq[8]) {
         lo = vorrq_u8(lo, HighBitsQuad(gp + 256 + 8 * (2 * s), q));
         hi = vorrq_u8(hi, HighBitsQuad(gp + 256 + 8 * (2 * s + 1), q));
 #endif
-      }
-      if (kL == PackedLayout::kQ6x16) {
-        // Vectors 2s and 2s + 1 are 4c + k and 4c + k + 1 with c = s / 2,
-        // k = 2 (s % 2); the quad's crumbs are bytes 16q..16q+15 of vector c.
-        const uint8x16_t cr = vld1q_u8(gp + 256 + 64 * (s / 2) + 16 * q);
-        if (s % 2 == 0) {
-          lo = vorrq_u8(lo, CrumbsQuad<0>(cr));
-          hi = vorrq_u8(hi, CrumbsQuad<1>(cr));
-        } else {
-          lo = vorrq_u8(lo, CrumbsQuad<2>(cr));
-          hi = vorrq_u8(hi, CrumbsQuad<3>(cr));
-        }
       }
       if (kL == PackedLayout::kIQ4x16) {
         wq[2 * s] = Iq4Lookup(lo);
@@ -322,15 +282,57 @@ inline int32x4_t QuadBytesToInt(const uint8_t* p) {
   return vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(vmovl_u8(b))));
 }
 
-// Rows 4q..4q+3 of a tile of Q3Kx16 / Q2Kx16 for MR tokens, as qgemm_ref.cpp:
-// per group, the halves' integer sums (Dot::Halves: columns 0-15, 16-31)
-// times their scales, Q3_K's offset -4 qsum16 taken off each half first, Q2_K's
-// mins m_b0 qsum16_0 + m_b1 qsum16_1; sd = fma(float(isum), d_a, sd), sm the
-// same with the mins; per super-group acc = fma(d, sd, acc), fms(dmin, sm, acc).
+// The layouts with scales per 16 columns: Q3Kx16 and Q6Kx16 have signed
+// scales and an offset that comes off each half's sum (q - 4, q - 32; as a
+// left shift of qsum16 by 2 or 5), Q2Kx16 unsigned scales and mins.
+template <PackedLayout kL>
+constexpr bool K16HasMins() {
+  return kL == PackedLayout::kQ2Kx16;
+}
+template <PackedLayout kL>
+constexpr int K16OffsetShift() {
+  return kL == PackedLayout::kQ3Kx16 ? 2 : 5;
+}
+
+// The weights of quad q of a Q6Kx16 group at gq (its quants only): wq[v] =
+// columns 4v..4v+3 of the 4 rows, 0..63. The low 4 bits unpack as Q4x16's
+// nibbles; vector v's top 2 bits are crumb v % 4 of crumb vector v / 4, whose
+// bytes 16q..16q+15 belong to the quad.
+inline void LoadQuadWeightsQ6K(const uint8_t* gq, int q, int8x16_t wq[8]) {
+  LoadQuadWeights<PackedLayout::kQ4x16>(gq, q, wq);
+  const uint8x16_t cr0 = vld1q_u8(gq + kQ6CrumbOffset + 16 * q);
+  const uint8x16_t cr1 = vld1q_u8(gq + kQ6CrumbOffset + 64 + 16 * q);
+  wq[0] = vreinterpretq_s8_u8(vorrq_u8(vreinterpretq_u8_s8(wq[0]), CrumbsQuad<0>(cr0)));
+  wq[1] = vreinterpretq_s8_u8(vorrq_u8(vreinterpretq_u8_s8(wq[1]), CrumbsQuad<1>(cr0)));
+  wq[2] = vreinterpretq_s8_u8(vorrq_u8(vreinterpretq_u8_s8(wq[2]), CrumbsQuad<2>(cr0)));
+  wq[3] = vreinterpretq_s8_u8(vorrq_u8(vreinterpretq_u8_s8(wq[3]), CrumbsQuad<3>(cr0)));
+  wq[4] = vreinterpretq_s8_u8(vorrq_u8(vreinterpretq_u8_s8(wq[4]), CrumbsQuad<0>(cr1)));
+  wq[5] = vreinterpretq_s8_u8(vorrq_u8(vreinterpretq_u8_s8(wq[5]), CrumbsQuad<1>(cr1)));
+  wq[6] = vreinterpretq_s8_u8(vorrq_u8(vreinterpretq_u8_s8(wq[6]), CrumbsQuad<2>(cr1)));
+  wq[7] = vreinterpretq_s8_u8(vorrq_u8(vreinterpretq_u8_s8(wq[7]), CrumbsQuad<3>(cr1)));
+}
+
+// The weights of quad q of a Q3Kx16 / Q2Kx16 / Q6Kx16 group at gq.
+template <PackedLayout kL>
+inline void LoadQuadWeightsAnyK16(const uint8_t* gq, int q, int8x16_t wq[8]) {
+  if constexpr (kL == PackedLayout::kQ6Kx16) {
+    LoadQuadWeightsQ6K(gq, q, wq);
+  } else {
+    LoadQuadWeightsK16<kL == PackedLayout::kQ3Kx16>(gq, q, wq);
+  }
+}
+
+// Rows 4q..4q+3 of a tile of Q3Kx16 / Q2Kx16 / Q6Kx16 for MR tokens, as
+// qgemm_ref.cpp: per group, the halves' integer sums (Dot::Halves: columns
+// 0-15, 16-31) times their scales, Q3_K's offset -4 qsum16 (Q6_K's -32
+// qsum16) taken off each half first, Q2_K's mins m_b0 qsum16_0 + m_b1
+// qsum16_1; sd = fma(float(isum), d_a, sd), sm the same with the mins; per
+// super-group acc = fma(d, sd, acc), fms(dmin, sm, acc).
 template <int MR, PackedLayout kL, class Dot>
 void QuadK16(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, int64_t t0,
              float* y, int64_t ldy) {
-  constexpr bool kQ3 = kL == PackedLayout::kQ3Kx16;
+  constexpr bool kQ3 = !K16HasMins<kL>();  // signed scales and an offset (Q3_K, Q6_K)
+  constexpr int kShift = K16OffsetShift<kL>();
   constexpr size_t kHeader = KHeaderBytes(kL), kGroup = KGroupBytes(kL);
   constexpr size_t kScales = K16ScaleOffset(kL);
   float32x4_t acc[MR];
@@ -345,7 +347,7 @@ void QuadK16(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a,
     for (int jg = 0; jg < kSuperGroups; ++jg) {
       const int64_t g = s * kSuperGroups + jg;
       int8x16_t wq[8];
-      LoadQuadWeightsK16<kQ3>(sg + kHeader + jg * kGroup, q, wq);
+      LoadQuadWeightsAnyK16<kL>(sg + kHeader + jg * kGroup, q, wq);
       int32x4_t sc0 = QuadBytesToInt<kQ3>(sg + kScales + 32 * jg + 4 * q);
       int32x4_t sc1 = QuadBytesToInt<kQ3>(sg + kScales + 32 * jg + 16 + 4 * q);
       int32x4_t m0 = vdupq_n_s32(0), m1 = vdupq_n_s32(0);
@@ -362,8 +364,8 @@ void QuadK16(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a,
         const int32_t* qsum16 = a.qsum16_row(t0 + i) + 2 * g;
         const float32x4_t da = vdupq_n_f32(a.d_row(t0 + i)[g]);
         if constexpr (kQ3) {
-          half[0] = vsubq_s32(half[0], vdupq_n_s32(4 * qsum16[0]));
-          half[1] = vsubq_s32(half[1], vdupq_n_s32(4 * qsum16[1]));
+          half[0] = vsubq_s32(half[0], vdupq_n_s32(qsum16[0] << kShift));
+          half[1] = vsubq_s32(half[1], vdupq_n_s32(qsum16[1] << kShift));
         }
         const int32x4_t isum = vmlaq_s32(vmulq_s32(sc0, half[0]), sc1, half[1]);
         sd[i] = vfmaq_f32(sd[i], vcvtq_f32_s32(isum), da);
@@ -385,7 +387,7 @@ void QuadK16(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a,
     StoreRows4(y + (t0 + i) * ldy, acc[i], tile * kTileRows + 4 * q, w.n_rows);
 }
 
-// As DriveK, for Q3Kx16 / Q2Kx16.
+// As DriveK, for Q3Kx16 / Q2Kx16 / Q6Kx16.
 template <PackedLayout kL, class Dot, int kMr>
 void DriveK16(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const QuantizedActs& a,
               float* y, int64_t ldy) {

@@ -29,13 +29,11 @@ void Quad(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, in
     const float32x4_t dw = LoadF16x4(gp + q_bytes + 8 * q);
     float32x4_t mw = vdupq_n_f32(0.0f);
     if (kHasMin) mw = LoadF16x4(gp + q_bytes + 32 + 8 * q);
-    int32x4_t sc[2];
-    if constexpr (kL == PackedLayout::kQ6x16) LoadQuadScalesQ6(gp, q, sc);
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
       const int8_t* aq = a.q_row(t0 + i) + g * 32;
       const int8x16_t a0 = vld1q_s8(aq), a1 = vld1q_s8(aq + 16);
-      // Columns 0-15 (a0, wq[0..3]) and 16-31 (a1, wq[4..7]): Q6x16's halves.
+      // Columns 0-15 (a0, wq[0..3]) and 16-31 (a1, wq[4..7]).
       int32x4_t half[2] = {vdupq_n_s32(0), vdupq_n_s32(0)};
       half[0] = vdotq_laneq_s32(half[0], wq[0], a0, 0);
       half[0] = vdotq_laneq_s32(half[0], wq[1], a0, 1);
@@ -45,7 +43,7 @@ void Quad(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, in
       half[1] = vdotq_laneq_s32(half[1], wq[5], a1, 1);
       half[1] = vdotq_laneq_s32(half[1], wq[6], a1, 2);
       half[1] = vdotq_laneq_s32(half[1], wq[7], a1, 3);
-      acc[i] = AddGroup<kL, kHasMin>(acc[i], half, sc, dw, mw, a, t0 + i, g);
+      acc[i] = AddGroup<kL, kHasMin>(acc[i], half, dw, mw, a, t0 + i, g);
     }
   }
 #pragma GCC unroll 8
@@ -105,7 +103,7 @@ struct GroupDot {
     s1 = vdotq_laneq_s32(s1, wq[7], a1, 3);
     return vaddq_s32(s0, s1);
   }
-  // Columns 0-15 and 16-31 apart (Q3Kx16 / Q2Kx16's scales per 16).
+  // Columns 0-15 and 16-31 apart (Q3Kx16 / Q2Kx16 / Q6Kx16's scales per 16).
   static void Halves(const int8x16_t (&wq)[8], const int8_t* aq, int32x4_t (&half)[2]) {
     const int8x16_t a0 = vld1q_s8(aq), a1 = vld1q_s8(aq + 16);
     int32x4_t h0 = vdupq_n_s32(0), h1 = vdupq_n_s32(0);
@@ -144,6 +142,11 @@ void QGemmQ2Kx16_neon_dot(const PackedMatrix& w, int64_t tile_begin, int64_t til
   DriveK16<PackedLayout::kQ2Kx16, GroupDot, kMr>(w, tile_begin, tile_end, a, y, ldy);
 }
 
+void QGemmQ6Kx16_neon_dot(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                          const QuantizedActs& a, float* y, int64_t ldy) {
+  DriveK16<PackedLayout::kQ6Kx16, GroupDot, kMr>(w, tile_begin, tile_end, a, y, ldy);
+}
+
 void QGemmQ4x16_neon_dot(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                          const QuantizedActs& a, float* y, int64_t ldy) {
   Run<PackedLayout::kQ4x16>(w, tile_begin, tile_end, a, y, ldy);
@@ -157,11 +160,6 @@ void QGemmQ5x16_neon_dot(const PackedMatrix& w, int64_t tile_begin, int64_t tile
 void QGemmQ8x16_neon_dot(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                          const QuantizedActs& a, float* y, int64_t ldy) {
   Run<PackedLayout::kQ8x16>(w, tile_begin, tile_end, a, y, ldy);
-}
-
-void QGemmQ6x16_neon_dot(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
-                         const QuantizedActs& a, float* y, int64_t ldy) {
-  Run<PackedLayout::kQ6x16>(w, tile_begin, tile_end, a, y, ldy);
 }
 
 void QGemmIQ4x16_neon_dot(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,

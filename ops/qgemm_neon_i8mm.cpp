@@ -6,10 +6,11 @@
 // The native layout needs no change for it. For a quad of rows (4q..4q+3),
 // LoadQuadWeights gives wq[s] = columns 4s..4s+3 of the four rows; zipping the
 // 32-bit lanes of wq[2j] and wq[2j+1] gives [row 0: columns 8j..8j+7, row 1:
-// the same] (zip1) and rows 2 and 3 (zip2): exactly smmla's 2x8 operand. Int4,
-// int5 and int6 weights are 0..15, 0..31 and 0..63, non-negative as int8, and
-// IQ4x16's grid values signed int8, so signed smmla serves every layout. Q6x16's int8 scales per 16
-// columns: j = 0, 1 (columns 0-15) and j = 2, 3 (16-31) sum apart and are scaled in integers.
+// the same] (zip1) and rows 2 and 3 (zip2): exactly smmla's 2x8 operand. Int2
+// to int6 weights are 0..3 to 0..63, non-negative as int8, and IQ4x16's grid
+// values signed int8, so signed smmla serves every layout. The layouts with
+// scales per 16 columns (Q3Kx16, Q2Kx16, Q6Kx16): j = 0, 1 (columns 0-15) and
+// j = 2, 3 (16-31) sum apart and are scaled in integers.
 //
 // Accumulator lanes of a row pair (r, r+1) and token pair (t, u):
 //   [w_r . a_t, w_r . a_u, w_r+1 . a_t, w_r+1 . a_u]
@@ -69,23 +70,12 @@ void QuadPairs(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& 
       mw01 = vzip1q_f32(mw, mw);
       mw23 = vzip2q_f32(mw, mw);
     }
-    // Q6x16: the int8 scales of each half, laid out as the accumulators.
-    int32x4_t sc01[2], sc23[2];
-    if constexpr (kL == PackedLayout::kQ6x16) {
-      int32x4_t sc[2];
-      LoadQuadScalesQ6(gp, q, sc);
-#pragma GCC unroll 8
-      for (int h = 0; h < 2; ++h) {
-        sc01[h] = vzip1q_s32(sc[h], sc[h]);
-        sc23[h] = vzip2q_s32(sc[h], sc[h]);
-      }
-    }
 #pragma GCC unroll 8
     for (int p = 0; p < NP; ++p) {
       const int64_t t = tok[2 * p], u = tok[2 * p + 1];
       const int8_t* at = a.q_row(t) + g * 32;
       const int8_t* au = a.q_row(u) + g * 32;
-      // Per half of the group: j = 0, 1 are columns 0-15, j = 2, 3 16-31.
+      // Two chains per row pair: j = 0, 1 (columns 0-15) and j = 2, 3.
       int32x4_t h01[2] = {vdupq_n_s32(0), vdupq_n_s32(0)};
       int32x4_t h23[2] = {vdupq_n_s32(0), vdupq_n_s32(0)};
 #pragma GCC unroll 8
@@ -94,23 +84,9 @@ void QuadPairs(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& 
         h01[j / 2] = vmmlaq_s32(h01[j / 2], w01[j], act);
         h23[j / 2] = vmmlaq_s32(h23[j / 2], w23[j], act);
       }
-      int32x4_t s01, s23;
-      if constexpr (kL == PackedLayout::kQ6x16) {
-        // sc0 (isum0 - 32 qsum16_0) + sc1 (isum1 - 32 qsum16_1), qgemm_ref.cpp.
-        constexpr int kOff = PackedOffset(kL);
-        const int32_t* qt = a.qsum16_row(t) + 2 * g;
-        const int32_t* qu = a.qsum16_row(u) + 2 * g;
-        const int32x4_t off0 = {kOff * qt[0], kOff * qu[0], kOff * qt[0], kOff * qu[0]};
-        const int32x4_t off1 = {kOff * qt[1], kOff * qu[1], kOff * qt[1], kOff * qu[1]};
-        s01 = vmlaq_s32(vmulq_s32(vaddq_s32(h01[0], off0), sc01[0]), vaddq_s32(h01[1], off1),
-                        sc01[1]);
-        s23 = vmlaq_s32(vmulq_s32(vaddq_s32(h23[0], off0), sc23[0]), vaddq_s32(h23[1], off1),
-                        sc23[1]);
-      } else {
-        s01 = vaddq_s32(h01[0], h01[1]);
-        s23 = vaddq_s32(h23[0], h23[1]);
-      }
-      if (PackedOffset(kL) != 0 && !kHasMin && kL != PackedLayout::kQ6x16) {
+      int32x4_t s01 = vaddq_s32(h01[0], h01[1]);
+      int32x4_t s23 = vaddq_s32(h23[0], h23[1]);
+      if (PackedOffset(kL) != 0 && !kHasMin) {
         // the offset, off the integer sums (qgemm_ref.cpp)
         const int32_t ot = PackedOffset(kL) * a.qsum_row(t)[g];
         const int32_t ou = PackedOffset(kL) * a.qsum_row(u)[g];
@@ -248,14 +224,15 @@ void QuadPairsK(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs&
   }
 }
 
-// Q3Kx16 / Q2Kx16 (scales, Q2_K's mins, per 16 columns): the block products
+// Q3Kx16 / Q2Kx16 / Q6Kx16 (scales, Q2_K's mins, per 16 columns): the block products
 // of columns 0-15 (j = 0, 1) and 16-31 (j = 2, 3) apart, then qgemm_ref.cpp's
 // integers (as QuadK16 in qgemm_neon_common.h) with every factor laid out as
 // the accumulators.
 template <int NP, PackedLayout kL>
 void QuadPairsK16(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, int64_t t0,
                   int last, float* y, int64_t ldy) {
-  constexpr bool kQ3 = kL == PackedLayout::kQ3Kx16;
+  constexpr bool kQ3 = !K16HasMins<kL>();  // signed scales and an offset (Q3_K, Q6_K)
+  constexpr int kShift = K16OffsetShift<kL>();
   constexpr size_t kHeader = KHeaderBytes(kL), kGroup = KGroupBytes(kL);
   constexpr size_t kScales = K16ScaleOffset(kL);
   float32x4_t acc01[NP], acc23[NP];
@@ -273,7 +250,7 @@ void QuadPairsK16(const PackedMatrix& w, int64_t tile, int q, const QuantizedAct
     for (int jg = 0; jg < kSuperGroups; ++jg) {
       const int64_t g = s * kSuperGroups + jg;
       int8x16_t wq[8];
-      LoadQuadWeightsK16<kQ3>(sg + kHeader + jg * kGroup, q, wq);
+      LoadQuadWeightsAnyK16<kL>(sg + kHeader + jg * kGroup, q, wq);
       int8x16_t w01[4], w23[4];  // [j]: columns 8j..8j+7 of a row pair
 #pragma GCC unroll 8
       for (int j = 0; j < 4; ++j) {
@@ -317,11 +294,11 @@ void QuadPairsK16(const PackedMatrix& w, int64_t tile, int q, const QuantizedAct
         const int32_t* qt = a.qsum16_row(t) + 2 * g;
         const int32_t* qu = a.qsum16_row(u) + 2 * g;
         const int32x4_t qs[2] = {{qt[0], qu[0], qt[0], qu[0]}, {qt[1], qu[1], qt[1], qu[1]}};
-        if constexpr (kQ3) {  // - 4 qsum16 off each half
+        if constexpr (kQ3) {  // - 4 qsum16 (Q6_K: - 32 qsum16) off each half
 #pragma GCC unroll 8
           for (int h = 0; h < 2; ++h) {
-            h01[h] = vsubq_s32(h01[h], vshlq_n_s32(qs[h], 2));
-            h23[h] = vsubq_s32(h23[h], vshlq_n_s32(qs[h], 2));
+            h01[h] = vsubq_s32(h01[h], vshlq_n_s32(qs[h], kShift));
+            h23[h] = vsubq_s32(h23[h], vshlq_n_s32(qs[h], kShift));
           }
         }
         const int32x4_t i01 = vmlaq_s32(vmulq_s32(sc01[0], h01[0]), sc01[1], h01[1]);
@@ -369,7 +346,7 @@ void QuadPairsK16(const PackedMatrix& w, int64_t tile, int q, const QuantizedAct
 template <int NP, PackedLayout kL>
 void QuadPairsAny(const PackedMatrix& w, int64_t tile, int q, const QuantizedActs& a, int64_t t0,
                   int last, float* y, int64_t ldy) {
-  if constexpr (kL == PackedLayout::kQ3Kx16 || kL == PackedLayout::kQ2Kx16) {
+  if constexpr (IsK16Layout(kL)) {
     QuadPairsK16<NP, kL>(w, tile, q, a, t0, last, y, ldy);
   } else {
     QuadPairsK<NP, kL>(w, tile, q, a, t0, last, y, ldy);
@@ -422,6 +399,12 @@ void QGemmQ2Kx16_neon_i8mm(const PackedMatrix& w, int64_t tile_begin, int64_t ti
   DriveK<PackedLayout::kQ2Kx16>(w, tile_begin, tile_end, a, y, ldy);
 }
 
+void QGemmQ6Kx16_neon_i8mm(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                           const QuantizedActs& a, float* y, int64_t ldy) {
+  if (a.m == 1) return QGemmQ6Kx16_neon_dot(w, tile_begin, tile_end, a, y, ldy);
+  DriveK<PackedLayout::kQ6Kx16>(w, tile_begin, tile_end, a, y, ldy);
+}
+
 void QGemmQ4x16_neon_i8mm(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                           const QuantizedActs& a, float* y, int64_t ldy) {
   if (a.m == 1) return QGemmQ4x16_neon_dot(w, tile_begin, tile_end, a, y, ldy);
@@ -438,12 +421,6 @@ void QGemmQ8x16_neon_i8mm(const PackedMatrix& w, int64_t tile_begin, int64_t til
                           const QuantizedActs& a, float* y, int64_t ldy) {
   if (a.m == 1) return QGemmQ8x16_neon_dot(w, tile_begin, tile_end, a, y, ldy);
   Run<PackedLayout::kQ8x16>(w, tile_begin, tile_end, a, y, ldy);
-}
-
-void QGemmQ6x16_neon_i8mm(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
-                          const QuantizedActs& a, float* y, int64_t ldy) {
-  if (a.m == 1) return QGemmQ6x16_neon_dot(w, tile_begin, tile_end, a, y, ldy);
-  Run<PackedLayout::kQ6x16>(w, tile_begin, tile_end, a, y, ldy);
 }
 
 void QGemmIQ4x16_neon_i8mm(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,

@@ -4,11 +4,6 @@
 //   acc = fma(float(isum_g), d_w * d_a, acc)  (isum_g with the offset taken off)
 //   acc = fma(m_w, sm_a, acc)                 (layouts with stored mins)
 // group by group, per output element (so the variants agree bit for bit).
-// Q6x16 has an int8 scale per 16 columns; they are applied in integers:
-//   isum_h = sum over half h of q a - 32 qsum16_h   (h = 0, 1: columns 0-15, 16-31)
-//   isum_g = sc_0 isum_0 + sc_1 isum_1
-// exact in int32 (|isum_g| <= 2 * 128 * 16 * 32 * 127 < 2^24: float(isum_g)
-// is exact too), then the one fma with d_w * d_a as above.
 // IQ4x16's quants are the grid values kIq4Grid[index] (signed, -127..113):
 //   isum_g = sum(grid[q] a), no offset
 // (a SIMD variant may look up grid + 128 and take 128 qsum off: the same
@@ -31,6 +26,13 @@
 // in float), then as above: sd = fma(float(isum_j), d_a_j, sd), sm =
 // fma(float(msum_j), d_a_j, sm), and per super-group acc = fma(d_w, sd, acc)
 // (and acc = fma(-dmin_w, sm, acc) for Q2Kx16).
+// Q6Kx16 (Q6_K in Q3Kx16's super-groups) is Q3Kx16's arithmetic with Q6_K's
+// offset: isum_j = sc_b0 (isum_h0 - 32 qsum16_h0) + sc_b1 (isum_h1 - 32
+// qsum16_h1). A half's |sum((q - 32) a)| <= 16 * 32 * 127 = 65024 and |sc_b|
+// <= 128, so |isum_j| <= 2 * 128 * 65024 = 16646144 < 2^24 = 16777216: exact
+// in int32 and in float (the bound is tight: 2^24 is 1.008 times it; it uses
+// |a| <= 127, which QuantizeActs guarantees). Then sd = fma(float(isum_j),
+// d_a_j, sd) through the 8 groups and acc = fma(d_w, sd, acc) per super-group.
 #include <cmath>
 #include <cstring>
 
@@ -92,27 +94,8 @@ int Quant(PackedLayout layout, const uint8_t* gp, int lane, int c) {
     const int bit = lane * 4 + c % 4;
     q |= ((gp[256 + (c / 4) * 8 + bit / 8] >> (bit % 8)) & 1) << 4;
   }
-  if (layout == PackedLayout::kQ6x16) {  // crumb k = (c / 4) % 4 of crumb vector c / 16
-    q |= ((gp[256 + (c / 16) * 64 + lane * 4 + c % 4] >> (2 * ((c / 4) % 4))) & 3) << 4;
-  }
   if (layout == PackedLayout::kIQ4x16) return kIq4Grid[q];  // the index's grid value
   return q;
-}
-
-// Q6x16's integer group sum of row `lane` with the activations ag (one group):
-// each half's sum with the offset taken off, times its int8 scale.
-int32_t Q6GroupSum(const uint8_t* gp, int lane, const int8_t* ag, const int32_t* qsum16) {
-  const auto* sc = reinterpret_cast<const int8_t*>(gp + kQ6x16ScaleOffset);
-  int32_t isum = 0;
-  for (int h = 0; h < 2; ++h) {
-    int32_t half = 0;
-    for (int c = 16 * h; c < 16 * h + 16; ++c) {
-      half += Quant(PackedLayout::kQ6x16, gp, lane, c) * ag[c];
-    }
-    half += PackedOffset(PackedLayout::kQ6x16) * qsum16[h];
-    isum += sc[16 * h + lane] * half;
-  }
-  return isum;
 }
 
 void QGemm_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const QuantizedActs& a,
@@ -130,14 +113,10 @@ void QGemm_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, cons
           const auto* dp = reinterpret_cast<const uint16_t*>(gp + q_bytes);
           const int8_t* ag = aq + g * 32;
           int32_t isum = 0;
-          if (w.layout == PackedLayout::kQ6x16) {
-            isum = Q6GroupSum(gp, lane, ag, a.qsum16_row(t) + 2 * g);
-          } else {
-            for (int c = 0; c < 32; ++c) isum += Quant(w.layout, gp, lane, c) * ag[c];
-            // Without stored mins, the offset (q - 8 or q - 16) comes off the
-            // integer sum exactly: sum((q - o) a) = sum(q a) - o sum(a).
-            if (!w.has_min) isum += PackedOffset(w.layout) * a.qsum_row(t)[g];
-          }
+          for (int c = 0; c < 32; ++c) isum += Quant(w.layout, gp, lane, c) * ag[c];
+          // Without stored mins, the offset (q - 8 or q - 16) comes off the
+          // integer sum exactly: sum((q - o) a) = sum(q a) - o sum(a).
+          if (!w.has_min) isum += PackedOffset(w.layout) * a.qsum_row(t)[g];
           const float dw = Fp16ToFp32(dp[lane]);
           const float da = a.d_row(t)[g];
           // One or two fused multiply-adds, in this order, as the SIMD kernels.
@@ -190,10 +169,16 @@ void QGemmK_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, con
   }
 }
 
-// A Q3Kx16 / Q2Kx16 quant: the low 2 bits from the crumbs, Q3Kx16's bit 2
-// from its high-bit plane (quant/packed.h).
+// A Q3Kx16 / Q2Kx16 / Q6Kx16 quant: the low 2 bits from the crumbs, Q3Kx16's
+// bit 2 from its high-bit plane; Q6Kx16's low 4 bits from Q4x16's nibbles and
+// the top 2 from the crumbs (quant/packed.h).
 int QuantK16(PackedLayout layout, const uint8_t* gq, int lane, int c) {
-  int q = (gq[(c / 16) * 64 + lane * 4 + c % 4] >> (2 * ((c / 4) % 4))) & 3;
+  const int crumb_shift = 2 * ((c / 4) % 4);  // crumb k = (c / 4) % 4 of crumb vector c / 16
+  if (layout == PackedLayout::kQ6Kx16) {
+    const int crumb = (gq[kQ6CrumbOffset + (c / 16) * 64 + lane * 4 + c % 4] >> crumb_shift) & 3;
+    return Quant(PackedLayout::kQ4x16, gq, lane, c) | crumb << 4;
+  }
+  int q = (gq[(c / 16) * 64 + lane * 4 + c % 4] >> crumb_shift) & 3;
   if (layout == PackedLayout::kQ3Kx16)
     q |= ((gq[kQ3HighOffset + lane * 4 + c % 4] >> (c / 4)) & 1) << 2;
   return q;
@@ -201,7 +186,9 @@ int QuantK16(PackedLayout layout, const uint8_t* gq, int lane, int c) {
 
 void QGemmK16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                   const QuantizedActs& a, float* y, int64_t ldy) {
-  const bool q3 = w.layout == PackedLayout::kQ3Kx16;
+  // Q3Kx16 and Q6Kx16: signed scales, an offset and no mins; Q2Kx16: mins.
+  const bool mins = w.layout == PackedLayout::kQ2Kx16;
+  const int32_t offset = w.layout == PackedLayout::kQ3Kx16 ? -4 : PackedOffset(w.layout);
   const int64_t n_supers = w.n_groups / kSuperGroups;
   for (int64_t tile = tile_begin; tile < tile_end; ++tile) {
     for (int64_t t = 0; t < a.m; ++t) {
@@ -223,8 +210,8 @@ void QGemmK16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
               int32_t half = 0;
               for (int c = 16 * h; c < 16 * h + 16; ++c)
                 half += QuantK16(w.layout, gq, lane, c) * ag[c];
-              if (q3) {
-                isum += static_cast<int8_t>(scb) * (half - 4 * qsum16);
+              if (!mins) {
+                isum += static_cast<int8_t>(scb) * (half + offset * qsum16);
               } else {
                 isum += (scb & 0x0F) * half;
                 msum += (scb >> 4) * qsum16;
@@ -232,12 +219,12 @@ void QGemmK16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
             }
             const float da = a.d_row(t)[g];
             sd = std::fma(static_cast<float>(isum), da, sd);
-            if (!q3) sm = std::fma(static_cast<float>(msum), da, sm);
+            if (mins) sm = std::fma(static_cast<float>(msum), da, sm);
           }
           uint16_t d;
           std::memcpy(&d, sg + 2 * lane, 2);
           acc = std::fma(Fp16ToFp32(d), sd, acc);
-          if (!q3) {
+          if (mins) {
             uint16_t dmin;
             std::memcpy(&dmin, sg + kKDminOffset + 2 * lane, 2);
             acc = std::fma(-Fp16ToFp32(dmin), sm, acc);
@@ -257,6 +244,11 @@ void QGemmQ3Kx16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end
 }
 
 void QGemmQ2Kx16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                     const QuantizedActs& a, float* y, int64_t ldy) {
+  QGemmK16_ref(w, tile_begin, tile_end, a, y, ldy);
+}
+
+void QGemmQ6Kx16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                      const QuantizedActs& a, float* y, int64_t ldy) {
   QGemmK16_ref(w, tile_begin, tile_end, a, y, ldy);
 }
@@ -282,11 +274,6 @@ void QGemmQ5x16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
 }
 
 void QGemmQ8x16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
-                    const QuantizedActs& a, float* y, int64_t ldy) {
-  QGemm_ref(w, tile_begin, tile_end, a, y, ldy);
-}
-
-void QGemmQ6x16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                     const QuantizedActs& a, float* y, int64_t ldy) {
   QGemm_ref(w, tile_begin, tile_end, a, y, ldy);
 }

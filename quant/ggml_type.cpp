@@ -42,12 +42,13 @@ constexpr GgmlTypeTraits kGgmlTypeTraits[] = {
     {GgmlType::kEmberQ8x16, "EMBER_Q8x16", 32, 34},
     {GgmlType::kEmberQ5x16, "EMBER_Q5x16", 32, 22},
     {GgmlType::kEmberQ5x16Min, "EMBER_Q5x16_MIN", 32, 24},
-    {GgmlType::kEmberQ6x16, "EMBER_Q6x16", 32, 28},
+    {GgmlType::kEmberQ6x16Retired, "EMBER_Q6x16", 32, 28},
     {GgmlType::kEmberIQ4x16, "EMBER_IQ4x16", 32, 18},
     {GgmlType::kEmberQ4Kx16, "EMBER_Q4Kx16", 256, 148},
     {GgmlType::kEmberQ5Kx16, "EMBER_Q5Kx16", 256, 180},
     {GgmlType::kEmberQ3Kx16, "EMBER_Q3Kx16", 256, 114},
     {GgmlType::kEmberQ2Kx16, "EMBER_Q2Kx16", 256, 84},
+    {GgmlType::kEmberQ6Kx16, "EMBER_Q6Kx16", 256, 210},
 };
 
 }  // namespace

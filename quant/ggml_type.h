@@ -44,7 +44,7 @@ enum class GgmlType : uint32_t {
   // ember's native layouts (quant/packed.h) stored in a GGUF file by
   // `ember quantize --type native`; ids far from ggml's, which no other reader
   // knows. Sizes per 32 columns of a row equal Q4_0, Q4_1, Q8_0, Q5_0 and
-  // Q5_1's (Q6x16: 28 bytes, 7 bits per weight; IQ4x16: 18, as IQ4_NL's), so
+  // Q5_1's (IQ4x16: 18, as IQ4_NL's), so
   // the usual row arithmetic gives the tensor size when the rows are a
   // multiple of 16 (the writer only packs such matrices); the bytes are
   // tile-major.
@@ -53,14 +53,18 @@ enum class GgmlType : uint32_t {
   kEmberQ8x16 = 0x4502,     // Q8x16
   kEmberQ5x16 = 0x4503,     // Q5x16, m = -16 d
   kEmberQ5x16Min = 0x4504,  // Q5x16 with per-row mins
-  kEmberQ6x16 = 0x4505,     // Q6x16 (Q6_K's quants and scales)
-  kEmberIQ4x16 = 0x4506,    // IQ4x16 (IQ4_NL / IQ4_XS grid indices, a scale per 32)
+  // Retired: Q6x16 (Q6_K with an fp16 d per row and group of 32, 7 bits per
+  // weight), replaced by kEmberQ6Kx16. Still named, so that a file written
+  // before is refused with a message that says so (runtime/model/model.cpp).
+  kEmberQ6x16Retired = 0x4505,
+  kEmberIQ4x16 = 0x4506,  // IQ4x16 (IQ4_NL / IQ4_XS grid indices, a scale per 32)
   // The K layouts count in super-groups of 256 columns (148 / 180 bytes per
   // row: 4.625 / 5.625 bits per weight).
   kEmberQ4Kx16 = 0x4507,  // Q4Kx16 (Q4_K's quants, scales, mins, d and dmin)
   kEmberQ5Kx16 = 0x4508,  // Q5Kx16 (Q5_K's)
   kEmberQ3Kx16 = 0x4509,  // Q3Kx16 (Q3_K's quants, scales and d; 114 bytes per 256)
   kEmberQ2Kx16 = 0x450A,  // Q2Kx16 (Q2_K's quants, scales, mins, d and dmin; 84)
+  kEmberQ6Kx16 = 0x450B,  // Q6Kx16 (Q6_K's quants, scales and d; 210, Q6_K's own size)
 };
 
 struct GgmlTypeTraits {

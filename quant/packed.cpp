@@ -27,8 +27,7 @@ uint8_t* AllocAligned(size_t bytes) {
 // Where the pieces of a TileGroup sit.
 struct GroupView {
   uint8_t* qs;
-  uint8_t* qh;  // Q5x16's high-bit plane or Q6x16's crumbs, else nullptr
-  int8_t* sc;   // Q6x16's int8 scales sc[2][16], else nullptr
+  uint8_t* qh;  // Q5x16's high-bit plane, else nullptr
   uint16_t* d;
   uint16_t* m;  // nullptr without mins
 };
@@ -37,9 +36,7 @@ GroupView View(const PackedMatrix& w, uint8_t* base, int64_t tile, int64_t group
   uint8_t* g =
       base + static_cast<size_t>(tile) * w.tile_bytes + static_cast<size_t>(group) * w.group_bytes;
   const size_t q_bytes = PackedQuantBytes(w.layout);
-  const bool q6 = w.layout == PackedLayout::kQ6x16;
-  GroupView v{g, w.layout == PackedLayout::kQ5x16 || q6 ? g + 256 : nullptr,
-              q6 ? reinterpret_cast<int8_t*>(g + kQ6x16ScaleOffset) : nullptr,
+  GroupView v{g, w.layout == PackedLayout::kQ5x16 ? g + 256 : nullptr,
               reinterpret_cast<uint16_t*>(g + q_bytes), nullptr};
   if (w.has_min) v.m = reinterpret_cast<uint16_t*>(g + q_bytes + 32);
   return v;
@@ -54,12 +51,6 @@ struct Q4Group {
 };
 struct Q8Group {
   int8_t q[kGroupCols];
-  uint16_t d;
-};
-// Q6: value = d * sc[c / 16] * (q[c] - 32), q in 0..63.
-struct Q6Group {
-  uint8_t q[kGroupCols];
-  int8_t sc[2];
   uint16_t d;
 };
 
@@ -83,19 +74,6 @@ void Store(const GroupView& v, int64_t lane, const Q4Group& g) {
     const int bit = static_cast<int>(lane) * 4 + c % 4;
     uint8_t& byte = v.qh[(c / 4) * 8 + bit / 8];
     byte = static_cast<uint8_t>(byte | (((g.q[c] >> 4) & 1) << (bit % 8)));
-  }
-}
-
-void Store(const GroupView& v, int64_t lane, const Q6Group& g) {
-  v.d[lane] = g.d;
-  v.sc[lane] = g.sc[0];
-  v.sc[16 + lane] = g.sc[1];
-  StoreNibbles(v.qs, lane, g.q);
-  // Column c is byte 4 lane + c % 4 of unpacked vector c / 4; its bits 4-5 go
-  // to bits 2k, 2k+1 (k = (c / 4) % 4) of that byte of crumb vector c / 16.
-  for (int c = 0; c < kGroupCols; ++c) {
-    uint8_t& byte = v.qh[(c / 16) * 64 + lane * 4 + c % 4];
-    byte = static_cast<uint8_t>(byte | (((g.q[c] >> 4) & 3) << (2 * ((c / 4) % 4))));
   }
 }
 
@@ -194,28 +172,6 @@ Status RowToQ4(GgmlType type, const uint8_t* row, int64_t n_groups, Q4Group* out
   return Unsupported(std::string("no Q4 groups from ") + GgmlTypeName(type));
 }
 
-// Q6_K -> Q6 groups: the same quants, sub-block scales and d (exact). Group
-// j = g % 8 of a super-block is weights 32 j .. 32 j + 31: with h = j / 4 and
-// p = j % 4 (quant/blocks.h), weight l of it takes its low 4 bits from
-// ql[64 h + 32 (p % 2) + l] (low nibble for p < 2, high for p >= 2) and its top
-// 2 from qh[32 h + l] at bit 2 p; its scale is scales[2 j + l / 16].
-void RowToQ6(const uint8_t* row, int64_t n_groups, Q6Group* out) {
-  for (int64_t g = 0; g < n_groups; ++g) {
-    const auto& b = reinterpret_cast<const BlockQ6_K*>(row)[g / 8];
-    const int j = static_cast<int>(g % 8), h = j / 4, p = j % 4;
-    const uint8_t* ql = b.ql + 64 * h + 32 * (p % 2);
-    const uint8_t* qh = b.qh + 32 * h;
-    Q6Group& o = out[g];
-    for (int l = 0; l < kGroupCols; ++l) {
-      o.q[l] = static_cast<uint8_t>(((ql[l] >> (p < 2 ? 0 : 4)) & 0x0F) |
-                                    (((qh[l] >> (2 * p)) & 3) << 4));
-    }
-    o.sc[0] = b.scales[2 * j];
-    o.sc[1] = b.scales[2 * j + 1];
-    o.d = b.d;
-  }
-}
-
 // ---- K layouts: Q4_K and Q5_K, their numbers unchanged. ----
 
 // One row's super-block in a K layout's terms, before the rows are interleaved:
@@ -278,17 +234,17 @@ void StoreK(const PackedMatrix& w, uint8_t* tile, int64_t lane, int64_t s, const
     Q4Group g{};  // Q4x16's nibbles (and Q5x16's high bits) of the group
     std::memcpy(g.q, k.q + 32 * j, kGroupCols);
     uint8_t* gq = sg + KHeaderBytes(w.layout) + j * KGroupBytes(w.layout);
-    Store(GroupView{gq, w.layout == PackedLayout::kQ5Kx16 ? gq + 256 : nullptr, nullptr, nullptr,
-                    nullptr},
+    Store(GroupView{gq, w.layout == PackedLayout::kQ5Kx16 ? gq + 256 : nullptr, nullptr, nullptr},
           lane, g);
   }
 }
 
-// ---- K layouts with scales per 16: Q3_K and Q2_K, their numbers unchanged. ----
+// ---- K layouts with scales per 16: Q3_K, Q2_K and Q6_K, their numbers unchanged. ----
 
 // One row's super-block: per sub-block b of 16 weights, Q3_K's scale minus 32
-// (as int8 bits) or Q2_K's byte (scale | min << 4); q[i] in 0..7 (Q3_K: value
-// d * sc_b * (q - 4)) or 0..3 (Q2_K: d * sc_b * q - dmin * m_b).
+// (as int8 bits), Q2_K's byte (scale | min << 4) or Q6_K's int8 scale (as
+// bits); q[i] in 0..7 (Q3_K: value d * sc_b * (q - 4)), 0..3 (Q2_K: d * sc_b *
+// q - dmin * m_b) or 0..63 (Q6_K: d * sc_b * (q - 32)).
 struct K16Super {
   uint16_t d, dmin;
   uint8_t scb[16];
@@ -309,6 +265,21 @@ Status RowToK16(GgmlType type, const uint8_t* row, int64_t n_supers, K16Super* o
       // 2 bits, clear means low 2 bits - 4 (quant/blocks.h).
       for (int i = 0; i < kSuperCols; ++i)
         o.q[i] = static_cast<uint8_t>(((b.hmask[i % 32] >> (i / 32)) & 1) << 2);
+    } else if (type == GgmlType::kQ6_K) {
+      const auto& b = reinterpret_cast<const BlockQ6_K*>(row)[s];
+      o.d = b.d, o.dmin = 0;
+      std::memcpy(o.scb, b.scales, 16);
+      if (NotFinite(o.d)) return NotFiniteScale(type, "d", o.d);
+      // Weight 128 h + 32 p + l takes its low 4 bits from ql[64 h + 32 (p % 2)
+      // + l] (low nibble for p < 2, high for p >= 2) and its top 2 from qh[32
+      // h + l] at bit 2 p (quant/blocks.h, as DequantizeRowQ6_K).
+      for (int i = 0; i < kSuperCols; ++i) {
+        const int h = i / 128, p = (i % 128) / 32, l = i % 32;
+        const int low = (b.ql[64 * h + 32 * (p % 2) + l] >> (p < 2 ? 0 : 4)) & 0x0F;
+        const int top = (b.qh[32 * h + l] >> (2 * p)) & 3;
+        o.q[i] = static_cast<uint8_t>(low | top << 4);
+      }
+      continue;
     } else {
       const auto& b = reinterpret_cast<const BlockQ2_K*>(row)[s];
       o.d = b.d, o.dmin = b.dmin, qs = b.qs;
@@ -326,13 +297,14 @@ Status RowToK16(GgmlType type, const uint8_t* row, int64_t n_supers, K16Super* o
   return Status::Ok();
 }
 
-// The low 2 bits of a row's 32 quants as crumbs: column c is byte 4 lane + c %
-// 4 of unpacked vector c / 4, whose bits go to bits 2k, 2k+1 (k = (c / 4) %
-// 4) of that byte of crumb vector c / 16.
-void StoreCrumbs(uint8_t* qc, int64_t lane, const uint8_t* q) {
+// Bits `shift`, `shift` + 1 of a row's 32 quants as crumbs (Q3_K's and Q2_K's
+// low 2 bits, Q6_K's top 2): column c is byte 4 lane + c % 4 of unpacked
+// vector c / 4, whose bits go to bits 2k, 2k+1 (k = (c / 4) % 4) of that byte
+// of crumb vector c / 16.
+void StoreCrumbs(uint8_t* qc, int64_t lane, const uint8_t* q, int shift) {
   for (int c = 0; c < kGroupCols; ++c) {
     uint8_t& byte = qc[(c / 16) * 64 + lane * 4 + c % 4];
-    byte = static_cast<uint8_t>(byte | ((q[c] & 3) << (2 * ((c / 4) % 4))));
+    byte = static_cast<uint8_t>(byte | (((q[c] >> shift) & 3) << (2 * ((c / 4) % 4))));
   }
 }
 
@@ -344,7 +316,12 @@ void StoreK16(const PackedMatrix& w, uint8_t* tile, int64_t lane, int64_t s, con
   for (int j = 0; j < kSuperGroups; ++j) {
     uint8_t* gq = sg + KHeaderBytes(w.layout) + j * KGroupBytes(w.layout);
     const uint8_t* q = k.q + 32 * j;
-    StoreCrumbs(gq, lane, q);
+    if (w.layout == PackedLayout::kQ6Kx16) {  // the nibbles, then the crumbs
+      StoreNibbles(gq, lane, q);
+      StoreCrumbs(gq + kQ6CrumbOffset, lane, q, 4);
+      continue;
+    }
+    StoreCrumbs(gq, lane, q, 0);
     if (w.layout != PackedLayout::kQ3Kx16) continue;
     // Bit 2 of column c: bit c / 4 (its unpacked vector) of byte 4 lane + c % 4.
     for (int c = 0; c < kGroupCols; ++c) {
@@ -433,7 +410,7 @@ PackedLayout LayoutFor(GgmlType type) {
     case GgmlType::kQ2_K:
       return PackedLayout::kQ2Kx16;
     case GgmlType::kQ6_K:
-      return PackedLayout::kQ6x16;
+      return PackedLayout::kQ6Kx16;
     case GgmlType::kIQ4_NL:
     case GgmlType::kIQ4_XS:
       return PackedLayout::kIQ4x16;
@@ -532,7 +509,7 @@ Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols,
   std::memset(w.data.get(), 0, w.bytes());  // padding rows: d = m = 0, q = 0
   const size_t row_bytes = GgmlRowBytes(type, static_cast<uint64_t>(n_cols));
 
-  if (w.layout == PackedLayout::kQ3Kx16 || w.layout == PackedLayout::kQ2Kx16) {
+  if (IsK16Layout(w.layout)) {
     const int64_t n_supers = n_cols / kSuperCols;
     std::vector<K16Super> k(static_cast<size_t>(n_supers));
     for (int64_t r = 0; r < n_rows; ++r) {
@@ -559,18 +536,13 @@ Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols,
 
   const size_t n_groups = static_cast<size_t>(w.n_groups);
   const bool int8 = w.layout == PackedLayout::kQ8x16;
-  const bool int6 = w.layout == PackedLayout::kQ6x16;
-  std::vector<Q4Group> q4(int8 || int6 ? 0 : n_groups);
-  std::vector<Q6Group> q6(int6 ? n_groups : 0);
+  std::vector<Q4Group> q4(int8 ? 0 : n_groups);
   std::vector<Q8Group> q8(int8 ? n_groups : 0);
   std::vector<float> scratch(int8 ? n_groups * kGroupCols : 0);
   for (int64_t r = 0; r < n_rows; ++r) {
     const uint8_t* row = src + static_cast<size_t>(r) * row_bytes;
     const int64_t tile = r / kTileRows, lane = r % kTileRows;
-    if (int6) {
-      RowToQ6(row, w.n_groups, q6.data());
-      for (int64_t g = 0; g < w.n_groups; ++g) Store(View(w, w.data.get(), tile, g), lane, q6[g]);
-    } else if (!int8) {
+    if (!int8) {
       EMBER_RETURN_IF_ERROR(RowToQ4(type, row, w.n_groups, q4.data()));
       for (int64_t g = 0; g < w.n_groups; ++g) Store(View(w, w.data.get(), tile, g), lane, q4[g]);
     } else {
@@ -596,12 +568,12 @@ constexpr NativeType kNativeTypes[] = {
     {GgmlType::kEmberQ5x16, PackedLayout::kQ5x16, false},
     {GgmlType::kEmberQ5x16Min, PackedLayout::kQ5x16, true},
     {GgmlType::kEmberQ8x16, PackedLayout::kQ8x16, false},
-    {GgmlType::kEmberQ6x16, PackedLayout::kQ6x16, false},
     {GgmlType::kEmberIQ4x16, PackedLayout::kIQ4x16, false},
     {GgmlType::kEmberQ4Kx16, PackedLayout::kQ4Kx16, false},
     {GgmlType::kEmberQ5Kx16, PackedLayout::kQ5Kx16, false},
     {GgmlType::kEmberQ3Kx16, PackedLayout::kQ3Kx16, false},
     {GgmlType::kEmberQ2Kx16, PackedLayout::kQ2Kx16, false},
+    {GgmlType::kEmberQ6Kx16, PackedLayout::kQ6Kx16, false},
 };
 
 const NativeType* FindNative(GgmlType type) {
@@ -654,15 +626,23 @@ Status PackedView(GgmlType type, const uint8_t* data, size_t bytes, int64_t n_ro
 float PackedWeight(const PackedMatrix& w, int64_t row, int64_t col) {
   const int64_t tile = row / kTileRows, lane = row % kTileRows;
   const int64_t g = col / kGroupCols, c = col % kGroupCols;
-  if (w.layout == PackedLayout::kQ3Kx16 || w.layout == PackedLayout::kQ2Kx16) {
+  if (IsK16Layout(w.layout)) {
     const uint8_t* sg = w.tile(tile) + static_cast<size_t>(g / kSuperGroups) * w.super_bytes;
     const uint8_t* gq = sg + KHeaderBytes(w.layout) + (g % kSuperGroups) * KGroupBytes(w.layout);
-    const uint8_t crumbs = gq[(c / 16) * 64 + lane * 4 + c % 4];
+    const bool q6 = w.layout == PackedLayout::kQ6Kx16;
+    const uint8_t crumbs = gq[(q6 ? kQ6CrumbOffset : 0) + (c / 16) * 64 + lane * 4 + c % 4];
     const int q = (crumbs >> (2 * ((c / 4) % 4))) & 3;
     const int b = static_cast<int>(2 * (g % kSuperGroups) + c / 16);  // sub-block of 16
     const uint8_t scb = sg[K16ScaleOffset(w.layout) + 16 * b + lane];
     uint16_t d;
     std::memcpy(&d, sg + 2 * lane, 2);
+    if (q6) {
+      const uint8_t nibbles = gq[(c / 8) * 64 + lane * 4 + c % 4];
+      const int low = c % 8 < 4 ? (nibbles & 0x0F) : (nibbles >> 4);
+      // As DequantizeRowQ6_K: (d * sc) * (q - 32), both products exact.
+      const float dl = Fp16ToFp32(d) * static_cast<float>(static_cast<int8_t>(scb));
+      return dl * static_cast<float>((low | q << 4) - 32);
+    }
     if (w.layout == PackedLayout::kQ3Kx16) {
       const int high = (gq[kQ3HighOffset + lane * 4 + c % 4] >> (c / 4)) & 1;
       // As DequantizeRowQ3_K: (d * sc) * (q - 4), both products exact.
@@ -706,13 +686,6 @@ float PackedWeight(const PackedMatrix& w, int64_t row, int64_t col) {
   // As DequantizeRowIQ4_NL: d * grid[q], exact (an 11-bit times a 7-bit
   // significand).
   if (w.layout == PackedLayout::kIQ4x16) return d * static_cast<float>(kIq4Grid[q]);
-  if (w.layout == PackedLayout::kQ6x16) {
-    const uint8_t crumbs = v.qh[(c / 16) * 64 + lane * 4 + c % 4];
-    q |= ((crumbs >> (2 * ((c / 4) % 4))) & 3) << 4;
-    // As DequantizeRowQ6_K: (d * sc) * (q - 32), both products exact.
-    const float ds = d * static_cast<float>(v.sc[(c / 16) * 16 + lane]);
-    return ds * static_cast<float>(q - 32);
-  }
   if (v.qh != nullptr) {
     const int bit = static_cast<int>(lane) * 4 + static_cast<int>(c % 4);
     q |= ((v.qh[(c / 4) * 8 + bit / 8] >> (bit % 8)) & 1) << 4;

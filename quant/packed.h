@@ -21,18 +21,6 @@
 //                     nibbles): vectors v = 2s and 2s + 1, and bit i of qh[v]
 //                     belongs to byte i of vector v, in every ISA's unpacking.
 //   fp16   d[16], m[16] (only when has_min; else m = -16 d, as Q5_0)
-// Q6x16 TileGroup (Q6_K kept exact: value = d * sc * (q - 32), q in [0, 63],
-// an int8 scale per 16 columns, as Q6_K's sub-blocks), 448 bytes = 7 bits per
-// weight:
-//   uint8  qs[4][64]  as Q4x16: the low 4 bits of each quant
-//   uint8  qh[2][64]  the top 2 bits as "crumbs": bits 2k, 2k+1 of byte i of
-//                     qh[c] are bits 4, 5 of byte i of unpacked vector 4c + k
-//                     (vectors as in Q5x16: v = columns 4v..4v+3, byte 4r + b
-//                     = row r, column 4v + b). qh[0] covers columns 0-15, qh[1]
-//                     columns 16-31: one crumb vector per half of the group.
-//   int8   sc[2][16]  row r's Q6_K sub-block scale of columns 0-15 (sc[0][r])
-//                     and 16-31 (sc[1][r])
-//   fp16   d[16]      row r's Q6_K super-block d (the same in its 8 groups)
 // IQ4x16 TileGroup (IQ4_NL / IQ4_XS kept at 4.5 bits: value = d * grid[q], q
 // in [0, 15], grid = kIq4Grid (quant/blocks.h), the format's fixed int8 values
 // in [-127, 113]), 288 bytes:
@@ -63,8 +51,8 @@
 // columns, q in [0, 7], sc_b Q3_K's 6-bit scale minus 32), 1824 bytes:
 //   fp16   d[16]       row r's super-block d                        (offset 0)
 //   int8   sc[16][16]  sc[b][r]: row r's scale of columns 16b..16b+15 (offset 32)
-//   then group j = 0..7 at 288 + 192 j: the quants as 2-bit crumbs (Q6x16's
-//   crumb planes, holding the low 2 bits) and a plane of high bits:
+//   then group j = 0..7 at 288 + 192 j: the quants as 2-bit crumbs (the low
+//   2 bits) and a plane of high bits:
 //     uint8 qc[2][64]  bits 2k, 2k+1 of byte i of qc[c]: bits 0-1 of byte i
 //                      of unpacked vector 4c + k (vectors as in Q5x16: v =
 //                      columns 4v..4v+3, byte 4r + b = row r, column 4v + b)
@@ -77,6 +65,19 @@
 //   uint8  scm[16][16]  scm[b][r] = sc_b | m_b << 4 of row r (Q2_K's bytes) (64)
 //   then group j = 0..7 at 320 + 128 j: qc[2][64] as Q3Kx16's, the whole quant.
 // 84 bytes per row and 256 columns: 2.625 bits per weight, Q2_K's own size.
+// Q6Kx16 super-group (Q6_K: value = d * sc_b * (q - 32) for sub-block b of 16
+// columns, q in [0, 63], sc_b Q6_K's int8 scale), 3360 bytes:
+//   fp16   d[16]       row r's super-block d                        (offset 0)
+//   int8   sc[16][16]  sc[b][r]: row r's scale of columns 16b..16b+15 (offset 32)
+//   then group j = 0..7 at 288 + 384 j, the quants:
+//     uint8 qs[4][64]  Q4x16's nibbles: the low 4 bits
+//     uint8 qh[2][64]  the top 2 bits as crumbs, as Q3Kx16's qc: bits 2k,
+//                      2k+1 of byte i of qh[c] are bits 4, 5 of byte i of
+//                      unpacked vector 4c + k. qh[0] covers columns 0-15,
+//                      qh[1] columns 16-31: one crumb vector per sub-block.
+// 210 bytes per row and 256 columns: 6.5625 bits per weight, Q6_K's own size.
+// (Until Q6Kx16, Q6x16 kept these planes, sc[2][16] and an fp16 d per row in
+// every group of 32: 7 bits per weight. Its native type id is retired.)
 #pragma once
 
 #include <cstddef>
@@ -95,12 +96,12 @@ enum class PackedLayout {
   kQ4x16,   // int4 with scale (+ min)
   kQ5x16,   // int5 (int4 + a high-bit plane) with scale (+ min)
   kQ8x16,   // int8 with scale
-  kQ6x16,   // int6 (int4 + a plane of 2-bit crumbs) with int8 scales per 16 and an fp16 scale
   kIQ4x16,  // 4-bit indices into the IQ4 grid (int8 values) with scale
   kQ4Kx16,  // Q4_K: int4 in super-groups of 256 with 6-bit scales and mins per 32
   kQ5Kx16,  // Q5_K: int5 (Q5x16's planes) in Q4Kx16's super-groups
   kQ3Kx16,  // Q3_K: int3 (crumbs + a high-bit plane), int8 scales per 16, d per 256
   kQ2Kx16,  // Q2_K: int2 (crumbs), 4-bit scales and mins per 16, d and dmin per 256
+  kQ6Kx16,  // Q6_K: int6 (int4 + a plane of 2-bit crumbs), int8 scales per 16, d per 256
 };
 constexpr int kPackedLayoutCount = 9;
 
@@ -108,7 +109,15 @@ constexpr int kPackedLayoutCount = 9;
 // layouts) rather than self-contained TileGroups of 32.
 constexpr bool IsKLayout(PackedLayout layout) {
   return layout == PackedLayout::kQ4Kx16 || layout == PackedLayout::kQ5Kx16 ||
-         layout == PackedLayout::kQ3Kx16 || layout == PackedLayout::kQ2Kx16;
+         layout == PackedLayout::kQ3Kx16 || layout == PackedLayout::kQ2Kx16 ||
+         layout == PackedLayout::kQ6Kx16;
+}
+
+// The K layouts whose header holds scales per 16 columns (sub-blocks) rather
+// than per 32: Q3Kx16, Q2Kx16, Q6Kx16.
+constexpr bool IsK16Layout(PackedLayout layout) {
+  return layout == PackedLayout::kQ3Kx16 || layout == PackedLayout::kQ2Kx16 ||
+         layout == PackedLayout::kQ6Kx16;
 }
 
 constexpr int kSuperCols = 256;  // columns of a K layout's super-group
@@ -116,7 +125,7 @@ constexpr int kSuperGroups = 8;  // groups of 32 in a super-group
 
 // K layouts: bytes of a super-group's header, and of one group's quants.
 constexpr size_t KHeaderBytes(PackedLayout layout) {
-  return layout == PackedLayout::kQ3Kx16 ? 288 : 320;
+  return layout == PackedLayout::kQ3Kx16 || layout == PackedLayout::kQ6Kx16 ? 288 : 320;
 }
 constexpr size_t KGroupBytes(PackedLayout layout) {
   switch (layout) {
@@ -126,6 +135,8 @@ constexpr size_t KGroupBytes(PackedLayout layout) {
       return 192;
     case PackedLayout::kQ2Kx16:
       return 128;
+    case PackedLayout::kQ6Kx16:
+      return 384;
     default:
       return 256;
   }
@@ -135,18 +146,17 @@ constexpr size_t KSuperBytes(PackedLayout layout) {
 }
 // Where the pieces of a K layout's header start: dmin (Q4Kx16, Q5Kx16,
 // Q2Kx16), the scales and mins per 32 (Q4Kx16, Q5Kx16), the scales per 16
-// (Q3Kx16's int8 sc, Q2Kx16's scm).
+// (Q3Kx16's and Q6Kx16's int8 sc, Q2Kx16's scm).
 constexpr size_t kKDminOffset = 32;
 constexpr size_t kKScaleOffset = 64;
 constexpr size_t kKMinOffset = 192;
 constexpr size_t K16ScaleOffset(PackedLayout layout) {
-  return layout == PackedLayout::kQ3Kx16 ? 32 : 64;
+  return layout == PackedLayout::kQ3Kx16 || layout == PackedLayout::kQ6Kx16 ? 32 : 64;
 }
 // Where a Q3Kx16 group's high-bit plane starts (after the crumbs).
 constexpr size_t kQ3HighOffset = 128;
 
-// Bytes of one TileGroup before its fp16 scales d[16]: the quants (and, for
-// Q6x16, the int8 sub-block scales sc[2][16]).
+// Bytes of one TileGroup before its fp16 scales d[16]: the quants.
 constexpr size_t PackedQuantBytes(PackedLayout layout) {
   switch (layout) {
     case PackedLayout::kQ4x16:
@@ -154,15 +164,13 @@ constexpr size_t PackedQuantBytes(PackedLayout layout) {
       return 256;
     case PackedLayout::kQ5x16:
       return 320;
-    case PackedLayout::kQ6x16:
-      return 416;
     default:
       return 512;
   }
 }
 
-// Where Q6x16's int8 sub-block scales start in a TileGroup (after the crumbs).
-constexpr size_t kQ6x16ScaleOffset = 384;
+// Where a Q6Kx16 group's crumb planes start (after the nibbles).
+constexpr size_t kQ6CrumbOffset = 256;
 
 // The offset of a layout's unsigned quants without stored mins: value = (q +
 // offset) * d (Q4_0: q - 8, Q5_0: q - 16, Q6_K: q - 32; Q8x16's quants are
@@ -173,7 +181,7 @@ constexpr int PackedOffset(PackedLayout layout) {
       return -8;
     case PackedLayout::kQ5x16:
       return -16;
-    case PackedLayout::kQ6x16:
+    case PackedLayout::kQ6Kx16:
       return -32;
     default:
       return 0;
@@ -202,7 +210,7 @@ size_t PackedGroupBytes(PackedLayout layout, bool has_min);
 // Whether GGUF rows of `type` can be repacked into a native layout:
 //   Q4_0, Q4_1 -> Q4x16 (Q4_1 with mins); Q4_K -> Q4Kx16;
 //   Q5_0, Q5_1 -> Q5x16 (Q5_1 with mins); Q5_K -> Q5Kx16;
-//   Q6_K -> Q6x16; Q3_K -> Q3Kx16; Q2_K -> Q2Kx16;
+//   Q6_K -> Q6Kx16; Q3_K -> Q3Kx16; Q2_K -> Q2Kx16;
 //   IQ4_NL, IQ4_XS -> IQ4x16;
 //   Q8_0, F16, BF16, F32 -> Q8x16.
 bool CanRepack(GgmlType type);
@@ -235,7 +243,7 @@ Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols,
 // The GGUF type that stores the layout `type` repacks to (Q4_0 -> kEmberQ4x16,
 // Q4_1 -> kEmberQ4x16Min, Q5_0 -> kEmberQ5x16, Q5_1 -> kEmberQ5x16Min, Q4_K ->
 // kEmberQ4Kx16, Q5_K -> kEmberQ5Kx16, Q3_K -> kEmberQ3Kx16, Q2_K ->
-// kEmberQ2Kx16, Q6_K -> kEmberQ6x16, IQ4_NL and IQ4_XS -> kEmberIQ4x16, the rest
+// kEmberQ2Kx16, Q6_K -> kEmberQ6Kx16, IQ4_NL and IQ4_XS -> kEmberIQ4x16, the rest
 // -> kEmberQ8x16); requires CanRepack.
 GgmlType NativeTypeFor(GgmlType type);
 bool IsNativeType(GgmlType type);

@@ -38,7 +38,7 @@ EMBER = [("Q4_0 (Q4x16)", "QGemmQ4x16", "shortest"),
          ("Q5_K (Q5Kx16)", "QGemmQ5Kx16", "shortest"),
          ("Q3_K (Q3Kx16)", "QGemmQ3Kx16", "shortest"),
          ("Q2_K (Q2Kx16)", "QGemmQ2Kx16", "shortest"),
-         ("Q6_K (Q6x16)", "QGemmQ6x16", "shortest"),
+         ("Q6_K (Q6Kx16)", "QGemmQ6Kx16", "shortest"),
          ("IQ4_NL / IQ4_XS (IQ4x16)", "QGemmIQ4x16", "shortest"),
          ("Q8_0 (Q8x16)", "QGemmQ8x16", "shortest")]
 

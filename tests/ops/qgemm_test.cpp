@@ -40,9 +40,9 @@ std::vector<uint8_t> RandomGguf(GgmlType type, int64_t n, int64_t k, std::mt1993
 QGemmFn Pick(const Kernels& k, const PackedMatrix& w) { return k.qgemm_for(w.layout); }
 
 // One GGUF type per native layout and min form: Q4x16 without / with mins,
-// Q5x16 without / with mins (Q5_0, Q5_1), Q8x16, Q6x16 (Q6_K), IQ4x16 from
-// both its sources (IQ4_NL: blocks of 32; IQ4_XS: super-blocks of 256), and
-// the K layouts Q4Kx16 (Q4_K), Q5Kx16 (Q5_K), Q3Kx16 (Q3_K) and Q2Kx16 (Q2_K).
+// Q5x16 without / with mins (Q5_0, Q5_1), Q8x16, IQ4x16 from both its sources
+// (IQ4_NL: blocks of 32; IQ4_XS: super-blocks of 256), and the K layouts
+// Q4Kx16 (Q4_K), Q5Kx16 (Q5_K), Q3Kx16 (Q3_K), Q2Kx16 (Q2_K) and Q6Kx16 (Q6_K).
 constexpr GgmlType kLayoutTypes[] = {GgmlType::kQ4_0,   GgmlType::kQ4_1, GgmlType::kQ5_0,
                                      GgmlType::kQ5_1,   GgmlType::kQ8_0, GgmlType::kQ6_K,
                                      GgmlType::kQ2_K,   GgmlType::kQ3_K, GgmlType::kIQ4_NL,
@@ -335,13 +335,14 @@ TEST_CASE("qgemm: a matrix larger than the cache block gives the same result", "
 TEST_CASE("qgemm: the largest quants times the largest activations do not overflow",
           "[qgemm][isa]") {
   // Every weight at its layout's largest quant (int4 15, int5 31, int8 127 and
-  // -127, int6 63 with int8 scales 127 and -128, the IQ4 grid's ends -127 and
-  // 113, Q4_K / Q5_K's 15 / 31 with scales and mins 63, Q3_K's 7 and 0 with
-  // scales 31 and -32, Q2_K's 3 with scales and mins 15) and every activation at
-  // +-127: the integer sums at their extremes,
-  // where a kernel that keeps too many products in int16 saturates (AVX2's
-  // maddubs path widens int5 sums every two sub-chunks for this, int6 and the
-  // IQ4 grid's int8 sums after every one).
+  // -127, Q6_K's 63 and 0 with int8 scales 127 and -128, the IQ4 grid's ends
+  // -127 and 113, Q4_K / Q5_K's 15 / 31 with scales and mins 63, Q3_K's 7 and 0
+  // with scales 31 and -32, Q2_K's 3 with scales and mins 15) and every
+  // activation at +-127: the integer sums at their extremes, where a kernel
+  // that keeps too many products in int16 saturates (AVX2's maddubs path
+  // widens int5 sums every two sub-chunks for this, int6 and the IQ4 grid's
+  // int8 sums after every one), or one that packs the halves' sums into int16
+  // would. Every variant gives _ref's bits here too.
   const int64_t n = 16, k = 256;
   std::vector<Isa> isas = test::SimdIsasToTest();
   isas.insert(isas.begin(), Isa::kRef);
@@ -374,8 +375,11 @@ TEST_CASE("qgemm: the largest quants times the largest activations do not overfl
     }
     if (type == GgmlType::kQ6_K) {
       // By hand: quants 63 (even rows; 31 after the offset) or 0 (odd rows:
-      // -32), scales 127 and -128 in turn per 16 columns. AVX2's int16 sums
-      // of one sub-chunk reach 2 * 2 * 63 * 127 = 32004 of 32767.
+      // -32). Rows 0-3 mod 8: every scale 127 (even) or -128 (odd), so a
+      // group's integer sum reaches 2 * 128 * 16 * 32 * 127 = 16646144, the
+      // bound below 2^24 that qgemm_ref.cpp's exactness rests on; rows 4-7 mod
+      // 8: scales 127 and -128 in turn per 16 columns. AVX2's int16 sums of one
+      // sub-chunk reach 2 * 2 * 63 * 127 = 32004 of 32767.
       static_assert(sizeof(BlockQ6_K) == 210);
       REQUIRE(rb == sizeof(BlockQ6_K));
       for (int64_t r = 0; r < n; ++r) {
@@ -383,7 +387,10 @@ TEST_CASE("qgemm: the largest quants times the largest activations do not overfl
         b.d = Fp32ToFp16(1.0f / 1024);
         std::memset(b.ql, r % 2 == 0 ? 0xFF : 0x00, sizeof(b.ql));
         std::memset(b.qh, r % 2 == 0 ? 0xFF : 0x00, sizeof(b.qh));
-        for (int j = 0; j < 16; ++j) b.scales[j] = static_cast<int8_t>(j % 2 == 0 ? 127 : -128);
+        for (int j = 0; j < 16; ++j) {
+          const bool plus = r % 8 < 4 ? r % 2 == 0 : j % 2 == 0;
+          b.scales[j] = static_cast<int8_t>(plus ? 127 : -128);
+        }
         std::memcpy(&src[r * rb], &b, sizeof(b));
       }
     }
@@ -446,9 +453,13 @@ TEST_CASE("qgemm: the largest quants times the largest activations do not overfl
       std::vector<float> x(static_cast<size_t>(k), sign);
       QuantizedActs a;
       QuantizeActs_ref(x.data(), 1, k, &a);
+      std::vector<float> y_ref(static_cast<size_t>(n));
       for (Isa isa : isas) {
         std::vector<float> y(static_cast<size_t>(n));
         Pick(KernelsFor(isa), w)(w, 0, w.n_tiles, a, y.data(), n);
+        if (isa == Isa::kRef) y_ref = y;
+        INFO(IsaName(isa) << " " << GgmlTypeName(type) << " sign " << sign);
+        CHECK(std::memcmp(y.data(), y_ref.data(), y.size() * sizeof(float)) == 0);
         for (int64_t r = 0; r < n; ++r) {
           double expect = 0;
           for (int64_t c = 0; c < k; ++c) {

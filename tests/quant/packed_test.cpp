@@ -34,7 +34,7 @@ TEST_CASE("packed: PackedView wraps repacked bytes without copying", "[packed]")
   const PackedMatrix p = RandomPacked(32, 64);
   CHECK(NativeTypeFor(GgmlType::kQ4_1) == GgmlType::kEmberQ4x16Min);
   CHECK(NativeTypeFor(GgmlType::kQ4_0) == GgmlType::kEmberQ4x16);
-  CHECK(NativeTypeFor(GgmlType::kQ6_K) == GgmlType::kEmberQ6x16);
+  CHECK(NativeTypeFor(GgmlType::kQ6_K) == GgmlType::kEmberQ6Kx16);
   CHECK(NativeTypeFor(GgmlType::kQ8_0) == GgmlType::kEmberQ8x16);
   CHECK(NativeTypeFor(GgmlType::kF16) == GgmlType::kEmberQ8x16);
   // The stored size is the GGUF row arithmetic of the native type.
@@ -76,29 +76,40 @@ TEST_CASE("packed: 5-bit sources keep their size as native types", "[packed]") {
   }
 }
 
-TEST_CASE("packed: Q6_K maps to Q6x16 at 7 bits per weight", "[packed]") {
-  // 448 bytes per 16 rows x 32 columns: 28 per 32 weights of a row, as the
-  // native type's GGUF row arithmetic says (Q6_K's own is 26.25).
-  CHECK(NativeTypeFor(GgmlType::kQ6_K) == GgmlType::kEmberQ6x16);
-  CHECK(PackedGroupBytes(PackedLayout::kQ6x16, false) == 448);
-  CHECK(GgmlRowBytes(GgmlType::kEmberQ6x16, 256) == 224);
-  const int64_t rows = 48, cols = 512;
+TEST_CASE("packed: Q6_K maps to Q6Kx16 at its own 6.5625 bits per weight", "[packed]") {
+  // A super-group of 16 rows x 256 columns: a 288-byte header (fp16 d[16],
+  // int8 sc[16][16]) and 8 groups of 384 bytes of quants (nibbles, crumbs), 3360 bytes:
+  // 210 per row and 256 weights, Q6_K's own block size, so the native tensor
+  // takes exactly the bytes of the GGUF one.
+  CHECK(NativeTypeFor(GgmlType::kQ6_K) == GgmlType::kEmberQ6Kx16);
+  CHECK(IsNativeType(GgmlType::kEmberQ6Kx16));
+  CHECK(GgmlTypeName(GgmlType::kEmberQ6Kx16) == std::string("EMBER_Q6Kx16"));
+  CHECK(KHeaderBytes(PackedLayout::kQ6Kx16) == 288);
+  CHECK(KGroupBytes(PackedLayout::kQ6Kx16) == 384);
+  CHECK(KSuperBytes(PackedLayout::kQ6Kx16) == 3360);
+  CHECK(GgmlRowBytes(GgmlType::kEmberQ6Kx16, 256) == 210);
+  CHECK(GgmlRowBytes(GgmlType::kQ6_K, 256) == 210);
+  const int64_t rows = 48, cols = 768;
   const PackedMatrix p = RandomPacked(rows, cols, GgmlType::kQ6_K);
-  CHECK(p.layout == PackedLayout::kQ6x16);
+  CHECK(p.layout == PackedLayout::kQ6Kx16);
   CHECK_FALSE(p.has_min);
-  CHECK(p.bytes() == size_t{448} * 3 * 16);
-  CHECK(GgmlRowBytes(GgmlType::kEmberQ6x16, cols) * rows == p.bytes());
+  CHECK(p.super_bytes == 3360);
+  CHECK(p.bytes() == size_t{3360} * 3 * 3);
+  CHECK(GgmlRowBytes(GgmlType::kQ6_K, cols) * rows == p.bytes());
+  CHECK(RepackedBytes(GgmlType::kQ6_K, rows, cols) == p.bytes());
   PackedMatrix v;
-  REQUIRE(PackedView(GgmlType::kEmberQ6x16, p.data.get(), p.bytes(), rows, cols, &v).ok());
-  CHECK(v.layout == PackedLayout::kQ6x16);
+  REQUIRE(PackedView(GgmlType::kEmberQ6Kx16, p.data.get(), p.bytes(), rows, cols, &v).ok());
+  CHECK(v.layout == PackedLayout::kQ6Kx16);
   CHECK_FALSE(v.has_min);
   CHECK(v.data.get() == p.data.get());
-  CHECK(v.group_bytes == 448);
+  CHECK(v.tile_bytes == p.tile_bytes);
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t c = 0; c < cols; ++c) REQUIRE(PackedWeight(v, r, c) == PackedWeight(p, r, c));
   }
-  // The int8 layout of the same shape is bigger: not a Q6x16 tensor's size.
-  CHECK(PackedView(GgmlType::kEmberQ8x16, p.data.get(), p.bytes(), rows, cols, &v).code() ==
+  // Columns must be whole super-groups, and other layouts' sizes differ.
+  CHECK(PackedView(GgmlType::kEmberQ6Kx16, p.data.get(), p.bytes(), rows, 512, &v).code() ==
+        Code::kInvalidArgument);
+  CHECK(PackedView(GgmlType::kEmberQ3Kx16, p.data.get(), p.bytes(), rows, cols, &v).code() ==
         Code::kInvalidArgument);
 }
 

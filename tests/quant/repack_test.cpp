@@ -116,7 +116,7 @@ TEST_CASE("repack: every weight equals the GGUF value or stays within its bound"
                          : type == GgmlType::kQ5_K ? PackedLayout::kQ5Kx16
                          : type == GgmlType::kQ3_K ? PackedLayout::kQ3Kx16
                          : type == GgmlType::kQ2_K ? PackedLayout::kQ2Kx16
-                         : type == GgmlType::kQ6_K ? PackedLayout::kQ6x16
+                         : type == GgmlType::kQ6_K ? PackedLayout::kQ6Kx16
                                                    : PackedLayout::kQ8x16));
       const size_t rb = GgmlRowBytes(type, static_cast<uint64_t>(k));
       std::vector<float> row(static_cast<size_t>(k));
@@ -168,6 +168,11 @@ TEST_CASE("repack: which types repack, which exactly, and what is refused", "[qu
     Status s = Repack(GgmlType::kQ4_K, reinterpret_cast<const uint8_t*>(&q4), 1, 256, &w);
     CHECK(s.code() == Code::kInvalidArgument);
     CHECK(s.message().find("not finite") != std::string::npos);
+    BlockQ6_K q6{};
+    q6.d = 0xFC00;  // -inf
+    s = Repack(GgmlType::kQ6_K, reinterpret_cast<const uint8_t*>(&q6), 1, 256, &w);
+    CHECK(s.code() == Code::kInvalidArgument);
+    CHECK(s.message().find("Q6_K super-block d") != std::string::npos);
     BlockQ2_K q2{};
     q2.dmin = 0x7C00;  // inf
     s = Repack(GgmlType::kQ2_K, reinterpret_cast<const uint8_t*>(&q2), 1, 256, &w);
@@ -217,7 +222,7 @@ TEST_CASE("repack: zero groups, tiny groups and extreme Q6_K scales", "[quant]")
   REQUIRE(Repack(GgmlType::kQ6_K, reinterpret_cast<const uint8_t*>(&b), 1, 256, &w).ok());
   std::vector<float> y(256);
   DequantizeRow(GgmlType::kQ6_K, &b, y.data(), 256);
-  CHECK(w.layout == PackedLayout::kQ6x16);
+  CHECK(w.layout == PackedLayout::kQ6Kx16);
   for (int c = 0; c < 256; ++c) {
     INFO("col " << c);
     CHECK(PackedWeight(w, 0, c) == y[c]);

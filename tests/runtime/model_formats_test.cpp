@@ -181,11 +181,11 @@ TEST_CASE("model: mixed Q4_K / Q6_K / Q5_0 / F16 with a tied Q6_K embedding", "[
   CHECK(m->weights().layers[0].wq.type == GgmlType::kQ4_K);
   CHECK(m->weights().layers[1].w_down.type == GgmlType::kQ6_K);
   CheckMatrices(*m);
-  // Q6_K repacks exactly (Q6x16), so the tied embedding and output share one
+  // Q6_K repacks exactly (Q6Kx16), so the tied embedding and output share one
   // packed copy, and lookups read their rows back from it, still exact.
   REQUIRE(m->weights().token_embd.packed != nullptr);
   CHECK(m->weights().token_embd.packed == m->weights().output.packed);
-  CHECK(m->weights().token_embd.packed->layout == PackedLayout::kQ6x16);
+  CHECK(m->weights().token_embd.packed->layout == PackedLayout::kQ6Kx16);
   CheckEmbeddingExact(*m);
   const std::vector<float> a = Logits(*m, 2);
   CHECK(RelErr(a, ref) < 0.15);  // measured 0.037

@@ -100,7 +100,7 @@ TEST_CASE("quantize: native layouts load by mapping and give the same logits", "
       {GgmlType::kQ4_0,
        true,
        {{"blk.0.ffn_down.weight", GgmlType::kQ6_K}, {"blk.1.attn_v.weight", GgmlType::kF16}},
-       GgmlType::kEmberQ6x16},
+       GgmlType::kEmberQ6Kx16},
       // The 5-bit layouts: Q5_0 (no mins), Q5_1 (mins), Q5_K (Q5Kx16).
       {GgmlType::kQ5_0,
        false,
@@ -115,8 +115,8 @@ TEST_CASE("quantize: native layouts load by mapping and give the same logits", "
       // Q3_K and Q2_K (Q3Kx16, Q2Kx16), tied and not.
       {GgmlType::kQ3_K, true, {{"blk.1.attn_v.weight", GgmlType::kQ2_K}}, GgmlType::kEmberQ3Kx16},
       {GgmlType::kQ2_K, false, {{"blk.1.ffn_up.weight", GgmlType::kQ3_K}}, GgmlType::kEmberQ2Kx16},
-      // Every layer matrix Q6_K (Q6x16, exact), with a Q8_0 one beside them.
-      {GgmlType::kQ6_K, false, {{"blk.1.attn_v.weight", GgmlType::kQ8_0}}, GgmlType::kEmberQ6x16},
+      // Every layer matrix Q6_K (Q6Kx16, exact), with a Q8_0 one beside them.
+      {GgmlType::kQ6_K, false, {{"blk.1.attn_v.weight", GgmlType::kQ8_0}}, GgmlType::kEmberQ6Kx16},
       // IQ4x16: IQ4_NL (exact) and IQ4_XS (near-exact), tied.
       {GgmlType::kIQ4_NL,
        true,

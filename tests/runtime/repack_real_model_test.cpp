@@ -1,6 +1,6 @@
 // Repacking a real model's K-quant tensors: every Q4_K and Q6_K matrix of
 // Gemma 3 270M (Q4_K_M; the tensors are read with the GGUF reader) against
-// its GGUF dequantized values (both exact: Q4Kx16 and Q6x16). The figures
+// its GGUF dequantized values (both exact: Q4Kx16 and Q6Kx16). The figures
 // in docs/FORMATS.md come from this file's model; this test keeps them true.
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -40,7 +40,7 @@ TEST_CASE("repack: Gemma 3 270M Q4_K and Q6_K tensors repack exactly", "[quant][
     // Both layouts keep the quants, scales (and mins) and d (and dmin) as
     // stored. (Q4_K through Q4x16's fp16 scale and min per 32 was off by up to
     // 8.1e-4 of the tensor's max |w|.)
-    CHECK(w.layout == (t.type == GgmlType::kQ4_K ? PackedLayout::kQ4Kx16 : PackedLayout::kQ6x16));
+    CHECK(w.layout == (t.type == GgmlType::kQ4_K ? PackedLayout::kQ4Kx16 : PackedLayout::kQ6Kx16));
     CHECK(max_err == 0.0);
     CHECK(max_w > 0.0);
   }
