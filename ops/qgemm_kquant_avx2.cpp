@@ -149,6 +149,17 @@ inline int32_t Pair16(int32_t lo, int32_t hi) {
                               (static_cast<uint32_t>(hi) << 16));
 }
 
+// Zeroes a tile's per-super-group sums [MR][16] with vector stores that the
+// loads after it forward from: after a memset (rep stos) the first loads
+// waited for the stores to retire, 5-7% of the K16 GEMMs and GEMVs in cache.
+template <int MR>
+inline void ZeroSums(float (&x)[MR][kTileRows]) {
+  for (int i = 0; i < MR; ++i) {
+    _mm256_store_ps(x[i], _mm256_setzero_ps());
+    _mm256_store_ps(x[i] + 8, _mm256_setzero_ps());
+  }
+}
+
 // One tile of Q3Kx16 or Q2Kx16 for MR tokens, both halves of rows per
 // broadcast as in TileK. A half of the group's columns (4 vectors, 16
 // columns: one scale) sums its maddubs pairs in int16 (4 * 2 * 7 * 127 per
@@ -186,8 +197,8 @@ void TileK16(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
   const int64_t n_supers = w.n_groups / kSuperGroups;
   for (int64_t s = 0; s < n_supers; ++s, sg += w.super_bytes) {
     for (size_t line = 0; line < kHeader; line += 64) PrefetchAhead<MR>(sg + line);
-    std::memset(sd, 0, sizeof(sd));
-    if constexpr (!kQ3) std::memset(sm, 0, sizeof(sm));
+    ZeroSums<MR>(sd);
+    if constexpr (!kQ3) ZeroSums<MR>(sm);
     for (int jg = 0; jg < kSuperGroups; ++jg) {
       g = s * kSuperGroups + jg;
       const uint8_t* gp = sg + kHeader + jg * kGroup;
@@ -331,13 +342,7 @@ void TileQ6K(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
   const int64_t n_supers = w.n_groups / kSuperGroups;
   for (int64_t s = 0; s < n_supers; ++s, sg += w.super_bytes) {
     for (size_t line = 0; line < kHeader; line += 64) PrefetchAhead<MR>(sg + line);
-    // Zeroed with vector stores that the loads below forward from: after a
-    // memset (rep stos) the first loads waited for the stores to retire, 7%
-    // of the GEMM and 5% of the GEMV in cache.
-    for (int i = 0; i < MR; ++i) {
-      _mm256_store_ps(sd[i], _mm256_setzero_ps());
-      _mm256_store_ps(sd[i] + 8, _mm256_setzero_ps());
-    }
+    ZeroSums<MR>(sd);
     for (int jg = 0; jg < kSuperGroups; ++jg) {
       g = s * kSuperGroups + jg;
       gp = sg + kHeader + jg * kGroup;

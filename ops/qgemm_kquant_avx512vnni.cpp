@@ -133,6 +133,16 @@ inline int32_t Pair16(int32_t lo, int32_t hi) {
                               (static_cast<uint32_t>(hi) << 16));
 }
 
+// Zeroes the tiles' per-super-group sums [NT][MR][16] with vector stores that
+// the loads after it forward from (a memset cost the AVX2 kernels 5-7%: their
+// first loads waited for the stores to retire).
+template <int MR, int NT>
+inline void ZeroSums(float (&x)[NT][MR][kTileRows]) {
+  for (int j = 0; j < NT; ++j) {
+    for (int i = 0; i < MR; ++i) _mm512_store_ps(x[j][i], _mm512_setzero_ps());
+  }
+}
+
 // NT tiles x MR tokens of Q3Kx16 or Q2Kx16 (scales, Q2_K's mins, per 16
 // columns). Each token keeps two int32 sums per tile, one per half of the
 // group (vectors 0-3: columns 0-15, 4-7: 16-31). A half's sum fits int16
@@ -170,8 +180,8 @@ void TilesK16(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64
   const int64_t n_supers = w.n_groups / kSuperGroups;
   for (int64_t s = 0; s < n_supers; ++s) {
     for (size_t line = 0; line < kHeader; line += 64) PrefetchAhead<MR, NT>(sg[0] + line);
-    std::memset(sd, 0, sizeof(sd));
-    if constexpr (!kQ3) std::memset(sm, 0, sizeof(sm));
+    ZeroSums<MR, NT>(sd);
+    if constexpr (!kQ3) ZeroSums<MR, NT>(sm);
     for (int jg = 0; jg < kSuperGroups; ++jg) {
       g = s * kSuperGroups + jg;
       gq = kHeader + jg * kGroup;
@@ -301,11 +311,7 @@ void TilesQ6K(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64
   const int64_t n_supers = w.n_groups / kSuperGroups;
   for (int64_t s = 0; s < n_supers; ++s) {
     for (size_t line = 0; line < kHeader; line += 64) PrefetchAhead<MR, NT>(sg[0] + line);
-    // Zeroed with vector stores that the loads below forward from (a memset
-    // cost the AVX2 kernel 5-7%: its first loads waited for the stores).
-    for (int j = 0; j < NT; ++j) {
-      for (int i = 0; i < MR; ++i) _mm512_store_ps(sd[j][i], _mm512_setzero_ps());
-    }
+    ZeroSums<MR, NT>(sd);
     for (int jg = 0; jg < kSuperGroups; ++jg) {
       g = s * kSuperGroups + jg;
       gq = kHeader + jg * kGroup;
