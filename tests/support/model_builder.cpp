@@ -33,6 +33,9 @@ class Builder {
     const size_t row_bytes = GgmlRowBytes(type, dims[0]);
     std::vector<uint8_t> bytes(row_bytes * (n / dims[0]));
     if (spec_.parallel_fill) {
+      if (spec_.value_scale.count(name)) {
+        return InvalidArgument("value_scale needs the default fill, not parallel_fill");
+      }
       FillParallel(dims[0], n / dims[0], type, scale, mean, bytes.data(), row_bytes);
     } else {
       std::normal_distribution<float> dist(mean, scale);

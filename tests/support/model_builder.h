@@ -57,7 +57,7 @@ struct TinyModelSpec {
   std::map<std::string, std::vector<uint64_t>> dims_override;
   std::map<std::string, uint32_t> type_override;  // raw GGML type ids
   // Test hook: multiply a tensor's drawn values ("blk.0.attn_norm.weight" ->
-  // INFINITY makes that layer's activations infinite). Default stream only.
+  // INFINITY makes that layer's activations infinite). Not with parallel_fill (an error).
   std::map<std::string, float> value_scale;
   // Test hooks for bad metadata: keys and tensors left out, integer and string
   // keys written with another value (or added).
