@@ -43,6 +43,10 @@ const FloatLibrary* FindFloatLibrary(const char* name);
 // default: docs/FLOAT.md). nullptr: ember's own kernel for every m.
 const FloatLibrary* DefaultFloatLibrary();
 
+// Rows widened per block (the libraries' staging below): 4 MiB of f32 at
+// k = 2048, in L3 while it is used.
+constexpr int64_t kFloatLibraryStageElems = int64_t{1} << 20;
+
 // Widens rows [r0, r0 + n) of w to f32 into out [n, w.n_cols] with up to
 // n_threads threads (the libraries' staging for f16 and bf16 weights).
 void WidenRows(const FloatMatrix& w, int64_t r0, int64_t n, float* out, int n_threads);

@@ -23,9 +23,6 @@
 namespace ember {
 namespace {
 
-// Rows widened per block: 4 MiB of f32 at k = 2048, in L3 while it is used.
-constexpr int64_t kStageElems = int64_t{1} << 20;
-
 using Shape = std::tuple<int64_t, int64_t, int64_t, int64_t, int>;  // m, n, k, ldy, threads
 
 struct OneDnn {
@@ -50,14 +47,15 @@ struct OneDnn {
   }
 };
 
-OneDnn& Instance() {
+OneDnn& OneDnnInstance() {
   static OneDnn* d = new OneDnn;  // never destroyed: OpenMP may outlive statics
   return *d;
 }
 
-Status Gemm(const FloatMatrix& w, const float* x, int64_t m, float* y, int64_t ldy, int n_threads) {
+Status OneDnnGemm(const FloatMatrix& w, const float* x, int64_t m, float* y, int64_t ldy,
+                  int n_threads) {
   try {
-    OneDnn& d = Instance();
+    OneDnn& d = OneDnnInstance();
     struct Threads {  // the caller's OpenMP thread count, restored on every exit
       int saved = omp_get_max_threads();
       ~Threads() { omp_set_num_threads(saved); }
@@ -66,7 +64,8 @@ Status Gemm(const FloatMatrix& w, const float* x, int64_t m, float* y, int64_t l
     dnnl::stream stream(d.engine);
     const int64_t k = w.n_cols;
     const bool widen = w.type != FloatWeight::kF32;
-    const int64_t block = widen ? std::max<int64_t>(16, kStageElems / k / 16 * 16) : w.n_rows;
+    const int64_t block =
+        widen ? std::max<int64_t>(16, kFloatLibraryStageElems / k / 16 * 16) : w.n_rows;
     thread_local std::vector<float> stage;
     if (widen) stage.resize(static_cast<size_t>(std::min(block, w.n_rows) * k));
     using dt = dnnl::memory::data_type;
@@ -95,7 +94,7 @@ Status Gemm(const FloatMatrix& w, const float* x, int64_t m, float* y, int64_t l
 }  // namespace
 
 extern const FloatLibrary kOneDnnLibrary;
-const FloatLibrary kOneDnnLibrary = {"onednn", 32, Gemm};  // from 32 tokens
+const FloatLibrary kOneDnnLibrary = {"onednn", 32, OneDnnGemm};  // from 32 tokens
 
 }  // namespace ember
 #endif  // EMBER_HAVE_ONEDNN

@@ -3,7 +3,7 @@
 //
 // An XNNPACK operator packs its weights when it is created. Keeping one
 // operator per matrix would hold a second, f32 copy of every weight (twice an
-// f16 model's size), so blocks of kStageElems weights are packed per call
+// f16 model's size), so blocks of kFloatLibraryStageElems weights are packed per call
 // instead: the packing reads the weights once, as the multiplication does,
 // and a call is only made for batches large enough to pay for it. f32 only:
 // the f16 operator rounds the activations to f16 and needs ARMv8.2's FP16
@@ -31,8 +31,6 @@
 namespace ember {
 namespace {
 
-constexpr int64_t kStageElems = int64_t{1} << 20;
-
 struct Xnnpack {
   xnn_status init = xnn_initialize(nullptr);
   std::mutex mu;
@@ -46,13 +44,14 @@ struct Xnnpack {
   }
 };
 
-Xnnpack& Instance() {
+Xnnpack& XnnpackInstance() {
   static Xnnpack* x = new Xnnpack;
   return *x;
 }
 
-Status Gemm(const FloatMatrix& w, const float* x, int64_t m, float* y, int64_t ldy, int n_threads) {
-  Xnnpack& xp = Instance();
+Status XnnpackGemm(const FloatMatrix& w, const float* x, int64_t m, float* y, int64_t ldy,
+                   int n_threads) {
+  Xnnpack& xp = XnnpackInstance();
   if (xp.init != xnn_status_success) {
     return Status(Code::kInternal, "XNNPACK: xnn_initialize failed (status " +
                                        std::to_string(static_cast<int>(xp.init)) + ")");
@@ -61,7 +60,7 @@ Status Gemm(const FloatMatrix& w, const float* x, int64_t m, float* y, int64_t l
   thread_local std::vector<float> input, stage;
   input.resize(static_cast<size_t>(m * k) + XNN_EXTRA_BYTES / sizeof(float));
   std::memcpy(input.data(), x, static_cast<size_t>(m * k) * sizeof(float));
-  const int64_t block = std::max<int64_t>(16, kStageElems / k / 16 * 16);
+  const int64_t block = std::max<int64_t>(16, kFloatLibraryStageElems / k / 16 * 16);
   if (w.type != FloatWeight::kF32) stage.resize(static_cast<size_t>(std::min(block, w.n_rows) * k));
   pthreadpool_t pool = n_threads > 1 ? xp.Pool(n_threads) : nullptr;
   const float inf = std::numeric_limits<float>::infinity();
@@ -92,7 +91,7 @@ Status Gemm(const FloatMatrix& w, const float* x, int64_t m, float* y, int64_t l
 }  // namespace
 
 extern const FloatLibrary kXnnpackLibrary;
-const FloatLibrary kXnnpackLibrary = {"xnnpack", 64, Gemm};  // when forced
+const FloatLibrary kXnnpackLibrary = {"xnnpack", 64, XnnpackGemm};  // when forced
 
 }  // namespace ember
 #endif  // EMBER_HAVE_XNNPACK

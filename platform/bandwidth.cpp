@@ -10,6 +10,7 @@
 
 #include <unistd.h>
 
+#include "platform/clock.h"
 #include "platform/read_xor.h"
 
 namespace ember {
@@ -26,10 +27,6 @@ constexpr size_t kPage = 4096;
 // best of five 256 MiB passes (30 ms) often caught a low moment and decode,
 // which runs for seconds, then read faster than the "peak".
 constexpr double kMinSeconds = 0.25;
-
-double SecondsSince(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 struct FreeDeleter {
   void operator()(void* p) const { std::free(p); }

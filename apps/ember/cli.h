@@ -121,8 +121,12 @@ struct ModelDeleter {
 struct SessionDeleter {
   void operator()(ember_session* s) const { ember_session_free(s); }
 };
+struct SamplerDeleter {
+  void operator()(ember_sampler* s) const { ember_sampler_free(s); }
+};
 using ModelPtr = std::unique_ptr<ember_model, ModelDeleter>;
 using SessionPtr = std::unique_ptr<ember_session, SessionDeleter>;
+using SamplerPtr = std::unique_ptr<ember_sampler, SamplerDeleter>;
 
 // The prompt from -p or -f (exactly one); throws UsageError otherwise.
 std::string ReadPrompt(const Args& args);

@@ -23,9 +23,6 @@
 namespace cli {
 namespace {
 
-struct SamplerDeleter {
-  void operator()(ember_sampler* s) const { ember_sampler_free(s); }
-};
 struct ChatDeleter {
   void operator()(ember_chat* c) const { ember_chat_free(c); }
 };
@@ -177,8 +174,7 @@ int ChatCommand(int argc, char** argv) {
   const std::string path = ResolveModelPath(args);
   ModelPtr model(
       LoadModel(path, false, EMBER_NUMERICS_EMBER, GetFloatWeights(args), GetMmapMode(args)));
-  std::unique_ptr<ember_sampler, SamplerDeleter> sampler(
-      CreateSampler(model.get(), sampling, grammar));
+  SamplerPtr sampler(CreateSampler(model.get(), sampling, grammar));
   ember_session* raw_session = nullptr;
   Check(CreateSession(model.get(), sp, args, &raw_session), "session");
   SessionPtr session(raw_session);

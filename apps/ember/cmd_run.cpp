@@ -11,10 +11,6 @@
 namespace cli {
 namespace {
 
-struct SamplerDeleter {
-  void operator()(ember_sampler* s) const { ember_sampler_free(s); }
-};
-
 struct TokenRecord {
   int32_t id;
   float logprob;
@@ -231,7 +227,7 @@ int RunCommand(int argc, char** argv) {
 
   // The sampler chain is built (and so validated) before any work. Beam
   // search applies no samplers, only a grammar (the chain carries it).
-  std::unique_ptr<ember_sampler, SamplerDeleter> sampler;
+  SamplerPtr sampler;
   if (beams == 0 || !grammar.empty()) sampler.reset(CreateSampler(model.get(), sampling, grammar));
 
   // Special-token text in the prompt (e.g. a chat template) is parsed as

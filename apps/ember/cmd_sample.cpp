@@ -27,10 +27,6 @@
 namespace cli {
 namespace {
 
-struct SamplerDeleter {
-  void operator()(ember_sampler* s) const { ember_sampler_free(s); }
-};
-
 std::vector<float> ParseLogits(const std::string& text) {
   std::vector<float> out;
   std::string item;
@@ -295,7 +291,7 @@ int SampleCommand(int argc, char** argv) {
                                        seed, &raw),
           "sampler chain");
   }
-  std::unique_ptr<ember_sampler, SamplerDeleter> sampler(raw);
+  SamplerPtr sampler(raw);
   for (int32_t id :
        args.Has("--history") ? ParseIds(args.Get("--history")) : std::vector<int32_t>{}) {
     Check(ember_sampler_accept(sampler.get(), id), "--history");

@@ -7,7 +7,7 @@ namespace {
 
 // Gemma: user and model turns; a system message is not a role of its own
 // but opens the first user turn, followed by a blank line.
-const char kGemma[] =
+const char kGemmaTemplate[] =
     "{{ bos_token }}"
     "{%- if messages and messages[0]['role'] == 'system' -%}"
     "{%- set prefix = messages[0]['content'] ~ '\\n\\n' -%}"
@@ -24,7 +24,7 @@ const char kGemma[] =
     "{%- if add_generation_prompt -%}{{ '<start_of_turn>model\\n' }}{%- endif -%}";
 
 // Llama 3: a header per message, content trimmed, <|eot_id|> after each.
-const char kLlama3[] =
+const char kLlama3Template[] =
     "{{ bos_token }}"
     "{%- for m in messages -%}"
     "{{ '<|start_header_id|>' ~ m['role'] ~ '<|end_header_id|>\\n\\n' ~ (m['content'] | trim)"
@@ -35,21 +35,21 @@ const char kLlama3[] =
     "{%- endif -%}";
 
 // ChatML.
-const char kChatml[] =
+const char kChatmlTemplate[] =
     "{%- for m in messages -%}"
     "{{ '<|im_start|>' ~ m['role'] ~ '\\n' ~ m['content'] ~ '<|im_end|>\\n' }}"
     "{%- endfor -%}"
     "{%- if add_generation_prompt -%}{{ '<|im_start|>assistant\\n' }}{%- endif -%}";
 
-struct Candidate {
+struct FormatMarker {
   BuiltinTemplate tmpl;
   const char* marker;  // the special token that identifies the format
 };
 
-const Candidate kCandidates[] = {
-    {{"gemma", kGemma}, "<start_of_turn>"},
-    {{"llama3", kLlama3}, "<|start_header_id|>"},
-    {{"chatml", kChatml}, "<|im_start|>"},
+const FormatMarker kFormatMarkers[] = {
+    {{"gemma", kGemmaTemplate}, "<start_of_turn>"},
+    {{"llama3", kLlama3Template}, "<|start_header_id|>"},
+    {{"chatml", kChatmlTemplate}, "<|im_start|>"},
 };
 
 bool HasSpecialToken(const Tokenizer& tok, std::string_view text) {
@@ -66,7 +66,7 @@ bool HasSpecialToken(const Tokenizer& tok, std::string_view text) {
 }  // namespace
 
 const BuiltinTemplate* BuiltinTemplateFor(const Tokenizer& tok) {
-  for (const Candidate& c : kCandidates) {
+  for (const FormatMarker& c : kFormatMarkers) {
     if (HasSpecialToken(tok, c.marker)) return &c.tmpl;
   }
   return nullptr;

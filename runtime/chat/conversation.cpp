@@ -4,6 +4,7 @@
 #include <chrono>
 #include <utility>
 
+#include "platform/clock.h"
 #include "runtime/text/unicode.h"
 
 namespace ember {
@@ -37,10 +38,6 @@ std::string ValidUtf8(std::string_view s) {
     }
   }
   return out;
-}
-
-double Since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 // Index of the first message of the oldest droppable turn and one past its
@@ -180,7 +177,7 @@ Status Conversation::Send(std::string_view user_message, const GenerateParams& g
   auto deliver = [&](ReplyChannel ch, std::string_view text) {
     if (text.empty()) return;
     if (first_piece) {
-      turn->first_token_seconds = Since(t0);
+      turn->first_token_seconds = SecondsSince(t0);
       first_piece = false;
     }
     (ch == ReplyChannel::kReasoning ? turn->reasoning : turn->content).append(text);

@@ -17,6 +17,12 @@ class Interpreter;
 
 using FilterFn = Status (*)(Interpreter& in, const Value& value, CallArgs& args, Value* out);
 
+// A row of the filter tables of jinja_filters.cpp and jinja_filters_seq.cpp.
+struct FilterEntry {
+  const char* name;
+  FilterFn fn;
+};
+
 bool HasFilter(std::string_view name);
 // The filters of jinja_filters_seq.cpp; null for other names.
 FilterFn FindSequenceFilter(std::string_view name);
@@ -50,6 +56,9 @@ std::string HtmlEscape(std::string_view s);
 // Python's str.upper()/lower() for ASCII, Latin-1, Latin Extended-A, Greek and Cyrillic.
 std::string ToUpper(std::string_view s);
 std::string ToLower(std::string_view s);
+
+// A boolean argument as Python reads it (truthiness); dflt when absent.
+inline bool BoolArg(const Value* v, bool dflt) { return v ? Truthy(*v) : dflt; }
 
 // Argument binding for builtins: the positional argument i, else the keyword `name`,
 // else null.

@@ -10,8 +10,6 @@
 namespace ember::jinja {
 namespace {
 
-Status TypeError(const std::string& m) { return InvalidArgument(m); }
-
 bool UsesName(const Expr* e, const std::string& name);
 bool UsesName(const Body& body, const std::string& name);
 

@@ -31,6 +31,9 @@
 
 namespace ember::jinja {
 
+// Python's TypeError (an operand or argument of the wrong type): kInvalidArgument.
+inline Status TypeError(const std::string& m) { return InvalidArgument(m); }
+
 struct RenderLimits {
   size_t max_output_bytes = size_t{64} << 20;  // the rendering, and any one string
   size_t max_list_items = size_t{1} << 20;     // list * n, list + list

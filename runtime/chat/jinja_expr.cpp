@@ -8,8 +8,6 @@
 namespace ember::jinja {
 namespace {
 
-Status TypeError(const std::string& m) { return InvalidArgument(m); }
-
 // Python's slice.indices(): the positions a[start:stop:step] visits.
 Status SliceIndices(int64_t len, const Value& start, const Value& stop, const Value& step,
                     std::vector<int64_t>* out) {

@@ -14,14 +14,10 @@
 namespace ember::jinja {
 namespace {
 
-Status Str(const Value& v, std::string* out) { return ToStr(v, out); }
-
 // A string result that keeps the input's Markup flag (jinja2's soft_str + str methods).
 Value StringLike(const Value& input, std::string s) {
   return Value::String(std::move(s), input.is_string() && input.safe());
 }
-
-bool BoolArg(const Value* v, bool dflt) { return v ? Truthy(*v) : dflt; }
 
 // ---- filters ----------------------------------------------------------------------
 
@@ -40,7 +36,7 @@ Status FAbs(Interpreter&, const Value& v, CallArgs&, Value* out) {
 Status FAttr(Interpreter& in, const Value& v, CallArgs& args, Value* out) {
   const Value* name = Arg(args, 0, "name");
   std::string n;
-  if (name) EMBER_RETURN_IF_ERROR(Str(*name, &n));
+  if (name) EMBER_RETURN_IF_ERROR(ToStr(*name, &n));
   if (v.is_dict()) {  // attr() looks at attributes only, never items
     if (!GetMethod(v, n, out))
       *out = Value::Undefined("'dict object' has no attribute '" + n + "'");
@@ -51,7 +47,7 @@ Status FAttr(Interpreter& in, const Value& v, CallArgs& args, Value* out) {
 
 Status FCapitalize(Interpreter&, const Value& v, CallArgs&, Value* out) {
   std::string s;
-  EMBER_RETURN_IF_ERROR(Str(v, &s));
+  EMBER_RETURN_IF_ERROR(ToStr(v, &s));
   size_t first = 0;
   if (!s.empty()) NextCodePoint(s, &first);
   *out = StringLike(v, ToUpper(s.substr(0, first)) + ToLower(s.substr(first)));
@@ -60,7 +56,7 @@ Status FCapitalize(Interpreter&, const Value& v, CallArgs&, Value* out) {
 
 Status FCenter(Interpreter& in, const Value& v, CallArgs& args, Value* out) {
   std::string s;
-  EMBER_RETURN_IF_ERROR(Str(v, &s));
+  EMBER_RETURN_IF_ERROR(ToStr(v, &s));
   const Value* w = Arg(args, 0, "width");
   const int64_t width = w && w->is_integral() ? w->as_int() : 80;
   const auto len = static_cast<int64_t>(CodePointCount(s));
@@ -93,7 +89,7 @@ Status FEscape(Interpreter&, const Value& v, CallArgs&, Value* out) {
     return Status::Ok();
   }
   std::string s;
-  EMBER_RETURN_IF_ERROR(Str(v, &s));
+  EMBER_RETURN_IF_ERROR(ToStr(v, &s));
   *out = Value::String(HtmlEscape(s), /*safe=*/true);
   return Status::Ok();
 }
@@ -143,7 +139,7 @@ Status FFloat(Interpreter&, const Value& v, CallArgs& args, Value* out) {
 // printf-style: %s %r %d %i %f %x %% (and %(name)s with keyword arguments).
 Status FFormat(Interpreter& in, const Value& v, CallArgs& args, Value* out) {
   std::string f, r;
-  EMBER_RETURN_IF_ERROR(Str(v, &f));
+  EMBER_RETURN_IF_ERROR(ToStr(v, &f));
   size_t next = 0;
   for (size_t i = 0; i < f.size(); ++i) {
     if (f[i] != '%') {
@@ -174,7 +170,7 @@ Status FFormat(Interpreter& in, const Value& v, CallArgs& args, Value* out) {
     std::string text;
     char buf[512];
     if (conv == 's') {
-      EMBER_RETURN_IF_ERROR(Str(*arg, &text));
+      EMBER_RETURN_IF_ERROR(ToStr(*arg, &text));
     } else if (conv == 'r') {
       EMBER_RETURN_IF_ERROR(Repr(*arg, &text));
     } else if ((conv == 'd' || conv == 'i' || conv == 'x' || conv == 'f' || conv == 'e' ||
@@ -202,7 +198,7 @@ Status FFormat(Interpreter& in, const Value& v, CallArgs& args, Value* out) {
 
 Status FIndent(Interpreter& in, const Value& v, CallArgs& args, Value* out) {
   std::string s;
-  EMBER_RETURN_IF_ERROR(Str(v, &s));
+  EMBER_RETURN_IF_ERROR(ToStr(v, &s));
   std::string unit = "    ";
   if (const Value* w = Arg(args, 0, "width")) {
     if (w->is_string()) {
@@ -285,26 +281,26 @@ Status FInt(Interpreter&, const Value& v, CallArgs& args, Value* out) {
 
 Status FLower(Interpreter&, const Value& v, CallArgs&, Value* out) {
   std::string s;
-  EMBER_RETURN_IF_ERROR(Str(v, &s));
+  EMBER_RETURN_IF_ERROR(ToStr(v, &s));
   *out = StringLike(v, ToLower(s));
   return Status::Ok();
 }
 
 Status FUpper(Interpreter&, const Value& v, CallArgs&, Value* out) {
   std::string s;
-  EMBER_RETURN_IF_ERROR(Str(v, &s));
+  EMBER_RETURN_IF_ERROR(ToStr(v, &s));
   *out = StringLike(v, ToUpper(s));
   return Status::Ok();
 }
 
 Status FReplace(Interpreter& in, const Value& v, CallArgs& args, Value* out) {
   std::string s, from, to;
-  EMBER_RETURN_IF_ERROR(Str(v, &s));
+  EMBER_RETURN_IF_ERROR(ToStr(v, &s));
   const Value* a = Arg(args, 0, "old");
   const Value* b = Arg(args, 1, "new");
   if (!a || !b) return InvalidArgument("replace needs the old and the new string");
-  EMBER_RETURN_IF_ERROR(Str(*a, &from));
-  EMBER_RETURN_IF_ERROR(Str(*b, &to));
+  EMBER_RETURN_IF_ERROR(ToStr(*a, &from));
+  EMBER_RETURN_IF_ERROR(ToStr(*b, &to));
   CallArgs m;
   m.pos = {Value::String(from), Value::String(to)};
   if (const Value* c = Arg(args, 2, "count"); c && !c->is_none()) m.pos.push_back(*c);
@@ -317,7 +313,7 @@ Status FRound(Interpreter&, const Value& v, CallArgs& args, Value* out) {
   const Value* p = Arg(args, 0, "precision");
   const int64_t precision = p && p->is_integral() ? p->as_int() : 0;
   std::string method = "common";
-  if (const Value* m = Arg(args, 1, "method")) EMBER_RETURN_IF_ERROR(Str(*m, &method));
+  if (const Value* m = Arg(args, 1, "method")) EMBER_RETURN_IF_ERROR(ToStr(*m, &method));
   if (method != "common" && method != "ceil" && method != "floor") {
     return InvalidArgument("method must be common, ceil or floor");
   }
@@ -351,7 +347,7 @@ Status FRound(Interpreter&, const Value& v, CallArgs& args, Value* out) {
 
 Status FSafe(Interpreter&, const Value& v, CallArgs&, Value* out) {
   std::string s;
-  EMBER_RETURN_IF_ERROR(Str(v, &s));
+  EMBER_RETURN_IF_ERROR(ToStr(v, &s));
   *out = Value::String(std::move(s), /*safe=*/true);
   return Status::Ok();
 }
@@ -362,7 +358,7 @@ Status FString(Interpreter&, const Value& v, CallArgs&, Value* out) {
     return Status::Ok();
   }
   std::string s;
-  EMBER_RETURN_IF_ERROR(Str(v, &s));
+  EMBER_RETURN_IF_ERROR(ToStr(v, &s));
   *out = Value::String(std::move(s));
   return Status::Ok();
 }
@@ -371,7 +367,7 @@ Status FTitle(Interpreter&, const Value& v, CallArgs&, Value* out) {
   // Words begin after runs of '-', whitespace, '(', '{', '[', '<' (jinja2's title, not
   // Python's str.title): each word's first character upper, the rest lower.
   std::string s, r;
-  EMBER_RETURN_IF_ERROR(Str(v, &s));
+  EMBER_RETURN_IF_ERROR(ToStr(v, &s));
   bool word_start = true;
   for (size_t pos = 0; pos < s.size();) {
     const size_t from = pos;
@@ -424,17 +420,17 @@ Status FToJson(Interpreter&, const Value& v, CallArgs& args, Value* out) {
 
 Status FTrim(Interpreter&, const Value& v, CallArgs& args, Value* out) {
   std::string s, chars;
-  EMBER_RETURN_IF_ERROR(Str(v, &s));
+  EMBER_RETURN_IF_ERROR(ToStr(v, &s));
   const Value* c = Arg(args, 0, "chars");
   const bool has_chars = c && !c->is_none();
-  if (has_chars) EMBER_RETURN_IF_ERROR(Str(*c, &chars));
+  if (has_chars) EMBER_RETURN_IF_ERROR(ToStr(*c, &chars));
   *out = StringLike(v, StripString(s, has_chars ? &chars : nullptr, true, true));
   return Status::Ok();
 }
 
 Status FWordcount(Interpreter&, const Value& v, CallArgs&, Value* out) {
   std::string s;
-  EMBER_RETURN_IF_ERROR(Str(v, &s));
+  EMBER_RETURN_IF_ERROR(ToStr(v, &s));
   int64_t n = 0;
   bool in_word = false;
   for (size_t pos = 0; pos < s.size();) {
@@ -447,11 +443,6 @@ Status FWordcount(Interpreter&, const Value& v, CallArgs&, Value* out) {
   *out = Value::Int(n);
   return Status::Ok();
 }
-
-struct FilterEntry {
-  const char* name;
-  FilterFn fn;
-};
 
 const FilterEntry kFilters[] = {
     {"abs", FAbs},

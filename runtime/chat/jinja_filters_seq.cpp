@@ -12,10 +12,6 @@
 namespace ember::jinja {
 namespace {
 
-Status Str(const Value& v, std::string* out) { return ToStr(v, out); }
-
-bool BoolArg(const Value* v, bool dflt) { return v ? Truthy(*v) : dflt; }
-
 Status Generator(std::vector<Value> items, Value* out) {
   return Value::List(std::move(items), ListKind::kGenerator, out);
 }
@@ -45,7 +41,7 @@ Status SortKey(Interpreter& in, const Value& item, const Value* attribute, bool 
                Value* out) {
   if (attribute && !attribute->is_none()) {
     std::string path;
-    EMBER_RETURN_IF_ERROR(Str(*attribute, &path));
+    EMBER_RETURN_IF_ERROR(ToStr(*attribute, &path));
     EMBER_RETURN_IF_ERROR(GetPath(in, item, path, out));
   } else {
     *out = item;
@@ -107,7 +103,7 @@ Status FDictsort(Interpreter& in, const Value& v, CallArgs& args, Value* out) {
   if (!v.is_dict()) return InvalidArgument("You can only sort by either 'key' or 'value'");
   const bool case_sensitive = BoolArg(Arg(args, 0, "case_sensitive"), false);
   std::string by = "key";
-  if (const Value* b = Arg(args, 1, "by")) EMBER_RETURN_IF_ERROR(Str(*b, &by));
+  if (const Value* b = Arg(args, 1, "by")) EMBER_RETURN_IF_ERROR(ToStr(*b, &by));
   if (by != "key" && by != "value") {
     return InvalidArgument("You can only sort by either 'key' or 'value'");
   }
@@ -157,7 +153,7 @@ Status FItems(Interpreter& in, const Value& v, CallArgs&, Value* out) {
 
 Status FJoin(Interpreter& in, const Value& v, CallArgs& args, Value* out) {
   std::string sep;
-  if (const Value* d = Arg(args, 0, "d")) EMBER_RETURN_IF_ERROR(Str(*d, &sep));
+  if (const Value* d = Arg(args, 0, "d")) EMBER_RETURN_IF_ERROR(ToStr(*d, &sep));
   const Value* attribute = Arg(args, 1, "attribute");
   std::vector<Value> items;
   EMBER_RETURN_IF_ERROR(in.Iterate(v, &items));
@@ -166,10 +162,10 @@ Status FJoin(Interpreter& in, const Value& v, CallArgs& args, Value* out) {
     Value x = items[i];
     if (attribute && !attribute->is_none()) {
       std::string path;
-      EMBER_RETURN_IF_ERROR(Str(*attribute, &path));
+      EMBER_RETURN_IF_ERROR(ToStr(*attribute, &path));
       EMBER_RETURN_IF_ERROR(GetPath(in, items[i], path, &x));
     }
-    EMBER_RETURN_IF_ERROR(Str(x, &piece));
+    EMBER_RETURN_IF_ERROR(ToStr(x, &piece));
     if (i) r += sep;
     r += piece;
     EMBER_RETURN_IF_ERROR(in.CheckStringSize(r.size()));
@@ -217,7 +213,7 @@ Status FMap(Interpreter& in, const Value& v, CallArgs& args, Value* out) {
     if (!attribute) return InvalidArgument("map requires a filter argument");
     const Value* dflt = Arg(args, SIZE_MAX, "default");
     std::string path;
-    EMBER_RETURN_IF_ERROR(Str(*attribute, &path));
+    EMBER_RETURN_IF_ERROR(ToStr(*attribute, &path));
     for (const Value& x : items) {
       Value y;
       EMBER_RETURN_IF_ERROR(GetPath(in, x, path, &y));
@@ -227,7 +223,7 @@ Status FMap(Interpreter& in, const Value& v, CallArgs& args, Value* out) {
     return Generator(std::move(r), out);
   }
   std::string filter;
-  EMBER_RETURN_IF_ERROR(Str(args.pos[0], &filter));
+  EMBER_RETURN_IF_ERROR(ToStr(args.pos[0], &filter));
   CallArgs rest;
   rest.pos.assign(args.pos.begin() + 1, args.pos.end());
   rest.kw = args.kw;
@@ -284,11 +280,11 @@ Status SelectOrReject(Interpreter& in, const Value& v, CallArgs& args, bool by_a
   std::string path;
   if (by_attr) {
     if (args.pos.empty()) return InvalidArgument("Missing parameter for attribute name");
-    EMBER_RETURN_IF_ERROR(Str(args.pos[0], &path));
+    EMBER_RETURN_IF_ERROR(ToStr(args.pos[0], &path));
     next = 1;
   }
   std::string test;
-  if (args.pos.size() > next) EMBER_RETURN_IF_ERROR(Str(args.pos[next], &test));
+  if (args.pos.size() > next) EMBER_RETURN_IF_ERROR(ToStr(args.pos[next], &test));
   CallArgs test_args;
   if (args.pos.size() > next + 1) test_args.pos.assign(args.pos.begin() + next + 1, args.pos.end());
   test_args.kw = args.kw;
@@ -370,7 +366,7 @@ Status FSum(Interpreter& in, const Value& v, CallArgs& args, Value* out) {
     Value y = x;
     if (attribute && !attribute->is_none()) {
       std::string path;
-      EMBER_RETURN_IF_ERROR(Str(*attribute, &path));
+      EMBER_RETURN_IF_ERROR(ToStr(*attribute, &path));
       EMBER_RETURN_IF_ERROR(GetPath(in, x, path, &y));
     }
     if (!(total.is_integral() || total.is_float()) || !(y.is_integral() || y.is_float())) {
@@ -407,11 +403,6 @@ Status FUnique(Interpreter& in, const Value& v, CallArgs& args, Value* out) {
   }
   return Generator(std::move(r), out);
 }
-
-struct FilterEntry {
-  const char* name;
-  FilterFn fn;
-};
 
 const FilterEntry kSequenceFilters[] = {
     {"batch", FBatch},

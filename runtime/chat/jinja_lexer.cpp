@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "platform/ascii.h"
 #include "runtime/chat/jinja_value.h"
 
 namespace ember::jinja {
@@ -19,9 +20,8 @@ namespace {
 bool IsSpaceByte(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsNameStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool IsNameChar(char c) { return IsNameStart(c) || IsDigit(c); }
+bool IsNameChar(char c) { return IsNameStart(c) || IsAsciiDigit(c); }
 
 // Python's str.rstrip(): all (Unicode) whitespace off the end.
 void RStripWhitespace(std::string* s) {
@@ -230,7 +230,7 @@ class Lexer {
   Status ExprToken(std::string_view s, size_t* pp, int* brackets) {
     size_t p = *pp;
     const char c = s[p];
-    if (IsDigit(c)) return Number(s, pp);
+    if (IsAsciiDigit(c)) return Number(s, pp);
     if (IsNameStart(c)) {
       size_t q = p;
       while (q < s.size() && IsNameChar(s[q])) ++q;
@@ -285,13 +285,13 @@ class Lexer {
       const bool ok = digits([base](char ch) {
         if (base == 'b') return ch == '0' || ch == '1';
         if (base == 'o') return ch >= '0' && ch <= '7';
-        return IsDigit(ch) || ((ch | 0x20) >= 'a' && (ch | 0x20) <= 'f');
+        return IsAsciiDigit(ch) || ((ch | 0x20) >= 'a' && (ch | 0x20) <= 'f');
       });
       if (!ok) return Error(p, "malformed number");
       const std::string body = strip(s.substr(p + 2, q - p - 2));
       unsigned long long v = 0;
       for (char ch : body) {
-        const int d = IsDigit(ch) ? ch - '0' : (ch | 0x20) - 'a' + 10;
+        const int d = IsAsciiDigit(ch) ? ch - '0' : (ch | 0x20) - 'a' + 10;
         const int radix = base == 'b' ? 2 : base == 'o' ? 8 : 16;
         if (v > (0x7FFFFFFFFFFFFFFFull - static_cast<unsigned>(d)) / radix) {
           return Error(p, "integer literal too large");
@@ -302,21 +302,21 @@ class Lexer {
       *pp = q;
       return Status::Ok();
     }
-    digits(IsDigit);
+    digits(IsAsciiDigit);
     bool is_float = false;
     // A fraction, unless this number follows a '.' (foo.0.1 is two subscripts).
     const bool after_dot = p > 0 && s[p - 1] == '.';
-    if (!after_dot && q + 1 < s.size() && s[q] == '.' && IsDigit(s[q + 1])) {
+    if (!after_dot && q + 1 < s.size() && s[q] == '.' && IsAsciiDigit(s[q + 1])) {
       ++q;
-      digits(IsDigit);
+      digits(IsAsciiDigit);
       is_float = true;
     }
     if (!after_dot && q < s.size() && (s[q] == 'e' || s[q] == 'E')) {
       size_t r = q + 1;
       if (r < s.size() && (s[r] == '+' || s[r] == '-')) ++r;
-      if (r < s.size() && IsDigit(s[r])) {
+      if (r < s.size() && IsAsciiDigit(s[r])) {
         q = r;
-        digits(IsDigit);
+        digits(IsAsciiDigit);
         is_float = true;
       }
     }
@@ -349,7 +349,7 @@ class Lexer {
           if (q >= s.size()) return false;
           const char h = s[q];
           int d;
-          if (IsDigit(h)) {
+          if (IsAsciiDigit(h)) {
             d = h - '0';
           } else if ((h | 0x20) >= 'a' && (h | 0x20) <= 'f') {
             d = (h | 0x20) - 'a' + 10;

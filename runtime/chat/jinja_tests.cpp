@@ -9,8 +9,6 @@
 namespace ember::jinja {
 namespace {
 
-Status Str(const Value& v, std::string* out) { return ToStr(v, out); }
-
 using TestFn = Status (*)(Interpreter&, const Value&, CallArgs&, bool*);
 
 Status NeedNumber(Interpreter& in, const Value& v) {
@@ -123,7 +121,7 @@ Status TSameas(Interpreter&, const Value& v, CallArgs& args, bool* r) {
 // str.isupper() / str.islower(): some cased character, and none of the other case.
 Status TLowerUpper(Interpreter&, const Value& v, bool upper, bool* r) {
   std::string s;
-  EMBER_RETURN_IF_ERROR(Str(v, &s));
+  EMBER_RETURN_IF_ERROR(ToStr(v, &s));
   bool cased = false, other = false;
   for (size_t pos = 0; pos < s.size();) {
     std::string one;

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "platform/ascii.h"
+
 namespace ember {
 namespace {
 
@@ -15,8 +17,6 @@ const ThinkingMarkers kKnownMarkers[] = {
     {"<thinking>", "</thinking>"},               //
     {"<think>", "</think>"},                     // Qwen3, QwQ, DeepSeek-R1, SmolLM3, GLM, ...
 };
-
-bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 // Length of the longest suffix of `text` that is a proper prefix of `marker`.
 size_t PartialSuffix(std::string_view text, std::string_view marker) {
@@ -69,10 +69,10 @@ void ReasoningSplitter::Drain(bool final, const EmitFn& emit) {
     size_t i = 0;
     while (i < text.size()) {
       size_t j = i;
-      while (j < text.size() && IsSpace(text[j])) ++j;
+      while (j < text.size() && IsAsciiSpace(text[j])) ++j;
       if (j > i && reasoning_started_) reasoning_ws_.append(text.substr(i, j - i));
       i = j;
-      while (j < text.size() && !IsSpace(text[j])) ++j;
+      while (j < text.size() && !IsAsciiSpace(text[j])) ++j;
       if (j > i) {
         if (!reasoning_ws_.empty()) emit(ReplyChannel::kReasoning, reasoning_ws_);
         reasoning_ws_.clear();
@@ -87,7 +87,7 @@ void ReasoningSplitter::Drain(bool final, const EmitFn& emit) {
     switch (state_) {
       case State::kStart: {
         size_t ws = 0;
-        while (ws < pending_.size() && IsSpace(pending_[ws])) ++ws;
+        while (ws < pending_.size() && IsAsciiSpace(pending_[ws])) ++ws;
         const std::string_view rest = std::string_view(pending_).substr(ws);
         if (rest.substr(0, markers_.open.size()) == markers_.open) {
           pending_.erase(0, ws + markers_.open.size());
@@ -117,7 +117,7 @@ void ReasoningSplitter::Drain(bool final, const EmitFn& emit) {
       }
       case State::kAfterClose: {
         size_t ws = 0;
-        while (ws < pending_.size() && IsSpace(pending_[ws])) ++ws;
+        while (ws < pending_.size() && IsAsciiSpace(pending_[ws])) ++ws;
         pending_.erase(0, ws);
         if (pending_.empty()) return;
         state_ = State::kContent;

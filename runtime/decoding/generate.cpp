@@ -4,6 +4,7 @@
 #include <cmath>
 #include <memory>
 
+#include "platform/clock.h"
 #include "runtime/decoding/beam_search.h"
 #include "runtime/decoding/generate_parts.h"
 #include "runtime/text/stop_stream.h"
@@ -11,10 +12,6 @@
 
 namespace ember {
 namespace {
-
-double Seconds(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
 
 // Log-probability of `id` and the top candidates under softmax(logits).
 void RecordProbs(const float* logits, int64_t n_vocab, int32_t id, int32_t n_probs,
@@ -200,7 +197,7 @@ Status Prefill(Session& session, const std::vector<int32_t>& prompt, const Gener
   const auto t0 = std::chrono::steady_clock::now();
   const Status s = params.reuse_prefix ? session.DecodeReusing(prompt, &result->n_reused)
                                        : session.Decode(prompt);
-  result->prefill_seconds = Seconds(t0, std::chrono::steady_clock::now());
+  result->prefill_seconds = SecondsBetween(t0, std::chrono::steady_clock::now());
   *cancelled = s.code() == Code::kCancelled;  // from another thread (Session::RequestCancel)
   if (*cancelled) {
     result->finish = FinishReason::kCancelled;
@@ -226,7 +223,7 @@ Status Generate(Session& session, const std::vector<int32_t>& prompt, const Gene
   const auto t1 = std::chrono::steady_clock::now();
   if (params.beams > 0) {
     Status s = RunBeams(session, params, on_piece, on_token, result);
-    result->decode_seconds = Seconds(t1, std::chrono::steady_clock::now());
+    result->decode_seconds = SecondsBetween(t1, std::chrono::steady_clock::now());
     return s;
   }
   // Penalties see the prompt as history, as in llama.cpp; a grammar starts over.
@@ -258,7 +255,7 @@ Status Generate(Session& session, const std::vector<int32_t>& prompt, const Gene
     ++result->n_decode_evals;
   }
   if (result->finish != FinishReason::kCancelled) emitter.Flush();
-  result->decode_seconds = Seconds(t1, std::chrono::steady_clock::now());
+  result->decode_seconds = SecondsBetween(t1, std::chrono::steady_clock::now());
   return Status::Ok();
 }
 

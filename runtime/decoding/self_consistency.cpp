@@ -5,36 +5,30 @@
 #include <chrono>
 #include <memory>
 
+#include "platform/ascii.h"
+#include "platform/clock.h"
 #include "sampling/chain.h"
 
 namespace ember {
 namespace {
-
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // The number starting at s[i] (a sign, digits with comma groups, a decimal
 // part, or a fraction a/b), or "" when none starts there. *end gets its end.
 std::string NumberAt(std::string_view s, size_t i, size_t* end) {
   size_t j = i;
   std::string out;
-  if (j < s.size() && (s[j] == '-' || s[j] == '+') && j + 1 < s.size() && IsDigit(s[j + 1])) {
+  if (j < s.size() && (s[j] == '-' || s[j] == '+') && j + 1 < s.size() && IsAsciiDigit(s[j + 1])) {
     if (s[j] == '-') out += '-';
     ++j;
   }
-  if (j >= s.size() || !IsDigit(s[j])) return "";
+  if (j >= s.size() || !IsAsciiDigit(s[j])) return "";
   auto digits = [&] {
     while (j < s.size()) {
-      if (IsDigit(s[j])) {
+      if (IsAsciiDigit(s[j])) {
         out += s[j++];
-      } else if (s[j] == ',' && j + 3 < s.size() && IsDigit(s[j + 1]) && IsDigit(s[j + 2]) &&
-                 IsDigit(s[j + 3]) && (j + 4 >= s.size() || !IsDigit(s[j + 4]))) {
+      } else if (s[j] == ',' && j + 3 < s.size() && IsAsciiDigit(s[j + 1]) &&
+                 IsAsciiDigit(s[j + 2]) && IsAsciiDigit(s[j + 3]) &&
+                 (j + 4 >= s.size() || !IsAsciiDigit(s[j + 4]))) {
         ++j;  // a thousands separator: ",ddd" not followed by a fourth digit
       } else {
         break;
@@ -42,7 +36,7 @@ std::string NumberAt(std::string_view s, size_t i, size_t* end) {
     }
   };
   digits();
-  if (j + 1 < s.size() && (s[j] == '.' || s[j] == '/') && IsDigit(s[j + 1])) {
+  if (j + 1 < s.size() && (s[j] == '.' || s[j] == '/') && IsAsciiDigit(s[j + 1])) {
     out += s[j++];
     digits();
   }
@@ -64,8 +58,8 @@ std::string CanonicalNumber(std::string n) {
 std::string FindNumber(std::string_view s, bool last) {
   std::string found;
   for (size_t i = 0; i < s.size();) {
-    const bool starts =
-        IsDigit(s[i]) || ((s[i] == '-' || s[i] == '+') && i + 1 < s.size() && IsDigit(s[i + 1]));
+    const bool starts = IsAsciiDigit(s[i]) || ((s[i] == '-' || s[i] == '+') && i + 1 < s.size() &&
+                                               IsAsciiDigit(s[i + 1]));
     // A number starts at a digit that does not continue a word ("x2").
     if (starts && (i == 0 || !std::isalnum(static_cast<unsigned char>(s[i - 1])))) {
       size_t end = i;
@@ -84,14 +78,14 @@ std::string FindNumber(std::string_view s, bool last) {
 
 std::string Normalize(std::string_view a) {
   auto strip = [](char c) {
-    return IsSpace(c) || c == '$' || c == '*' || c == '"' || c == '\'' || c == '`';
+    return IsAsciiSpace(c) || c == '$' || c == '*' || c == '"' || c == '\'' || c == '`';
   };
   while (!a.empty() && strip(a.front())) a.remove_prefix(1);
   while (!a.empty() && (strip(a.back()) || a.back() == '.')) a.remove_suffix(1);
   size_t end = 0;
   const std::string n = NumberAt(a, 0, &end);
   if (!n.empty() && end == a.size()) return CanonicalNumber(n);
-  return Lower(a);
+  return AsciiLower(a);
 }
 
 }  // namespace
@@ -107,7 +101,7 @@ std::string ExtractFinalAnswer(std::string_view content) {
     }
   }
   // 2. "answer is X" / "answer: X"
-  const std::string lower = Lower(content);
+  const std::string lower = AsciiLower(content);
   size_t best = std::string::npos, skip = 0;
   for (const char* key : {"answer is", "answer:"}) {
     const size_t at = lower.rfind(key);
@@ -118,10 +112,11 @@ std::string ExtractFinalAnswer(std::string_view content) {
   }
   if (best != std::string::npos) {
     std::string_view rest = content.substr(best + skip);
-    while (!rest.empty() && (IsSpace(rest.front()) || rest.front() == ':')) rest.remove_prefix(1);
+    while (!rest.empty() && (IsAsciiSpace(rest.front()) || rest.front() == ':'))
+      rest.remove_prefix(1);
     size_t stop = rest.find('\n');
     for (size_t j = 0; j + 1 < rest.size() && j < stop; ++j) {
-      if ((rest[j] == '.' || rest[j] == '!' || rest[j] == '?') && IsSpace(rest[j + 1])) {
+      if ((rest[j] == '.' || rest[j] == '!' || rest[j] == '?') && IsAsciiSpace(rest[j + 1])) {
         stop = j;
         break;
       }
@@ -214,7 +209,7 @@ Status SelfConsistency(Session& session, const std::vector<int32_t>& prompt,
   // Most votes first; stable, so ties keep the order answers were first reached.
   std::stable_sort(result->votes.begin(), result->votes.end(),
                    [](const AnswerVote& a, const AnswerVote& b) { return a.votes > b.votes; });
-  result->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  result->seconds = SecondsSince(t0);
   return Status::Ok();
 }
 

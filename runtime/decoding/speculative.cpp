@@ -4,16 +4,13 @@
 #include <chrono>
 #include <cmath>
 
+#include "platform/clock.h"
 #include "runtime/decoding/generate_parts.h"
 
 namespace ember {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double Seconds(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
 
 bool IsSpecial(const VocabData& v, size_t id) {
   const TokenType t = v.token_types[id];
@@ -327,7 +324,7 @@ Status GenerateSpeculative(Session& session, DraftSource& draft, const std::vect
       context.push_back(pending);
       EMBER_RETURN_IF_ERROR(draft.Follow(context));
       const auto tf = Clock::now();
-      stats->draft_seconds += Seconds(td, tf);  // counted, but not per drafted token
+      stats->draft_seconds += SecondsBetween(td, tf);  // counted, but not per drafted token
       td = tf;
       EMBER_RETURN_IF_ERROR(draft.Draft(context, static_cast<int32_t>(k), &drafts));
       if (static_cast<int32_t>(drafts.size()) < spec.draft_min) drafts.clear();
@@ -340,8 +337,8 @@ Status GenerateSpeculative(Session& session, DraftSource& draft, const std::vect
     EMBER_RETURN_IF_ERROR(session.Decode(batch, &rows));
     const auto te = Clock::now();
     ++stats->n_steps;
-    stats->draft_seconds += Seconds(td, tv);
-    stats->verify_seconds += Seconds(tv, te);
+    stats->draft_seconds += SecondsBetween(td, tv);
+    stats->verify_seconds += SecondsBetween(tv, te);
 
     // Verify: the chain samples after each row; a draft equal to the sampled
     // token is accepted, the first other token becomes the next pending one.
@@ -359,7 +356,7 @@ Status GenerateSpeculative(Session& session, DraftSource& draft, const std::vect
     }
     stats->n_drafted += m;
     stats->n_accepted += accepted;
-    length.Record(m, accepted, Seconds(tv, te), Seconds(td, tv));
+    length.Record(m, accepted, SecondsBetween(tv, te), SecondsBetween(td, tv));
     if (m > 0) draft.Verified(m, accepted);
     // Roll back the rows of rejected drafts (and, when generation ends, of
     // drafts after the last token chosen).
@@ -376,7 +373,7 @@ Status GenerateSpeculative(Session& session, DraftSource& draft, const std::vect
   }
   EMBER_RETURN_IF_ERROR(accepted_ok);
   if (result->finish != FinishReason::kCancelled) emitter.Flush();
-  result->decode_seconds = Seconds(t1, Clock::now());
+  result->decode_seconds = SecondsBetween(t1, Clock::now());
   // Decode tok/s counts tokens, as plain decoding's passes do (one per token
   // after the first); the passes themselves are stats->n_steps.
   result->n_decode_evals = std::max<int64_t>(0, static_cast<int64_t>(result->tokens.size()) - 1);

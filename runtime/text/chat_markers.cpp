@@ -3,18 +3,13 @@
 #include <algorithm>
 #include <cctype>
 
+#include "platform/ascii.h"
+
 namespace ember {
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 bool SaysEnd(std::string_view marker) {
-  const std::string m = Lower(marker);
+  const std::string m = AsciiLower(marker);
   if (m.find("think") != std::string::npos || m.find("tool") != std::string::npos) return false;
   for (const char* word : {"end", "eot", "eom", "turn"}) {
     if (m.find(word) != std::string::npos) return true;

@@ -19,7 +19,7 @@ bool IsSpecialType(TokenType t) {
 }
 
 // C isspace on one byte, as llama.cpp strips around lstrip/rstrip tokens.
-bool IsAsciiSpace(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
+bool IsCSpace(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
 
 }  // namespace
 
@@ -173,14 +173,14 @@ std::vector<Tokenizer::Fragment> Tokenizer::SplitSpecial(std::string_view text,
         }
         size_t left = m - base;
         if (attrs & kTokenAttrLstrip) {
-          while (left > 0 && IsAsciiSpace(text[base + left - 1])) --left;
+          while (left > 0 && IsCSpace(text[base + left - 1])) --left;
         }
         if (left > 0) next.push_back({-1, base, left});
         next.push_back({id, m, tok.size()});
         size_t r = m + tok.size();
         size_t rlen = base + len - r;
         if (attrs & kTokenAttrRstrip) {
-          while (rlen > 0 && IsAsciiSpace(text[r])) {
+          while (rlen > 0 && IsCSpace(text[r])) {
             ++r;
             --rlen;
           }

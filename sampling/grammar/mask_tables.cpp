@@ -6,6 +6,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "platform/clock.h"
 #include "sampling/grammar/walker.h"
 
 namespace ember::grammar {
@@ -396,7 +397,7 @@ Status MaskTables::Build(std::shared_ptr<const CompiledGrammar> grammar,
     }
   }
   m->stats_.tables = m->tables_.size() - 1;
-  m->stats_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  m->stats_.seconds = SecondsSince(t0);
   *out = std::move(m);
   return Status::Ok();
 }
