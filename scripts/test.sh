@@ -62,7 +62,9 @@ package_smoke() {  # build-dir debian-arch
   echo "=== packages $2: $((SECONDS - t0)) s"
 }
 
-sanitizer_build=(-DCMAKE_BUILD_TYPE=RelWithDebInfo
+# The builds below are compiled once and run: their runtime and CLI sources in
+# batches (EMBER_UNITY, CMakeLists.txt), about a quarter less compile time.
+sanitizer_build=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_UNITY=ON
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG")
 if [ "$full" = 1 ]; then
   if [ "$native_ok" = 1 ]; then
@@ -91,7 +93,7 @@ if [ "$full" = 1 ]; then
       t0=$SECONDS
       echo "=== cross $arch: Debian's $debarch libraries (build-deps/$debarch)"
       if bash scripts/cross-sysroot.sh "$debarch" "build-deps/$debarch"; then
-        cross=(-DEMBER_KERNELS_ONLY=OFF -DEMBER_DEPS_SYSROOT="$PWD/build-deps/$debarch"
+        cross=(-DEMBER_KERNELS_ONLY=OFF -DEMBER_UNITY=ON -DEMBER_DEPS_SYSROOT="$PWD/build-deps/$debarch"
           -DEMBER_RUNTIME_TESTS=OFF -DEMBER_BUILD_BENCH=OFF -DEMBER_STATIC_CLI=ON
           -DCMAKE_INSTALL_PREFIX=/usr)
       else
