@@ -107,11 +107,20 @@ if [ "$full" = 1 ]; then
       if [ "$arch" = aarch64-linux-gnu ]; then
         # ctest ran under -cpu max (i8mm + dotprod). Each ARM kernel path runs
         # somewhere: Cortex-A53 has neither (plain NEON), Cortex-A76 has dotprod.
-        for cpu in cortex-a53 cortex-a76; do
-          echo "=== cross $arch: kernel tests under qemu -cpu $cpu"
+        # The two runs at once (qemu runs one thread each), their output after.
+        echo "=== cross $arch: kernel tests under qemu -cpu cortex-a53 and cortex-a76"
+        cpus=(cortex-a53 cortex-a76)
+        qemu_pids=()
+        for cpu in "${cpus[@]}"; do
           timeout 900 qemu-aarch64-static -cpu "$cpu" -L /usr/aarch64-linux-gnu \
             -E LD_LIBRARY_PATH=/usr/aarch64-linux-gnu/lib \
-            "build-$arch/bin/ember_kernel_tests" || status=1
+            "build-$arch/bin/ember_kernel_tests" >"build-$arch/qemu-$cpu.log" 2>&1 &
+          qemu_pids+=($!)
+        done
+        for i in "${!cpus[@]}"; do
+          echo "--- qemu -cpu ${cpus[$i]}:"
+          wait "${qemu_pids[$i]}" || status=1
+          cat "build-$arch/qemu-${cpus[$i]}.log"
         done
       fi
       if [ "${cross[0]}" != -DEMBER_KERNELS_ONLY=ON ]; then
@@ -155,11 +164,11 @@ if [ "$full" = 1 ]; then
     if CXX=clang++-14 cmake -S tests/fuzz -B build-fuzz -G Ninja >build-fuzz.configure.log 2>&1 &&
       cmake --build build-fuzz -j "$jobs"; then
       # Each target for a few seconds on its seeds (scripts/fuzz.sh), new
-      # inputs in a scratch folder: 8 targets x 8 s (and their start-up) stay
-      # within ~90 s.
+      # inputs in a scratch folder, one target per core: 8 targets x 8 s (and
+      # their start-up) stay within ~45 s on 2 cores.
       seconds="${EMBER_FUZZ_SECONDS:-8}"
       scratch="$(mktemp -d)"
-      if EMBER_FUZZ_DIR="$scratch" scripts/fuzz.sh --seconds "$seconds"; then
+      if EMBER_FUZZ_DIR="$scratch" scripts/fuzz.sh --seconds "$seconds" --jobs "$jobs"; then
         rm -rf "$scratch"
       else
         for log in "$scratch"/*.log; do
