@@ -197,7 +197,7 @@ Status Prefill(Session& session, const std::vector<int32_t>& prompt, const Gener
   const auto t0 = std::chrono::steady_clock::now();
   const Status s = params.reuse_prefix ? session.DecodeReusing(prompt, &result->n_reused)
                                        : session.Decode(prompt);
-  result->prefill_seconds = SecondsBetween(t0, std::chrono::steady_clock::now());
+  result->prefill_seconds = SecondsSince(t0);
   *cancelled = s.code() == Code::kCancelled;  // from another thread (Session::RequestCancel)
   if (*cancelled) {
     result->finish = FinishReason::kCancelled;
@@ -223,7 +223,7 @@ Status Generate(Session& session, const std::vector<int32_t>& prompt, const Gene
   const auto t1 = std::chrono::steady_clock::now();
   if (params.beams > 0) {
     Status s = RunBeams(session, params, on_piece, on_token, result);
-    result->decode_seconds = SecondsBetween(t1, std::chrono::steady_clock::now());
+    result->decode_seconds = SecondsSince(t1);
     return s;
   }
   // Penalties see the prompt as history, as in llama.cpp; a grammar starts over.
@@ -255,7 +255,7 @@ Status Generate(Session& session, const std::vector<int32_t>& prompt, const Gene
     ++result->n_decode_evals;
   }
   if (result->finish != FinishReason::kCancelled) emitter.Flush();
-  result->decode_seconds = SecondsBetween(t1, std::chrono::steady_clock::now());
+  result->decode_seconds = SecondsSince(t1);
   return Status::Ok();
 }
 

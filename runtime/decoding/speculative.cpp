@@ -373,7 +373,7 @@ Status GenerateSpeculative(Session& session, DraftSource& draft, const std::vect
   }
   EMBER_RETURN_IF_ERROR(accepted_ok);
   if (result->finish != FinishReason::kCancelled) emitter.Flush();
-  result->decode_seconds = SecondsBetween(t1, Clock::now());
+  result->decode_seconds = SecondsSince(t1);
   // Decode tok/s counts tokens, as plain decoding's passes do (one per token
   // after the first); the passes themselves are stats->n_steps.
   result->n_decode_evals = std::max<int64_t>(0, static_cast<int64_t>(result->tokens.size()) - 1);

@@ -1,7 +1,6 @@
 #include "runtime/text/chat_markers.h"
 
 #include <algorithm>
-#include <cctype>
 
 #include "platform/ascii.h"
 
