@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -23,6 +24,16 @@ struct Candidate {
 // is deterministic. Logits are never NaN (Reset turns NaN into -inf).
 inline bool RanksBefore(const Candidate& a, const Candidate& b) {
   return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+}
+
+// logit + delta for the samplers that shift logits (bias, penalties, DRY),
+// keeping them NaN-free: inf + -inf is -inf, so a ban or an infinite penalty
+// wins over an infinite logit or bonus. (Extreme settings get there: a
+// repetition penalty of 1e-40 makes a positive logit +inf, a DRY base of 1e30
+// an infinite penalty; found by sampler_fuzz.)
+inline float ShiftLogit(float logit, float delta) {
+  const float r = logit + delta;
+  return std::isnan(r) ? -INFINITY : r;
 }
 
 class Candidates {

@@ -70,7 +70,8 @@ class DrySampler final : public Sampler {
       const int64_t idx = c.IndexOf(token);
       if (idx < 0) continue;
       const double penalty = multiplier_ * std::pow(static_cast<double>(base_), m - allowed_);
-      c.items()[static_cast<size_t>(idx)].logit -= static_cast<float>(penalty);
+      float& logit = c.items()[static_cast<size_t>(idx)].logit;
+      logit = ShiftLogit(logit, -static_cast<float>(penalty));
       changed = true;
     }
     if (changed) {

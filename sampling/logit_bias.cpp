@@ -26,8 +26,7 @@ class LogitBiasSampler final : public Sampler {
       const int64_t i = c.IndexOf(id);
       if (i < 0) continue;  // already removed by an earlier sampler
       float& logit = c.items()[static_cast<size_t>(i)].logit;
-      logit += bias;
-      if (std::isnan(logit)) logit = -INFINITY;  // -inf + inf: the ban wins
+      logit = ShiftLogit(logit, bias);
       changed = true;
     }
     if (changed) {

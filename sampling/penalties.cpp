@@ -38,7 +38,7 @@ class PenaltiesSampler final : public Sampler {
       if (i < 0) continue;
       float& logit = c.items()[static_cast<size_t>(i)].logit;
       logit = logit > 0.0f ? logit / repeat_ : logit * repeat_;
-      logit -= presence_ + frequency_ * static_cast<float>(n);
+      logit = ShiftLogit(logit, -(presence_ + frequency_ * static_cast<float>(n)));
     }
     c.set_sorted(false);
     c.InvalidateProbs();

@@ -99,3 +99,23 @@ TEST_CASE("dry: history window, Clone and Reset", "[sampling]") {
   CHECK(c.items()[4].logit == Approx(-0.8 * 1.75));
   CHECK_FALSE(c.sorted());
 }
+
+TEST_CASE("dry: an infinite penalty on an infinite logit is -inf, never NaN", "[sampling]") {
+  SamplerSpec spec;
+  spec.kind = SamplerKind::kDry;
+  spec.dry_multiplier = 1.0f;
+  spec.dry_base = 1e30f;  // base^2 overflows float: the penalty is +inf
+  spec.dry_allowed_length = 0;
+  std::unique_ptr<Sampler> s;
+  REQUIRE(MakeSampler(spec, SamplerContext{10, nullptr}, &s).ok());
+  for (int32_t t : {1, 2, 3, 4, 1, 2, 3}) s->Accept(t);
+  std::vector<float> logits(10, 0.0f);
+  logits[4] = INFINITY;
+  Candidates c;
+  c.Reset(logits.data(), 10);
+  Rng rng(1);
+  s->Apply(c, rng);
+  CHECK(c.items()[4].logit == -INFINITY);
+  c.ComputeProbs();
+  for (const Candidate& x : c.items()) CHECK_FALSE(std::isnan(x.p));
+}

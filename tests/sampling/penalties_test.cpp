@@ -77,3 +77,24 @@ TEST_CASE("penalties: only the last N tokens count, Reset and Clone", "[sampling
   off->Accept(7);
   CHECK(Apply(*off, kLogits) == kLogits);
 }
+
+TEST_CASE("penalties: an infinite logit meeting an infinite penalty is -inf, never NaN",
+          "[sampling]") {
+  // sampler_fuzz's finding: a repetition penalty of 1e-40 divides a positive
+  // logit to +inf; a frequency penalty whose product overflows is +inf too,
+  // and inf - inf was a NaN logit (NaN probabilities after it).
+  auto s = MakePenalties(1e-40f, 0.0f, 3e38f, -1);
+  s->Accept(7);
+  s->Accept(7);
+  std::vector<float> out = Apply(*s, kLogits);
+  CHECK(out[7] == -INFINITY);  // the penalty wins
+  // A banned token (-inf) with an infinite bonus stays banned.
+  auto bonus = MakePenalties(1.0f, 0.0f, -3e38f, -1);
+  bonus->Accept(2);
+  bonus->Accept(2);
+  std::vector<float> banned = kLogits;
+  banned[2] = -INFINITY;
+  out = Apply(*bonus, banned);
+  CHECK(out[2] == -INFINITY);
+  for (float x : out) CHECK_FALSE(std::isnan(x));
+}
