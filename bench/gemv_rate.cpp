@@ -2,8 +2,9 @@
 // for a matrix that stays in the caches and for one far larger than them. If
 // the in-cache rate is well above the machine's memory read bandwidth, decode
 // is bound by memory and not by the kernel (docs/PERFORMANCE.md "Bounds").
-// With m > 1 tokens (prefill's GEMM), multiply-adds per second instead, of a
-// 1024-row matrix.
+// With m > 1 tokens (a small batch: draft verification, parallel sequences)
+// the same two matrices, times m tokens per weight pass, and the multiply-adds
+// per second from memory.
 //
 //   ember_gemv_rate [k=2048] [seconds per matrix=1] [m=1]
 #include <algorithm>
@@ -91,27 +92,25 @@ int main(int argc, char** argv) {
   for (float& v : x) v = d(rng);
   QuantizedActs a;
   Active().quantize_acts(x.data(), m, k, &a);
-  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ8_0, GgmlType::kQ6_K, GgmlType::kIQ4_NL,
+  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0, GgmlType::kQ6_K, GgmlType::kIQ4_NL,
                         GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ3_K, GgmlType::kQ2_K}) {
     if (k % FindGgmlType(static_cast<uint32_t>(type))->block_elems != 0) continue;  // K: 256
-    if (m > 1) {
-      const int64_t rows = 1024;
-      const PackedMatrix w = MakeMatrix(type, rows, k, rng);
-      const double macs = static_cast<double>(rows * k * m);
-      std::printf("%-6s %lld x %lld times %lld tokens: %6.1f GMAC/s\n", GgmlTypeName(type),
-                  static_cast<long long>(rows), static_cast<long long>(k),
-                  static_cast<long long>(m), CallRate(w, a, seconds) * macs / 1e9);
-      continue;
-    }
     // ~128 KiB (L2-resident) and ~256 MiB (far past any L3) of weights.
     const size_t per_row = GgmlRowBytes(type, static_cast<uint64_t>(k));
     const int64_t small_rows = std::max<int64_t>(16, (128 << 10) / per_row / 16 * 16);
     const int64_t large_rows = std::max<int64_t>(16, (int64_t{256} << 20) / per_row / 16 * 16);
     const PackedMatrix small = MakeMatrix(type, small_rows, k, rng);
     const PackedMatrix large = MakeMatrix(type, large_rows, k, rng);
-    std::printf("%-6s in cache (%6.2f MiB): %6.1f GB/s   from memory (%6.1f MiB): %6.1f GB/s\n",
-                GgmlTypeName(type), small.bytes() / 1048576.0, Rate(small, a, seconds),
-                large.bytes() / 1048576.0, Rate(large, a, seconds));
+    const double small_rate = Rate(small, a, seconds), large_rate = Rate(large, a, seconds);
+    std::printf("%-6s in cache (%6.2f MiB): %6.1f GB/s   from memory (%6.1f MiB): %6.1f GB/s",
+                GgmlTypeName(type), small.bytes() / 1048576.0, small_rate,
+                large.bytes() / 1048576.0, large_rate);
+    if (m > 1) {  // and the multiply-adds of all m tokens, from memory
+      const double macs_per_byte =
+          static_cast<double>(large_rows * k * m) / static_cast<double>(large.bytes());
+      std::printf("   %6.1f GMAC/s", large_rate * macs_per_byte);
+    }
+    std::printf("\n");
   }
   return 0;
 }

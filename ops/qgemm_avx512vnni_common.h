@@ -17,17 +17,19 @@ namespace {
 
 constexpr int kMr = 4;  // tokens per register tile
 
-// Decode (one token, one tile at a time) streams the weights once: a software
-// prefetch 8 KiB ahead of each 64-byte load keeps more lines in flight than the
-// hardware prefetcher does for a loop whose loads are spaced by arithmetic.
-// Measured from a 256 MiB matrix on one thread (ember_gemv_rate, 3 alternating
-// rounds): Q4 39 -> 42-45 GB/s, Q8 42 -> 43-44; 1, 2 and 16 KiB ahead were no
-// better or worse. Weights are tile-major, so ahead is the same stream.
+// One tile at a time (decode, and small batches: below) streams the weights
+// once: a software prefetch 8 KiB ahead of each 64-byte load keeps more lines
+// in flight than the hardware prefetcher does for a loop whose loads are
+// spaced by arithmetic. Measured from a 256 MiB matrix on one thread
+// (ember_gemv_rate, 3 alternating rounds): Q4 39 -> 42-45 GB/s, Q8 42 -> 43-44;
+// 1, 2 and 16 KiB ahead were no better or worse. Weights are tile-major, so
+// ahead is the same stream. (Tile pairs read two streams a tile apart, where
+// 8 KiB ahead of the first lands in the second: no prefetch there.)
 constexpr int kPrefetchBytes = 8192;
 
 template <int MR, int NT>
 inline void PrefetchAhead(const uint8_t* p) {
-  if constexpr (MR == 1 && NT == 1) {
+  if constexpr (NT == 1) {
     _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes), _MM_HINT_T0);
   }
 }
@@ -79,13 +81,27 @@ inline void RunTokens(int64_t mr, const PackedMatrix& w, int64_t tile, const Qua
   Kernel<MR, NT>::Run(w, tile, a, t0, y, ldy);
 }
 
-// Tiles in pairs (a last odd tile alone), tokens in groups of kMr. One token
-// (decode) goes one tile at a time: there the broadcasts are not the limit.
+// Batches of fewer than kPairFromM tokens (decode, draft verification, a step
+// of the server's parallel sequences) go one tile at a time with the prefetch
+// above, tokens in groups of kMr: the weight stream stays ahead of the
+// arithmetic. Tile pairs (each broadcast feeds two tiles) do less arithmetic
+// per weight but overlapped it with the stream worse. From memory, one thread,
+// 4 tokens, GMAC/s, pairs -> one tile at a time (ember_gemv_rate K 0.5 4, two
+// rounds at k = 2048): Q4_0 87 / 76 -> 100 / 104, Q4_K 69 / 77 -> 89 / 88, Q6_K
+// 44 / 49 -> 67 / 66, Q3_K 56 / 61 -> 118 / 107; at k = 896 Q5_0 46 -> 78, Q4_0
+// 69 -> 83. Q8_0 alone lost a little (65-72 -> 59-60; 896: 59 -> 54), but a whole
+// model with its Q8_0 output matrix did not: Qwen2.5-Coder-0.5B, M = 4,
+// ember_batch_step, three rounds, ms: 1 thread pairs 36.8 / 36.1 / 33.4, one
+// tile 25.7 / 28.9 / 24.0, Q8 still in pairs 36.5 / 26.9 / 26.9; 2 threads 26.3 /
+// 21.8 / 20.5, 22.3 / 15.2 / 15.9, 16.8 / 15.0 / 17.7 (M = 1: 19-23 and 13-17 ms).
+// Larger batches (prefill) are bound by the arithmetic and keep the pairs.
+constexpr int64_t kPairFromM = 17;
+
 template <template <int, int> class Kernel>
 void Drive(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const QuantizedActs& a,
            float* y, int64_t ldy) {
   for (int64_t tile = tile_begin; tile < tile_end;) {
-    const bool pair = a.m > 1 && tile + 1 < tile_end;
+    const bool pair = a.m >= kPairFromM && tile + 1 < tile_end;
     for (int64_t t = 0; t < a.m; t += kMr) {
       const int64_t mr = std::min<int64_t>(kMr, a.m - t);
       if (pair) {
