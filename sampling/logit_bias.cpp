@@ -5,7 +5,6 @@
 //
 // O(number of entries) while the candidates are in id order (the bias runs
 // first in the default chain), else a search per entry (Candidates::IndexOf).
-#include <cmath>
 #include <memory>
 
 #include "sampling/sampler.h"
