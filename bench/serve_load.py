@@ -12,7 +12,10 @@ each K, K clients send /v1/completions requests at the same moment (streamed,
 temperature 0, ignore_eos, n tokens, each its own prompt of about 40 tokens)
 and read the SSE stream. Reported per K (median over the repetitions, with the
 range of the aggregate): aggregate generated tokens/s (all tokens / wall time
-from the first request to the last [DONE]), its ratio to one client's, p50 and
+from the first request to the last [DONE]), its ratio to one client's, the
+aggregate decode rate (each client's tokens after its first over the time
+from its first token to its last, summed over the clients: prompts and time
+to first token left out, which TTFT reports) and its ratio, p50 and
 p99 time to first token and p50 / p99 inter-token latency over every client's
 tokens. Standard library only (http.client).
 """
@@ -112,7 +115,10 @@ def run(port, k, n, rep):
     total = sum(o[2] for o in out)
     ttft = [o[1][0] - o[0] for o in out if o[1]]
     itl = [b - a for o in out for a, b in zip(o[1], o[1][1:])]
-    return total / wall, ttft, itl
+    # Decode alone: each client's tokens after its first over the time from
+    # its first to its last, summed over the clients (they decode together).
+    decode = sum((o[2] - 1) / (o[1][-1] - o[1][0]) for o in out if len(o[1]) > 1)
+    return total / wall, decode, ttft, itl
 
 
 def pct(v, q):
@@ -133,26 +139,28 @@ def main():
     a = ap.parse_args()
     clients = [int(x) for x in a.clients.split(",")]
     print(f"# {a.model}, {a.threads} thread(s), {a.n} tokens per client, {a.reps} repetitions")
-    print("| mode | clients | aggregate tok/s (range) | x 1 client | TTFT p50 / p99 ms | "
-          "inter-token p50 / p99 ms |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("| mode | clients | aggregate tok/s (range) | x 1 client | decode tok/s (range) | "
+          "x 1 client | TTFT p50 / p99 ms | inter-token p50 / p99 ms |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     modes = a.modes.split(",") + (["llama-server"] if a.peer else [])
     for mode in modes:
         proc, port = start_server(a.ember, a.model, a.threads, max(clients), mode, 512, a.peer)
         try:
             run(port, 1, 8, -1)  # warm-up
-            base = None
+            base = dbase = None
             for k in clients:
-                rates, ttft, itl = [], [], []
+                rates, decodes, ttft, itl = [], [], [], []
                 for rep in range(a.reps):
-                    r, t, i = run(port, k, a.n, rep)
+                    r, d, t, i = run(port, k, a.n, rep)
                     rates.append(r)
+                    decodes.append(d)
                     ttft += t
                     itl += i
-                med = statistics.median(rates)
-                base = base or med
+                med, dmed = statistics.median(rates), statistics.median(decodes)
+                base, dbase = base or med, dbase or dmed
                 print(f"| {mode} | {k} | {med:.1f} ({min(rates):.1f}..{max(rates):.1f}) | "
-                      f"{med / base:.2f} | {pct(ttft, .5) * 1e3:.0f} / {pct(ttft, .99) * 1e3:.0f} | "
+                      f"{med / base:.2f} | {dmed:.1f} ({min(decodes):.1f}..{max(decodes):.1f}) | "
+                      f"{dmed / dbase:.2f} | {pct(ttft, .5) * 1e3:.0f} / {pct(ttft, .99) * 1e3:.0f} | "
                       f"{pct(itl, .5) * 1e3:.1f} / {pct(itl, .99) * 1e3:.1f} |", flush=True)
         finally:
             proc.terminate()

@@ -83,8 +83,9 @@ inline void RunTokens(int64_t mr, const PackedMatrix& w, int64_t tile, const Qua
 
 // Batches of fewer than kPairFromM tokens (decode, draft verification, a step
 // of the server's parallel sequences) go one tile at a time with the prefetch
-// above, tokens in groups of kMr: the weight stream stays ahead of the
-// arithmetic. Tile pairs (each broadcast feeds two tiles) do less arithmetic
+// above, tokens in groups of kMrOneTile = 8: the weight stream stays ahead of
+// the arithmetic, and a pass of 8 tokens unpacks each weight vector once
+// (8 int32 sums + 8 float accumulators are 16 of the 32 zmm registers). Tile pairs (each broadcast feeds two tiles) do less arithmetic
 // per weight but overlapped it with the stream worse. From memory, one thread,
 // 4 tokens, GMAC/s, pairs -> one tile at a time (ember_gemv_rate K 0.5 4, two
 // rounds at k = 2048): Q4_0 87 / 76 -> 100 / 104, Q4_K 69 / 77 -> 89 / 88, Q6_K
@@ -96,18 +97,27 @@ inline void RunTokens(int64_t mr, const PackedMatrix& w, int64_t tile, const Qua
 // 21.8 / 20.5, 22.3 / 15.2 / 15.9, 16.8 / 15.0 / 17.7 (M = 1: 19-23 and 13-17 ms).
 // Larger batches (prefill) are bound by the arithmetic and keep the pairs.
 constexpr int64_t kPairFromM = 17;
+// Groups of 4 tokens passed over each tile twice for M = 8 and recomputed its
+// unpacking: one tile, from memory, one thread, 8 tokens, GMAC/s, kMr -> 8
+// (ember_gemv_rate 2048 0.4 8, two rounds alike): Q4_0 122 -> 142, Q5_0 86 ->
+// 105, Q8_0 86 -> 101, Q6_K 69 -> 89, IQ4_NL 105 -> 142, Q4_K 117 -> 133, Q5_K
+// 92 -> 110, Q3_K 106 -> 130, Q2_K 124 -> 125. In cache, 8 tokens of Q4_0 run
+// at ~178 GMAC/s, about what the two 256-bit integer-multiply pipes allow
+// (64 vpdpbusd zmm + 16 float mul/fma per group of 4096 multiply-adds).
+constexpr int kMrOneTile = 8;
 
 template <template <int, int> class Kernel>
 void Drive(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const QuantizedActs& a,
            float* y, int64_t ldy) {
   for (int64_t tile = tile_begin; tile < tile_end;) {
     const bool pair = a.m >= kPairFromM && tile + 1 < tile_end;
-    for (int64_t t = 0; t < a.m; t += kMr) {
-      const int64_t mr = std::min<int64_t>(kMr, a.m - t);
+    const int64_t step = pair ? kMr : kMrOneTile;
+    for (int64_t t = 0; t < a.m; t += step) {
+      const int64_t mr = std::min<int64_t>(step, a.m - t);
       if (pair) {
         RunTokens<Kernel, 2, kMr>(mr, w, tile, a, t, y, ldy);
       } else {
-        RunTokens<Kernel, 1, kMr>(mr, w, tile, a, t, y, ldy);
+        RunTokens<Kernel, 1, kMrOneTile>(mr, w, tile, a, t, y, ldy);
       }
     }
     tile += pair ? 2 : 1;
