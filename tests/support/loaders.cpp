@@ -24,11 +24,14 @@ std::unique_ptr<Session> CreateSessionOrFail(const Model& model, const SessionPa
 }
 
 std::vector<float> LastLogitsOrFail(const std::string& path, const std::vector<int32_t>& tokens) {
-  const std::unique_ptr<Model> m = LoadModelOrFail(path);
+  return LastLogitsOrFail(*LoadModelOrFail(path), tokens);
+}
+
+std::vector<float> LastLogitsOrFail(const Model& model, const std::vector<int32_t>& tokens) {
   SessionParams p;
   p.n_ctx = 16;
   p.n_threads = 1;
-  const std::unique_ptr<Session> session = CreateSessionOrFail(*m, p);
+  const std::unique_ptr<Session> session = CreateSessionOrFail(model, p);
   const Status s = session->Decode(tokens);
   INFO(s.message());
   REQUIRE(s.ok());

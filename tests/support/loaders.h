@@ -21,6 +21,8 @@ std::unique_ptr<Session> CreateSessionOrFail(const Model& model, const SessionPa
 // The logits after decoding `tokens` from an empty context (n_ctx 16, one
 // thread) with the model at `path`: a model's output in one call.
 std::vector<float> LastLogitsOrFail(const std::string& path, const std::vector<int32_t>& tokens);
+// The same for a model already loaded.
+std::vector<float> LastLogitsOrFail(const Model& model, const std::vector<int32_t>& tokens);
 
 // n token ids in [100, 5100), from a seeded generator: model input that is
 // the same on every run.
