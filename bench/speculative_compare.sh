@@ -26,7 +26,7 @@
 # ("decoded N tokens in T seconds, speed: S t/s").
 #
 # Environment: SPEC_REPS [3], SPEC_THREADS ["1 2"], SPEC_N [256] tokens,
-# SPEC_ROWS ["lookup draft"],
+# SPEC_ROWS ["lookup draft"; "fail": the failing-draft row alone],
 # SPEC_LOOKUP [3], EMBER_BENCH_BUILD [build-bench], EMBER_MODELS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -149,11 +149,13 @@ for t in $THREADS; do
   TEMP=0
 done
 for t in $THREADS; do
-  [[ "${SPEC_ROWS:-lookup draft}" == *draft* ]] || continue
-  for p in code_rewrite free_writing; do
-    row "Qwen2.5-Coder F16 target, Q4_K_M draft, $p" "$qwen_f16" "bench/prompts/$p.txt" \
-      llama-speculative "-md $qwen -td $t --spec-draft-n-max 8" "$t" --draft-model "$qwen"
-  done
+  if [[ "${SPEC_ROWS:-lookup draft}" == *draft* ]]; then
+    for p in code_rewrite free_writing; do
+      row "Qwen2.5-Coder F16 target, Q4_K_M draft, $p" "$qwen_f16" "bench/prompts/$p.txt" \
+        llama-speculative "-md $qwen -td $t --spec-draft-n-max 8" "$t" --draft-model "$qwen"
+    done
+  fi
+  [[ "${SPEC_ROWS:-lookup draft}" == *draft* || "${SPEC_ROWS:-}" == *fail* ]] || continue
   row "Qwen2.5-Coder Q4_K_M, a random-weights draft (drafts fail), code_rewrite" "$qwen" \
     bench/prompts/code_rewrite.txt llama-speculative "-md $bad_draft -td $t --spec-draft-n-max 8" \
     "$t" --draft-model "$bad_draft"
