@@ -85,8 +85,9 @@ inline void RunTokens(int64_t mr, const PackedMatrix& w, int64_t tile, const Qua
 // of the server's parallel sequences) go one tile at a time with the prefetch
 // above, tokens in groups of kMrOneTile = 8: the weight stream stays ahead of
 // the arithmetic, and a pass of 8 tokens unpacks each weight vector once
-// (8 int32 sums + 8 float accumulators are 16 of the 32 zmm registers). Tile pairs (each broadcast feeds two tiles) do less arithmetic
-// per weight but overlapped it with the stream worse. From memory, one thread,
+// (8 int32 sums + 8 float accumulators are 16 of the 32 zmm registers). Tile
+// pairs (each broadcast feeds two tiles) do less arithmetic per weight but
+// overlapped it with the stream worse. From memory, one thread,
 // 4 tokens, GMAC/s, pairs -> one tile at a time (ember_gemv_rate K 0.5 4, two
 // rounds at k = 2048): Q4_0 87 / 76 -> 100 / 104, Q4_K 69 / 77 -> 89 / 88, Q6_K
 // 44 / 49 -> 67 / 66, Q3_K 56 / 61 -> 118 / 107; at k = 896 Q5_0 46 -> 78, Q4_0

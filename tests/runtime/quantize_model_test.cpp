@@ -15,8 +15,10 @@ using namespace ember;
 
 namespace {
 
+const std::vector<int32_t> kTokens = {464, 2068, 7586, 21831};
+
 std::vector<float> LastLogits(const std::string& path) {
-  return test::LastLogitsOrFail(path, {464, 2068, 7586, 21831});
+  return test::LastLogitsOrFail(path, kTokens);
 }
 
 }  // namespace
@@ -166,7 +168,7 @@ TEST_CASE("quantize: native layouts load by mapping and give the same logits", "
     CHECK(IsNativeType(b->gguf().FindTensor("blk.0.ffn_down.weight")->type));
     CHECK(b->gguf().FindTensor("blk.0.ffn_down.weight")->type == c.down_native);
     CHECK_FALSE(IsNativeType(b->gguf().FindTensor("token_embd.weight")->type));
-    const std::vector<int32_t> tokens = {464, 2068, 7586, 21831};
-    CHECK(test::LastLogitsOrFail(*a, tokens) == test::LastLogitsOrFail(*b, tokens));  // bit for bit
+    // Bit for bit, from the models loaded above.
+    CHECK(test::LastLogitsOrFail(*a, kTokens) == test::LastLogitsOrFail(*b, kTokens));
   }
 }
