@@ -15,7 +15,7 @@
 namespace ember {
 namespace {
 
-constexpr int kMr = 4;  // tokens per register tile
+constexpr int kMr = 4;  // tokens per register tile in tile pairs (kMrOneTile below: one tile)
 
 // One tile at a time (decode, and small batches: below) streams the weights
 // once: a software prefetch 8 KiB ahead of each 64-byte load keeps more lines
