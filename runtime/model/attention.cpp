@@ -187,105 +187,160 @@ void AttendGgml(const AttentionArgs& a) {
   }
 }
 
-void Attend(const AttentionArgs& a) {
-  const KvCache& kv = *a.kv;
-  const int64_t l = a.layer, n = a.n, hd = a.head_dim, Q = a.n_head * hd;
-  const int64_t n_head = a.n_head, n_head_kv = a.n_head_kv, group = n_head / n_head_kv;
-  const TokenPlace* places = a.places;
-  const int n_threads = a.n_threads;
-  const bool chain = RowsChain(places, n);
-  const bool sliding = !chain && SlidingChain(places, n);
-  const float scale = a.scale;
-  const size_t per_thread = static_cast<size_t>(AttentionScratchPerThread(kv, l));
-  const KvType type = kv.type();
-  if (type == KvType::kF16 && (chain || sliding) && hd % kAttendBlockDimMultiple == 0) {
-    // Blocks of consecutive tokens x heads of one GQA group (up to
-    // kAttendBlockQueries queries) share each converted key and value row: a
-    // prompt chunk, and a single decoded token (its group's heads). Every
-    // query's result is AttendBlock_ref's whatever block it is in, so the
-    // blocks may follow the thread count: a group's heads are split into
-    // parts until every thread has a job (a decode step of a model with
-    // fewer KV heads than threads). In a chain the block's rows are its last
-    // token's and each query sees a prefix of them; under a sliding window
-    // they are the rows of all its tokens and each query sees a range.
-    const AttendBlockFn attend_block = Active().attend_block;
-    int64_t heads = std::min<int64_t>(group, kAttendBlockQueries);             // per job
-    const int64_t tokens = std::max<int64_t>(1, kAttendBlockQueries / heads);  // per job
-    const int64_t n_blocks = (n + tokens - 1) / tokens;
-    while (heads > 1 && n_blocks * n_head_kv * ((group + heads - 1) / heads) < n_threads) {
-      heads = (heads + 1) / 2;
-    }
-    const int64_t head_parts = (group + heads - 1) / heads;
-    const int64_t n_work = n_blocks * n_head_kv * head_parts;
-    // Jobs go round the threads one by one: later blocks see more rows.
-#pragma omp parallel for num_threads(n_threads) schedule(static, 1) if (n_threads > 1)
-    for (int64_t job = 0; job < n_work; ++job) {
-      const int64_t t0 = job / (n_head_kv * head_parts) * tokens;
-      const int64_t kvh = job / head_parts % n_head_kv;
-      const int64_t h0 = kvh * group + job % head_parts * heads;
-      const int64_t t1 = std::min(n, t0 + tokens), h1 = std::min((kvh + 1) * group, h0 + heads);
-      const float* qs[kAttendBlockQueries];
-      float* outs[kAttendBlockQueries];
-      int64_t first[kAttendBlockQueries], visible[kAttendBlockQueries];
-      // The block's rows: the last token's (chain), or all its tokens'.
-      const TokenPlace& last = places[t1 - 1];
-      thread_local std::vector<RowRange> rows;
-      rows = sliding ? BlockRows(places[t0], last, t1 - 1 - t0) : RowsFrom(last, 0);
-      int64_t n_rows = 0;
-      for (const RowRange& r : rows) n_rows += r.n;
-      int n_q = 0;
-      for (int64_t t = t0; t < t1; ++t) {
-        for (int64_t h = h0; h < h1; ++h, ++n_q) {
-          qs[n_q] = &a.q[t * Q + h * hd];
-          outs[n_q] = &a.out[t * Q + h * hd];
-          // Token t's own row is (t1 - 1 - t) rows before the block's last.
-          visible[n_q] = sliding ? n_rows - (t1 - 1 - t) : RowsOf(places[t]);
-          first[n_q] = visible[n_q] - RowsOf(places[t]);
-        }
-      }
-      thread_local std::vector<KvSpan> spans;
-      spans.clear();
-      for (const RowRange& r : rows) spans.push_back(kv.SpanF16(l, r.begin, r.n, kvh));
-      attend_block(qs, sliding ? first : nullptr, visible, n_q, spans.data(),
-                   static_cast<int>(spans.size()), kv.row_stride(), static_cast<int>(hd), scale,
-                   &a.scores[static_cast<size_t>(omp_get_thread_num()) * per_thread], outs);
-    }
-    return;
+namespace {
+
+// How one sequence's queries of a layer go into jobs. The F16 cache of a
+// chain (a prompt chunk, a decoded token) or a sliding chain goes in blocks
+// of consecutive tokens x heads of one GQA group (up to kAttendBlockQueries
+// queries) that share each converted key and value row; anything else (the
+// int8 and f32 caches, a beam-search batch) one query head per job.
+struct AttendPlan {
+  bool block = false;
+  bool sliding = false;
+  int64_t heads = 1, tokens = 1, head_parts = 1;  // block jobs: the shape
+  int64_t n_work = 0;                             // jobs of this sequence
+};
+
+AttendPlan PlanOf(const AttentionArgs& a, int64_t heads) {
+  AttendPlan p;
+  const int64_t group = a.n_head / a.n_head_kv;
+  const bool chain = RowsChain(a.places, a.n);
+  p.sliding = !chain && SlidingChain(a.places, a.n);
+  p.block = a.kv->type() == KvType::kF16 && (chain || p.sliding) &&
+            a.head_dim % kAttendBlockDimMultiple == 0;
+  if (!p.block) {
+    p.n_work = a.n * a.n_head;
+    return p;
   }
-  // One query head per job (the int8 and f32 caches, batches of several
-  // sequences), which balances the threads for a single token.
-  const AttendHeadFn attend = Active().attend_head;
-  const AttendHeadQ8Fn attend_q8 = Active().attend_head_q8;
-  const AttendHeadF32Fn attend_f32 = Active().attend_head_f32;
-  const int64_t n_work = n * n_head;
-#pragma omp parallel for num_threads(n_threads) schedule(static, 1) if (n_threads > 1)
-  for (int64_t job = 0; job < n_work; ++job) {
-    const int64_t t = job / n_head, h = job % n_head, kvh = h / group;
-    float* scores = &a.scores[static_cast<size_t>(omp_get_thread_num()) * per_thread];
-    const TokenPlace& pl = places[t];
-    if (type == KvType::kQ8) {
-      KvSpanQ8 spans[3];
-      for (int r = 0; r < pl.n_rows; ++r) {
-        spans[r] = kv.SpanQ8(l, pl.rows[r].begin, pl.rows[r].n, kvh);
-      }
-      attend_q8(&a.q[t * Q + h * hd], spans, pl.n_rows, kv.row_stride(), kv.scale_stride(),
-                static_cast<int>(hd), scale, scores, &a.out[t * Q + h * hd]);
-    } else if (type == KvType::kF32) {
-      KvSpanF32 spans[3];
-      for (int r = 0; r < pl.n_rows; ++r) {
-        spans[r] = kv.SpanF32(l, pl.rows[r].begin, pl.rows[r].n, kvh);
-      }
-      attend_f32(&a.q[t * Q + h * hd], spans, pl.n_rows, kv.row_stride(), static_cast<int>(hd),
-                 scale, scores, &a.out[t * Q + h * hd]);
+  p.heads = std::min(heads, group);
+  p.tokens = std::max<int64_t>(1, kAttendBlockQueries / p.heads);
+  p.head_parts = (group + p.heads - 1) / p.heads;
+  p.n_work = (a.n + p.tokens - 1) / p.tokens * a.n_head_kv * p.head_parts;
+  return p;
+}
+
+// Block job `job` of a sequence: its tokens x heads through attend_block.
+void RunBlockJob(const AttentionArgs& a, const AttendPlan& p, int64_t job, float* scores) {
+  const KvCache& kv = *a.kv;
+  const int64_t n = a.n, hd = a.head_dim, Q = a.n_head * hd;
+  const int64_t group = a.n_head / a.n_head_kv, n_head_kv = a.n_head_kv;
+  const int64_t heads = p.heads, tokens = p.tokens, head_parts = p.head_parts;
+  const TokenPlace* places = a.places;
+  const int64_t t0 = job / (n_head_kv * head_parts) * tokens;
+  const int64_t kvh = job / head_parts % n_head_kv;
+  const int64_t h0 = kvh * group + job % head_parts * heads;
+  const int64_t t1 = std::min(n, t0 + tokens), h1 = std::min((kvh + 1) * group, h0 + heads);
+  const float* qs[kAttendBlockQueries];
+  float* outs[kAttendBlockQueries];
+  int64_t first[kAttendBlockQueries], visible[kAttendBlockQueries];
+  // The block's rows: the last token's (chain), or all its tokens'.
+  const TokenPlace& last = places[t1 - 1];
+  thread_local std::vector<RowRange> rows;
+  rows = p.sliding ? BlockRows(places[t0], last, t1 - 1 - t0) : RowsFrom(last, 0);
+  int64_t n_rows = 0;
+  for (const RowRange& r : rows) n_rows += r.n;
+  int n_q = 0;
+  for (int64_t t = t0; t < t1; ++t) {
+    for (int64_t h = h0; h < h1; ++h, ++n_q) {
+      qs[n_q] = &a.q[t * Q + h * hd];
+      outs[n_q] = &a.out[t * Q + h * hd];
+      // Token t's own row is (t1 - 1 - t) rows before the block's last.
+      visible[n_q] = p.sliding ? n_rows - (t1 - 1 - t) : RowsOf(places[t]);
+      first[n_q] = visible[n_q] - RowsOf(places[t]);
+    }
+  }
+  thread_local std::vector<KvSpan> spans;
+  spans.clear();
+  for (const RowRange& r : rows) spans.push_back(kv.SpanF16(a.layer, r.begin, r.n, kvh));
+  Active().attend_block(qs, p.sliding ? first : nullptr, visible, n_q, spans.data(),
+                        static_cast<int>(spans.size()), kv.row_stride(), static_cast<int>(hd),
+                        a.scale, scores, outs);
+}
+
+// Head job `job` of a sequence: one query head of one token.
+void RunHeadJob(const AttentionArgs& a, int64_t job, float* scores) {
+  const KvCache& kv = *a.kv;
+  const int64_t l = a.layer, hd = a.head_dim, Q = a.n_head * hd;
+  const int64_t group = a.n_head / a.n_head_kv;
+  const int64_t t = job / a.n_head, h = job % a.n_head, kvh = h / group;
+  const TokenPlace& pl = a.places[t];
+  const float* q = &a.q[t * Q + h * hd];
+  float* out = &a.out[t * Q + h * hd];
+  const int head_dim = static_cast<int>(hd);
+  if (kv.type() == KvType::kQ8) {
+    KvSpanQ8 spans[3];
+    for (int r = 0; r < pl.n_rows; ++r)
+      spans[r] = kv.SpanQ8(l, pl.rows[r].begin, pl.rows[r].n, kvh);
+    Active().attend_head_q8(q, spans, pl.n_rows, kv.row_stride(), kv.scale_stride(), head_dim,
+                            a.scale, scores, out);
+  } else if (kv.type() == KvType::kF32) {
+    KvSpanF32 spans[3];
+    for (int r = 0; r < pl.n_rows; ++r) {
+      spans[r] = kv.SpanF32(l, pl.rows[r].begin, pl.rows[r].n, kvh);
+    }
+    Active().attend_head_f32(q, spans, pl.n_rows, kv.row_stride(), head_dim, a.scale, scores, out);
+  } else {
+    KvSpan spans[3];
+    for (int r = 0; r < pl.n_rows; ++r)
+      spans[r] = kv.SpanF16(l, pl.rows[r].begin, pl.rows[r].n, kvh);
+    Active().attend_head(q, spans, pl.n_rows, kv.row_stride(), head_dim, a.scale, scores, out);
+  }
+}
+
+}  // namespace
+
+void AttendMany(const AttentionArgs* args, int64_t count) {
+  if (count <= 0) return;
+  // Every query's result is AttendBlock_ref's (or its head kernel's) whatever
+  // job it is in, so the jobs may follow the thread count: a group's heads
+  // are split into parts until every thread has a job (a decode step of a
+  // model with fewer KV heads than threads), counting the jobs of all the
+  // sequences, which share one parallel region (a step of 4 sequences of
+  // SmolLM2 is 12 jobs for 2 threads, where each alone was 3: 2 on one
+  // thread, 1 on the other).
+  const int n_threads = args[0].n_threads;
+  int64_t heads = kAttendBlockQueries;
+  thread_local std::vector<AttendPlan> plans;   // per sequence; no allocation per step
+  thread_local std::vector<int64_t> first_job;  // [count + 1] each sequence's first job
+  int64_t total = 0;
+  for (;;) {
+    plans.clear();
+    first_job.assign(1, 0);
+    int64_t max_heads = 1;
+    for (int64_t i = 0; i < count; ++i) {
+      plans.push_back(PlanOf(args[i], heads));
+      first_job.push_back(first_job.back() + plans.back().n_work);
+      if (plans.back().block) max_heads = std::max(max_heads, plans.back().heads);
+    }
+    total = first_job.back();
+    if (total >= n_threads || max_heads <= 1) break;
+    heads = (max_heads + 1) / 2;
+  }
+  // The threads' scratch: one stride for all sequences (their caches may
+  // differ in rows), the largest; the caller sized scores for it.
+  size_t per_thread = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    per_thread = std::max(
+        per_thread, static_cast<size_t>(AttentionScratchPerThread(*args[i].kv, args[i].layer)));
+  }
+  float* const scores = args[0].scores;
+  const AttentionArgs* const as = args;
+  const AttendPlan* const ps = plans.data();
+  const int64_t* const firsts = first_job.data();
+  // Jobs go round the threads one by one: later blocks see more rows.
+#pragma omp parallel for num_threads(n_threads) schedule(static, 1) if (n_threads > 1 && total > 1)
+  for (int64_t job = 0; job < total; ++job) {
+    int64_t i = 0;
+    while (firsts[i + 1] <= job) ++i;
+    float* s = &scores[static_cast<size_t>(omp_get_thread_num()) * per_thread];
+    if (ps[i].block) {
+      RunBlockJob(as[i], ps[i], job - firsts[i], s);
     } else {
-      KvSpan spans[3];
-      for (int r = 0; r < pl.n_rows; ++r) {
-        spans[r] = kv.SpanF16(l, pl.rows[r].begin, pl.rows[r].n, kvh);
-      }
-      attend(&a.q[t * Q + h * hd], spans, pl.n_rows, kv.row_stride(), static_cast<int>(hd), scale,
-             scores, &a.out[t * Q + h * hd]);
+      RunHeadJob(as[i], job - firsts[i], s);
     }
   }
 }
+
+void Attend(const AttentionArgs& a) { AttendMany(&a, 1); }
 
 }  // namespace ember

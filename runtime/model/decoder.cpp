@@ -117,17 +117,19 @@ void AttentionBlock(const Step& st, int64_t l, const LayerWeights& L, float* x,
     s.trace("Kcur", l, s.k.data(), m, KV);
     s.trace("Vcur", l, s.v.data(), m, KV);
   }
-  // Each sequence's tokens attend to its own cache, as they would alone.
+  // Each sequence's tokens attend to its own cache, as they would alone; the
+  // sequences' jobs share one parallel region.
+  std::vector<AttentionArgs>& attn = s.attn_args;
+  attn.clear();
   for (int64_t i = st.SeqOf(t0); i < st.n_seqs && st.begin[i] < t0 + m; ++i) {
     const int64_t lo = std::max(st.begin[i], t0) - t0, hi = std::min(st.begin[i + 1], t0 + m) - t0;
-    const AttentionArgs args{
-        st.seqs[i].kv, l,           pl + lo, hi - lo,        &s.q[lo * Q], &s.att[lo * Q],
-        c.n_head,      c.n_head_kv, hd,      cfg.attn_scale, st.n_threads, s.scores.data()};
-    if (st.ggml) {
-      AttendGgml(args);
-    } else {
-      Attend(args);
-    }
+    attn.push_back({st.seqs[i].kv, l, pl + lo, hi - lo, &s.q[lo * Q], &s.att[lo * Q], c.n_head,
+                    c.n_head_kv, hd, cfg.attn_scale, st.n_threads, s.scores.data()});
+  }
+  if (st.ggml) {
+    for (const AttentionArgs& args : attn) AttendGgml(args);
+  } else {
+    AttendMany(attn.data(), static_cast<int64_t>(attn.size()));
   }
   // xn is free: Q, K and V have read it. Projections land there (saves a buffer).
   MatMul(L.wo, s.att.data(), m, s.xn.data(), E, st.n_threads, &s.mm);

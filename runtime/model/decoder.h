@@ -42,7 +42,8 @@ struct DecoderScratch {
   std::vector<int64_t> seq_begin;  // [n_seqs + 1] each sequence's first row in the pass
   std::vector<TokenPlace> places;  // [n] every sequence's places, one after another
   std::vector<std::pair<int64_t, float*>> head_rows;  // (row, where its logits go)
-  std::vector<float> head_out;  // [rows, n_vocab] logits before they go to each sequence
+  std::vector<float> head_out;           // [rows, n_vocab] logits before they go to each sequence
+  std::vector<AttentionArgs> attn_args;  // [sequences in a sub-chunk] one layer's attention
   MatMulScratch mm;
   // Debugging aid (bench/forward_trace.cpp): when set, called with each
   // per-layer activation of a forward pass (the whole chunk), named as llama.cpp's graph names
