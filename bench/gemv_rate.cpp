@@ -6,12 +6,13 @@
 // the same two matrices, times m tokens per weight pass, and the multiply-adds
 // per second from memory.
 //
-//   ember_gemv_rate [k=2048] [seconds per matrix=1] [m=1]
+//   ember_gemv_rate [k=2048] [seconds per matrix=1] [m=1] [types=all, e.g. Q4_0,Q8_0]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "ops/kernels.h"
@@ -32,9 +33,17 @@ PackedMatrix MakeMatrix(GgmlType type, int64_t rows, int64_t k, std::mt19937& rn
   std::vector<float> row(static_cast<size_t>(k));
   const size_t row_bytes = GgmlRowBytes(type, static_cast<uint64_t>(k));
   std::vector<uint8_t> gguf(row_bytes * static_cast<size_t>(rows));
-  for (int64_t r = 0; r < rows; ++r) {
+  // 2048 distinct rows at most, repeated: the large matrix's rows then cost
+  // seconds, not minutes (K-quants fit their scales per row), and repeats far
+  // apart are read from memory all the same.
+  const int64_t distinct = std::min<int64_t>(rows, 2048);
+  for (int64_t r = 0; r < distinct; ++r) {
     for (float& x : row) x = d(rng);
     test::QuantizeTestRow(type, row.data(), gguf.data() + static_cast<size_t>(r) * row_bytes, k);
+  }
+  for (int64_t r = distinct; r < rows; ++r) {
+    std::copy_n(gguf.data() + static_cast<size_t>(r % distinct) * row_bytes, row_bytes,
+                gguf.data() + static_cast<size_t>(r) * row_bytes);
   }
   PackedMatrix p;
   const Status st = Repack(type, gguf.data(), rows, k, &p);
@@ -80,6 +89,7 @@ int main(int argc, char** argv) {
   const int64_t k = argc > 1 ? std::atoll(argv[1]) : 2048;
   const double seconds = argc > 2 ? std::atof(argv[2]) : 1.0;
   const int64_t m = argc > 3 ? std::atoll(argv[3]) : 1;
+  const std::string only = argc > 4 ? "," + std::string(argv[4]) + "," : "";
   if (k <= 0 || k % 32 != 0 || m <= 0) {
     std::fprintf(stderr, "gemv_rate: k must be a positive multiple of 32, m positive\n");
     return 2;
@@ -92,9 +102,14 @@ int main(int argc, char** argv) {
   for (float& v : x) v = d(rng);
   QuantizedActs a;
   Active().quantize_acts(x.data(), m, k, &a);
-  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0, GgmlType::kQ6_K, GgmlType::kIQ4_NL,
-                        GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ3_K, GgmlType::kQ2_K}) {
+  for (GgmlType type :
+       {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0, GgmlType::kQ6_K, GgmlType::kIQ4_NL,
+        GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ3_K, GgmlType::kQ2_K}) {
     if (k % FindGgmlType(static_cast<uint32_t>(type))->block_elems != 0) continue;  // K: 256
+    if (!only.empty() &&
+        only.find("," + std::string(GgmlTypeName(type)) + ",") == std::string::npos) {
+      continue;
+    }
     // ~128 KiB (L2-resident) and ~256 MiB (far past any L3) of weights.
     const size_t per_row = GgmlRowBytes(type, static_cast<uint64_t>(k));
     const int64_t small_rows = std::max<int64_t>(16, (128 << 10) / per_row / 16 * 16);
