@@ -341,6 +341,4 @@ void AttendMany(const AttentionArgs* args, int64_t count) {
   }
 }
 
-void Attend(const AttentionArgs& a) { AttendMany(&a, 1); }
-
 }  // namespace ember

@@ -69,13 +69,13 @@ struct AttentionArgs {
 int64_t AttentionScratchPerThread(const KvCache& kv, int64_t layer);
 
 // out[t, h] = softmax(scale * q[t, h] · K) V over the rows of places[t], for
-// query head h of every token t (KV head h / (n_head / n_head_kv)).
-void Attend(const AttentionArgs& a);
-// Attend for the sequences of a pass (one layer, the same n_threads and
-// scores buffer, sized for the largest of their AttentionScratchPerThread),
-// all their jobs in one parallel region: the same results as one Attend each.
+// query head h of every token t (KV head h / (n_head / n_head_kv)), for each
+// of the pass's sequences args[0..count) (one layer, the same n_threads and
+// scores buffer, sized for the largest of their AttentionScratchPerThread):
+// all their jobs in one parallel region, each query's result as it would be
+// for its sequence alone.
 void AttendMany(const AttentionArgs* args, int64_t count);
-// The same with llama.cpp's arithmetic (--numerics ggml), in the form its
+// One sequence's attention with llama.cpp's arithmetic (--numerics ggml), in the form its
 // flash attention takes for a batch of n tokens (ops/ggml_numerics.h).
 void AttendGgml(const AttentionArgs& a);
 
