@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 
 #include "ops/qgemm.h"
@@ -128,6 +129,56 @@ void Drive(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const Qu
       }
     }
   }
+}
+
+// Bytes per group of a tile whose quants are unpacked ahead (DriveUnpacked):
+// 32 columns x 16 rows, one byte per weight, in the order the tile reads them.
+constexpr size_t kUnpackedGroup = 512;
+
+// Prefill over a layout whose unpacking is a large share of a tile's work for
+// 4 tokens (the K-quants): each block of tiles is unpacked once, by
+// Kernel<1>::Unpack(w, tile, out) (kUnpackedGroup bytes per group), into a
+// scratch that stays in L2, and Kernel<MR>::RunUnpacked reads it for every
+// group of kMr tokens, in Drive's order. The same bytes as the kernel unpacks
+// itself, so the same sums. Up to kMr tokens (decode, small batches) there is
+// nothing to share: Drive, unpacking as it goes.
+template <template <int> class Kernel>
+void DriveUnpacked(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
+                   const QuantizedActs& a, float* y, int64_t ldy) {
+  if (a.m <= kMr) return Drive<Kernel>(w, tile_begin, tile_end, a, y, ldy);
+  constexpr size_t kBlockBytes = size_t{192} << 10;
+  const size_t u_tile = kUnpackedGroup * static_cast<size_t>(w.n_groups);
+  const int64_t block = std::max<int64_t>(1, static_cast<int64_t>(kBlockBytes / u_tile));
+  // u_tile is a multiple of 512, as aligned_alloc wants of the size.
+  uint8_t* scratch =
+      static_cast<uint8_t*>(std::aligned_alloc(64, static_cast<size_t>(block) * u_tile));
+  if (scratch == nullptr) return Drive<Kernel>(w, tile_begin, tile_end, a, y, ldy);
+  for (int64_t tb = tile_begin; tb < tile_end; tb += block) {
+    const int64_t te = std::min(tb + block, tile_end);
+    for (int64_t tile = tb; tile < te; ++tile)
+      Kernel<1>::Unpack(w, tile, scratch + (tile - tb) * u_tile);
+    for (int64_t t = 0; t < a.m; t += kMr) {
+      const int64_t mr = std::min<int64_t>(kMr, a.m - t);
+      for (int64_t tile = tb; tile < te; ++tile) {
+        const uint8_t* pre = scratch + (tile - tb) * u_tile;
+        switch (mr) {
+          case 4:
+            Kernel<4>::RunUnpacked(w, tile, a, t, y, ldy, pre);
+            break;
+          case 3:
+            Kernel<3>::RunUnpacked(w, tile, a, t, y, ldy, pre);
+            break;
+          case 2:
+            Kernel<2>::RunUnpacked(w, tile, a, t, y, ldy, pre);
+            break;
+          default:
+            Kernel<1>::RunUnpacked(w, tile, a, t, y, ldy, pre);
+            break;
+        }
+      }
+    }
+  }
+  std::free(scratch);
 }
 
 }  // namespace

@@ -25,20 +25,75 @@ inline __m256 BytesToFloat8(const uint8_t* p) {
       _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
 }
 
+// Zeroes a tile's per-super-group sums [MR][16] with vector stores that the
+// loads after it forward from: after a memset (rep stos) the first loads
+// waited for the stores to retire, 5-7% of the K16 GEMMs and GEMVs in cache.
+template <int MR>
+inline void ZeroSums(float (&x)[MR][kTileRows]) {
+  for (int i = 0; i < MR; ++i) {
+    _mm256_store_ps(x[i], _mm256_setzero_ps());
+    _mm256_store_ps(x[i] + 8, _mm256_setzero_ps());
+  }
+}
+
+// Sub-chunk c (columns 8c..8c+7) of a Q4Kx16 / Q5Kx16 group gp, unpacked as
+// Q4x16's / Q5x16's: lo (columns 8c..8c+3) and hi (8c+4..8c+7), rows 0-7 (0)
+// and 8-15 (1).
+template <bool kQ5>
+inline void UnpackK4(const uint8_t* gp, int c, __m256i* lo0, __m256i* hi0, __m256i* lo1,
+                     __m256i* hi1) {
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  const __m256i v0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * c));
+  const __m256i v1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * c + 32));
+  *lo0 = _mm256_and_si256(v0, low4);
+  *hi0 = _mm256_and_si256(_mm256_srli_epi16(v0, 4), low4);
+  *lo1 = _mm256_and_si256(v1, low4);
+  *hi1 = _mm256_and_si256(_mm256_srli_epi16(v1, 4), low4);
+  if constexpr (kQ5) {
+    uint32_t bits[4];  // qh[2c] (rows 0-7, 8-15), qh[2c + 1] (the same)
+    std::memcpy(bits, gp + 256 + 16 * c, 16);
+    *lo0 = _mm256_or_si256(*lo0, HighBits(bits[0]));
+    *lo1 = _mm256_or_si256(*lo1, HighBits(bits[1]));
+    *hi0 = _mm256_or_si256(*hi0, HighBits(bits[2]));
+    *hi1 = _mm256_or_si256(*hi1, HighBits(bits[3]));
+  }
+}
+
+// A tile's quants as TileK<MR, kQ5, true> reads them: per group and sub-chunk
+// c, lo0 hi0 lo1 hi1 (32 bytes each).
+template <bool kQ5>
+void UnpackKTile(const PackedMatrix& w, int64_t tile, uint8_t* out) {
+  constexpr PackedLayout kLayout = kQ5 ? PackedLayout::kQ5Kx16 : PackedLayout::kQ4Kx16;
+  constexpr size_t kHeader = KHeaderBytes(kLayout), kGroup = KGroupBytes(kLayout);
+  const uint8_t* sg = w.tile(tile);
+  for (int64_t g = 0; g < w.n_groups; ++g, out += kUnpackedGroup) {
+    if (g > 0 && g % kSuperGroups == 0) sg += w.super_bytes;
+    const uint8_t* gp = sg + kHeader + (g % kSuperGroups) * kGroup;
+    for (int c = 0; c < 4; ++c) {
+      __m256i u[4];
+      UnpackK4<kQ5>(gp, c, &u[0], &u[1], &u[2], &u[3]);
+      for (int v = 0; v < 4; ++v) {
+        _mm256_store_si256(reinterpret_cast<__m256i*>(out + 128 * c + 32 * v), u[v]);
+      }
+    }
+  }
+}
+
 // One tile of a K layout for MR tokens. Int16 sums as in TileQ4: a sub-chunk
 // adds at most 2 * 2 * 15 * 127 = 7620 per lane for int4 (4 sub-chunks fit)
 // and 15748 for int5 (2 fit), so Q5 widens every two sub-chunks; each
 // widening multiplies by the scale, and sc * (s1 + s2) = sc * s1 + sc * s2.
 // |sc * isum| <= 63 * 32 * 31 * 127 < 2^23 fits int32 and converts exactly.
 // The column loop is unrolled (the widening test constant), as in TileQ4.
-template <int MR, bool kQ5>
+// kPre: pre holds the tile's quants unpacked by UnpackKTile (DriveUnpacked).
+template <int MR, bool kQ5, bool kPre = false>
 void TileK(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
-           int64_t ldy) {
+           int64_t ldy, const uint8_t* pre = nullptr) {
   constexpr PackedLayout kLayout = kQ5 ? PackedLayout::kQ5Kx16 : PackedLayout::kQ4Kx16;
   constexpr size_t kHeader = KHeaderBytes(kLayout), kGroup = KGroupBytes(kLayout);
   constexpr int kWiden = kQ5 ? 2 : 4;  // sub-chunks per int16 sum
-  const __m256i low4 = _mm256_set1_epi8(0x0F);
-  alignas(32) float acc[MR][kTileRows] = {};
+  alignas(32) float acc[MR][kTileRows];
+  ZeroSums<MR>(acc);
   const int8_t* aq[MR];
   for (int i = 0; i < MR; ++i) aq[i] = a.q_row(t0 + i);
   const float *da_row[MR], *dqsum_row[MR];
@@ -65,23 +120,17 @@ void TileK(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t 
         sum16[i][0] = sum16[i][1] = _mm256_setzero_si256();
         isum[i][0] = isum[i][1] = _mm256_setzero_si256();
       }
-      if constexpr (kQ5) PrefetchAhead<MR>(gp + 256);
+      if constexpr (kQ5 && !kPre) PrefetchAhead<MR>(gp + 256);
 #pragma GCC unroll 4
       for (int c = 0; c < 4; ++c) {  // columns 8c .. 8c + 7
-        PrefetchAhead<MR>(gp + 64 * c);
-        const __m256i v0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * c));
-        const __m256i v1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * c + 32));
-        __m256i lo0 = _mm256_and_si256(v0, low4);
-        __m256i hi0 = _mm256_and_si256(_mm256_srli_epi16(v0, 4), low4);
-        __m256i lo1 = _mm256_and_si256(v1, low4);
-        __m256i hi1 = _mm256_and_si256(_mm256_srli_epi16(v1, 4), low4);
-        if constexpr (kQ5) {
-          uint32_t bits[4];  // qh[2c] (rows 0-7, 8-15), qh[2c + 1] (the same)
-          std::memcpy(bits, gp + 256 + 16 * c, 16);
-          lo0 = _mm256_or_si256(lo0, HighBits(bits[0]));
-          lo1 = _mm256_or_si256(lo1, HighBits(bits[1]));
-          hi0 = _mm256_or_si256(hi0, HighBits(bits[2]));
-          hi1 = _mm256_or_si256(hi1, HighBits(bits[3]));
+        __m256i lo0, hi0, lo1, hi1;
+        if constexpr (kPre) {
+          const __m256i* u = reinterpret_cast<const __m256i*>(pre + g * kUnpackedGroup + 128 * c);
+          lo0 = _mm256_load_si256(u), hi0 = _mm256_load_si256(u + 1);
+          lo1 = _mm256_load_si256(u + 2), hi1 = _mm256_load_si256(u + 3);
+        } else {
+          PrefetchAhead<MR>(gp + 64 * c);
+          UnpackK4<kQ5>(gp, c, &lo0, &hi0, &lo1, &hi1);
         }
         for (int i = 0; i < MR; ++i) {
           const int8_t* ac = aq[i] + g * 32 + 8 * c;
@@ -151,17 +200,6 @@ inline int32_t Pair16(int32_t lo, int32_t hi) {
                               (static_cast<uint32_t>(hi) << 16));
 }
 
-// Zeroes a tile's per-super-group sums [MR][16] with vector stores that the
-// loads after it forward from: after a memset (rep stos) the first loads
-// waited for the stores to retire, 5-7% of the K16 GEMMs and GEMVs in cache.
-template <int MR>
-inline void ZeroSums(float (&x)[MR][kTileRows]) {
-  for (int i = 0; i < MR; ++i) {
-    _mm256_store_ps(x[i], _mm256_setzero_ps());
-    _mm256_store_ps(x[i] + 8, _mm256_setzero_ps());
-  }
-}
-
 // One tile of Q3Kx16 or Q2Kx16 for MR tokens, both halves of rows per
 // broadcast as in TileK. A half of the group's columns (4 vectors, 16
 // columns: one scale) sums its maddubs pairs in int16 (4 * 2 * 7 * 127 per
@@ -171,13 +209,15 @@ inline void ZeroSums(float (&x)[MR][kTileRows]) {
 // m_b0 qsum16_0 + m_b1 qsum16_1: one madd each of the rows' pairs with the
 // token's pair of qsum16 (as Q6Kx16's offsets below). The same
 // integers as qgemm_ref.cpp.
-template <int MR, bool kQ3>
+// kPre: pre holds the tile's quants unpacked by UnpackK16Tile (DriveUnpacked).
+template <int MR, bool kQ3, bool kPre = false>
 void TileK16(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
-             int64_t ldy) {
+             int64_t ldy, const uint8_t* pre = nullptr) {
   constexpr PackedLayout kLayout = kQ3 ? PackedLayout::kQ3Kx16 : PackedLayout::kQ2Kx16;
   constexpr size_t kHeader = KHeaderBytes(kLayout), kGroup = KGroupBytes(kLayout);
   constexpr size_t kScales = K16ScaleOffset(kLayout);
-  alignas(32) float acc[MR][kTileRows] = {};
+  alignas(32) float acc[MR][kTileRows];
+  ZeroSums<MR>(acc);
   alignas(32) float sd[MR][kTileRows], sm[MR][kTileRows];
   const int8_t* aq[MR];
   for (int i = 0; i < MR; ++i) aq[i] = a.q_row(t0 + i);
@@ -187,7 +227,13 @@ void TileK16(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
   // Vector V into sum16, given its crumbs and the high-bit plane (rows 0-7,
   // 8-15). A template, so that the shifts are constants.
   const auto vector = [&]<int V>(__m256i cr0, __m256i cr1, __m256i hb0, __m256i hb1) {
-    const __m256i q0 = UnpackK16<V, kQ3>(cr0, hb0), q1 = UnpackK16<V, kQ3>(cr1, hb1);
+    __m256i q0, q1;
+    if constexpr (kPre) {
+      const __m256i* u = reinterpret_cast<const __m256i*>(pre + g * kUnpackedGroup + 64 * V);
+      q0 = _mm256_load_si256(u), q1 = _mm256_load_si256(u + 1);
+    } else {
+      q0 = UnpackK16<V, kQ3>(cr0, hb0), q1 = UnpackK16<V, kQ3>(cr1, hb1);
+    }
     for (int i = 0; i < MR; ++i) {
       const __m256i b = Bcast4(aq[i] + g * 32 + 4 * V);
       sum16[i][0] = _mm256_add_epi16(sum16[i][0], _mm256_maddubs_epi16(q0, b));
@@ -222,15 +268,18 @@ void TileK16(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
       __m256i isum[MR][2];
       for (int i = 0; i < MR; ++i) isum[i][0] = isum[i][1] = _mm256_setzero_si256();
       __m256i hb0 = _mm256_setzero_si256(), hb1 = _mm256_setzero_si256();
-      if constexpr (kQ3) {
+      if constexpr (kQ3 && !kPre) {
         PrefetchAhead<MR>(gp + kQ3HighOffset);
         hb0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + kQ3HighOffset));
         hb1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + kQ3HighOffset + 32));
       }
       for (int c = 0; c < 2; ++c) {  // half c: columns 16c .. 16c + 15, crumb vector c
-        PrefetchAhead<MR>(gp + 64 * c);
-        const __m256i cr0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * c));
-        const __m256i cr1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * c + 32));
+        __m256i cr0 = _mm256_setzero_si256(), cr1 = _mm256_setzero_si256();
+        if constexpr (!kPre) {
+          PrefetchAhead<MR>(gp + 64 * c);
+          cr0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * c));
+          cr1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * c + 32));
+        }
         for (int i = 0; i < MR; ++i) sum16[i][0] = sum16[i][1] = _mm256_setzero_si256();
         if (c == 0) {
           vector.template operator()<0>(cr0, cr1, hb0, hb1);
@@ -292,6 +341,40 @@ void TileK16(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
   }
 }
 
+// A tile's quants as TileK16<MR, kQ3, true> reads them: per group and vector V,
+// rows 0-7 then 8-15 (32 bytes each), as UnpackK16 gives them.
+template <bool kQ3>
+void UnpackK16Tile(const PackedMatrix& w, int64_t tile, uint8_t* out) {
+  constexpr PackedLayout kLayout = kQ3 ? PackedLayout::kQ3Kx16 : PackedLayout::kQ2Kx16;
+  constexpr size_t kHeader = KHeaderBytes(kLayout), kGroup = KGroupBytes(kLayout);
+  const uint8_t* sg = w.tile(tile);
+  for (int64_t g = 0; g < w.n_groups; ++g, out += kUnpackedGroup) {
+    if (g > 0 && g % kSuperGroups == 0) sg += w.super_bytes;
+    const uint8_t* gp = sg + kHeader + (g % kSuperGroups) * kGroup;
+    __m256i hb0 = _mm256_setzero_si256(), hb1 = _mm256_setzero_si256();
+    if constexpr (kQ3) {
+      hb0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + kQ3HighOffset));
+      hb1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + kQ3HighOffset + 32));
+    }
+    const auto vector = [&]<int V>() {
+      const __m256i cr0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * (V / 4)));
+      const __m256i cr1 =
+          _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * (V / 4) + 32));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(out + 64 * V), UnpackK16<V, kQ3>(cr0, hb0));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(out + 64 * V + 32),
+                         UnpackK16<V, kQ3>(cr1, hb1));
+    };
+    vector.template operator()<0>();
+    vector.template operator()<1>();
+    vector.template operator()<2>();
+    vector.template operator()<3>();
+    vector.template operator()<4>();
+    vector.template operator()<5>();
+    vector.template operator()<6>();
+    vector.template operator()<7>();
+  }
+}
+
 // One tile of Q6Kx16 for MR tokens, both halves of rows per broadcast as in
 // TileK. The quants unpack with UnpackQ6: quants 0..63 with activations
 // -127..127, a sub-chunk's two maddubs add up to 2 * 2 * 63 * 127 = 32004 per
@@ -303,14 +386,19 @@ void TileK16(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
 // qsum16_1), shifted left by 5. The same integers as qgemm_ref.cpp; then sd =
 // fma(float(isum), d_a, sd) per group and acc = fma(d, sd, acc) per
 // super-group.
-template <int MR>
+//
+// kPre: pre holds the tile's quants already unpacked by UnpackQ6KTile (prefill:
+// a block of tiles is unpacked once and then read by every group of tokens;
+// the same bytes, so the same sums); otherwise pre is unused.
+template <int MR, bool kPre = false>
 void TileQ6K(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
-             int64_t ldy) {
+             int64_t ldy, const uint8_t* pre = nullptr) {
   constexpr PackedLayout kLayout = PackedLayout::kQ6Kx16;
   constexpr size_t kHeader = KHeaderBytes(kLayout), kGroup = KGroupBytes(kLayout);
   constexpr size_t kScales = K16ScaleOffset(kLayout);
   static_assert(PackedOffset(kLayout) == -32, "the shift below is * 32");
-  alignas(32) float acc[MR][kTileRows] = {};
+  alignas(32) float acc[MR][kTileRows];
+  ZeroSums<MR>(acc);
   alignas(32) float sd[MR][kTileRows];
   const int8_t* aq[MR];
   for (int i = 0; i < MR; ++i) aq[i] = a.q_row(t0 + i);
@@ -323,11 +411,18 @@ void TileQ6K(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
   // compile time: with loops over the halves and sub-chunks GCC did not unroll
   // them (measured on Q6x16, this kernel's predecessor).
   const auto sub_chunk = [&]<int S>(__m256i cr0, __m256i cr1, __m256i scw0, __m256i scw1) {
-    PrefetchAhead<MR>(gp + 64 * S);
     __m256i lo0, hi0, lo1, hi1;
-    UnpackQ6<S>(_mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * S)), cr0, &lo0, &hi0);
-    UnpackQ6<S>(_mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * S + 32)), cr1, &lo1,
-                &hi1);
+    if constexpr (kPre) {
+      const __m256i* u = reinterpret_cast<const __m256i*>(pre + g * kUnpackedGroup + 128 * S);
+      lo0 = _mm256_load_si256(u), hi0 = _mm256_load_si256(u + 1);
+      lo1 = _mm256_load_si256(u + 2), hi1 = _mm256_load_si256(u + 3);
+    } else {
+      PrefetchAhead<MR>(gp + 64 * S);
+      UnpackQ6<S>(_mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * S)), cr0, &lo0,
+                  &hi0);
+      UnpackQ6<S>(_mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * S + 32)), cr1, &lo1,
+                  &hi1);
+    }
     for (int i = 0; i < MR; ++i) {
       const int8_t* ac = aq[i] + g * 32 + 8 * S;
       const __m256i blo = Bcast4(ac), bhi = Bcast4(ac + 4);
@@ -354,10 +449,13 @@ void TileQ6K(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
       const __m128i s1 =
           _mm_loadu_si128(reinterpret_cast<const __m128i*>(sg + kScales + 32 * jg + 16));
       for (int c = 0; c < 2; ++c) {  // half c: columns 16c .. 16c + 15, crumb vector c
-        const uint8_t* crp = gp + kQ6CrumbOffset + 64 * c;
-        PrefetchAhead<MR>(crp);
-        const __m256i cr0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(crp));
-        const __m256i cr1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(crp + 32));
+        __m256i cr0 = _mm256_setzero_si256(), cr1 = _mm256_setzero_si256();
+        if constexpr (!kPre) {
+          const uint8_t* crp = gp + kQ6CrumbOffset + 64 * c;
+          PrefetchAhead<MR>(crp);
+          cr0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(crp));
+          cr1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(crp + 32));
+        }
         // Each row's scale of this half as an int16 pair (sc, sc): rows 0-7, 8-15.
         const __m128i sc8 = c == 0 ? s0 : s1;
         const __m256i scw0 = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(sc8, sc8));
@@ -400,11 +498,47 @@ void TileQ6K(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
   }
 }
 
+// A tile's quants as TileQ6K<MR, true> reads them: per group and sub-chunk S,
+// lo0 hi0 lo1 hi1 as UnpackQ6 gives them (32 bytes each).
+void UnpackQ6KTile(const PackedMatrix& w, int64_t tile, uint8_t* out) {
+  constexpr PackedLayout kLayout = PackedLayout::kQ6Kx16;
+  constexpr size_t kHeader = KHeaderBytes(kLayout), kGroup = KGroupBytes(kLayout);
+  const uint8_t* sg = w.tile(tile);
+  for (int64_t g = 0; g < w.n_groups; ++g, out += kUnpackedGroup) {
+    if (g > 0 && g % kSuperGroups == 0) sg += w.super_bytes;
+    const uint8_t* gp = sg + kHeader + (g % kSuperGroups) * kGroup;
+    const auto sub_chunk = [&]<int S>() {
+      const uint8_t* crp = gp + kQ6CrumbOffset + 64 * (S / 2);
+      const __m256i cr0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(crp));
+      const __m256i cr1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(crp + 32));
+      __m256i u[4];
+      UnpackQ6<S>(_mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * S)), cr0, &u[0],
+                  &u[1]);
+      UnpackQ6<S>(_mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * S + 32)), cr1, &u[2],
+                  &u[3]);
+      for (int v = 0; v < 4; ++v) {
+        _mm256_store_si256(reinterpret_cast<__m256i*>(out + 128 * S + 32 * v), u[v]);
+      }
+    };
+    sub_chunk.template operator()<0>();
+    sub_chunk.template operator()<1>();
+    sub_chunk.template operator()<2>();
+    sub_chunk.template operator()<3>();
+  }
+}
+
 template <int MR>
 struct Q6K {
   static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
                   int64_t ldy) {
     TileQ6K<MR>(w, tile, a, t0, y, ldy);
+  }
+  static void RunUnpacked(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0,
+                          float* y, int64_t ldy, const uint8_t* pre) {
+    TileQ6K<MR, true>(w, tile, a, t0, y, ldy, pre);
+  }
+  static void Unpack(const PackedMatrix& w, int64_t tile, uint8_t* out) {
+    UnpackQ6KTile(w, tile, out);
   }
 };
 
@@ -415,6 +549,13 @@ struct K16 {
     static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0,
                     float* y, int64_t ldy) {
       TileK16<MR, kQ3>(w, tile, a, t0, y, ldy);
+    }
+    static void RunUnpacked(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0,
+                            float* y, int64_t ldy, const uint8_t* pre) {
+      TileK16<MR, kQ3, true>(w, tile, a, t0, y, ldy, pre);
+    }
+    static void Unpack(const PackedMatrix& w, int64_t tile, uint8_t* out) {
+      UnpackK16Tile<kQ3>(w, tile, out);
     }
   };
 };
@@ -427,11 +568,24 @@ struct K {
                     float* y, int64_t ldy) {
       TileK<MR, kQ5>(w, tile, a, t0, y, ldy);
     }
+    static void RunUnpacked(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0,
+                            float* y, int64_t ldy, const uint8_t* pre) {
+      TileK<MR, kQ5, true>(w, tile, a, t0, y, ldy, pre);
+    }
+    static void Unpack(const PackedMatrix& w, int64_t tile, uint8_t* out) {
+      UnpackKTile<kQ5>(w, tile, out);
+    }
   };
 };
 
 }  // namespace
 
+// Prefill unpacks ahead (DriveUnpacked) where unpacking is a large share of
+// a 4-token tile: Q5_K's high bits, Q3_K's and Q6_K's bit planes. For 64
+// tokens from memory, one thread (bench/gemv_rate.cpp, medians of 3
+// alternating runs, GMAC/s): Q5_K 58.4 -> 87.9, Q3_K 49.2 -> 56.4, Q6_K 55.8
+// -> 58.9. Q4_K's and Q2_K's unpacking (an and, a shift) is too small a share
+// to pay for the scratch pass: 92.8 -> 93.7 and 56.2 -> 53.7, so they don't.
 void QGemmQ4Kx16_avx2(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                       const QuantizedActs& a, float* y, int64_t ldy) {
   Drive<K<false>::Tile>(w, tile_begin, tile_end, a, y, ldy);
@@ -439,12 +593,12 @@ void QGemmQ4Kx16_avx2(const PackedMatrix& w, int64_t tile_begin, int64_t tile_en
 
 void QGemmQ5Kx16_avx2(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                       const QuantizedActs& a, float* y, int64_t ldy) {
-  Drive<K<true>::Tile>(w, tile_begin, tile_end, a, y, ldy);
+  DriveUnpacked<K<true>::Tile>(w, tile_begin, tile_end, a, y, ldy);
 }
 
 void QGemmQ3Kx16_avx2(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                       const QuantizedActs& a, float* y, int64_t ldy) {
-  Drive<K16<true>::Tile>(w, tile_begin, tile_end, a, y, ldy);
+  DriveUnpacked<K16<true>::Tile>(w, tile_begin, tile_end, a, y, ldy);
 }
 
 void QGemmQ2Kx16_avx2(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
@@ -454,7 +608,7 @@ void QGemmQ2Kx16_avx2(const PackedMatrix& w, int64_t tile_begin, int64_t tile_en
 
 void QGemmQ6Kx16_avx2(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end,
                       const QuantizedActs& a, float* y, int64_t ldy) {
-  Drive<Q6K>(w, tile_begin, tile_end, a, y, ldy);
+  DriveUnpacked<Q6K>(w, tile_begin, tile_end, a, y, ldy);
 }
 
 }  // namespace ember
