@@ -94,6 +94,8 @@ inline void UnpackQ6(__m256i v, __m256i cr, __m256i* lo, __m256i* hi) {
                         _mm256_and_si256(th, bits45));
 }
 
+// The switches below stay switches: a generic lambda per MR made GCC inline
+// the tiles into the drivers, and the 4-token tiles ran ~20% slower.
 template <template <int> class Kernel>
 void Drive(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const QuantizedActs& a,
            float* y, int64_t ldy) {
@@ -134,6 +136,19 @@ void Drive(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const Qu
 // Bytes per group of a tile whose quants are unpacked ahead (DriveUnpacked):
 // 32 columns x 16 rows, one byte per weight, in the order the tile reads them.
 constexpr size_t kUnpackedGroup = 512;
+
+// unpack(gp, out) for every group of a K layout's tile, in order: gp at the
+// group's quants (past its super-group's header), out advancing by
+// kUnpackedGroup.
+template <PackedLayout kLayout, class F>
+inline void ForEachKGroup(const PackedMatrix& w, int64_t tile, uint8_t* out, F&& unpack) {
+  const uint8_t* sg = w.tile(tile);
+  for (int64_t s = 0; s < w.n_groups / kSuperGroups; ++s, sg += w.super_bytes) {
+    for (int jg = 0; jg < kSuperGroups; ++jg, out += kUnpackedGroup) {
+      unpack(sg + KHeaderBytes(kLayout) + jg * KGroupBytes(kLayout), out);
+    }
+  }
+}
 
 // Prefill over a layout whose unpacking is a large share of a tile's work for
 // 4 tokens (the K-quants): each block of tiles is unpacked once, by

@@ -64,11 +64,7 @@ inline void UnpackK4(const uint8_t* gp, int c, __m256i* lo0, __m256i* hi0, __m25
 template <bool kQ5>
 void UnpackKTile(const PackedMatrix& w, int64_t tile, uint8_t* out) {
   constexpr PackedLayout kLayout = kQ5 ? PackedLayout::kQ5Kx16 : PackedLayout::kQ4Kx16;
-  constexpr size_t kHeader = KHeaderBytes(kLayout), kGroup = KGroupBytes(kLayout);
-  const uint8_t* sg = w.tile(tile);
-  for (int64_t g = 0; g < w.n_groups; ++g, out += kUnpackedGroup) {
-    if (g > 0 && g % kSuperGroups == 0) sg += w.super_bytes;
-    const uint8_t* gp = sg + kHeader + (g % kSuperGroups) * kGroup;
+  ForEachKGroup<kLayout>(w, tile, out, [](const uint8_t* gp, uint8_t* out) {
     for (int c = 0; c < 4; ++c) {
       __m256i u[4];
       UnpackK4<kQ5>(gp, c, &u[0], &u[1], &u[2], &u[3]);
@@ -76,7 +72,7 @@ void UnpackKTile(const PackedMatrix& w, int64_t tile, uint8_t* out) {
         _mm256_store_si256(reinterpret_cast<__m256i*>(out + 128 * c + 32 * v), u[v]);
       }
     }
-  }
+  });
 }
 
 // One tile of a K layout for MR tokens. Int16 sums as in TileQ4: a sub-chunk
@@ -346,11 +342,7 @@ void TileK16(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
 template <bool kQ3>
 void UnpackK16Tile(const PackedMatrix& w, int64_t tile, uint8_t* out) {
   constexpr PackedLayout kLayout = kQ3 ? PackedLayout::kQ3Kx16 : PackedLayout::kQ2Kx16;
-  constexpr size_t kHeader = KHeaderBytes(kLayout), kGroup = KGroupBytes(kLayout);
-  const uint8_t* sg = w.tile(tile);
-  for (int64_t g = 0; g < w.n_groups; ++g, out += kUnpackedGroup) {
-    if (g > 0 && g % kSuperGroups == 0) sg += w.super_bytes;
-    const uint8_t* gp = sg + kHeader + (g % kSuperGroups) * kGroup;
+  ForEachKGroup<kLayout>(w, tile, out, [](const uint8_t* gp, uint8_t* out) {
     __m256i hb0 = _mm256_setzero_si256(), hb1 = _mm256_setzero_si256();
     if constexpr (kQ3) {
       hb0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + kQ3HighOffset));
@@ -372,7 +364,7 @@ void UnpackK16Tile(const PackedMatrix& w, int64_t tile, uint8_t* out) {
     vector.template operator()<5>();
     vector.template operator()<6>();
     vector.template operator()<7>();
-  }
+  });
 }
 
 // One tile of Q6Kx16 for MR tokens, both halves of rows per broadcast as in
@@ -502,11 +494,7 @@ void TileQ6K(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
 // lo0 hi0 lo1 hi1 as UnpackQ6 gives them (32 bytes each).
 void UnpackQ6KTile(const PackedMatrix& w, int64_t tile, uint8_t* out) {
   constexpr PackedLayout kLayout = PackedLayout::kQ6Kx16;
-  constexpr size_t kHeader = KHeaderBytes(kLayout), kGroup = KGroupBytes(kLayout);
-  const uint8_t* sg = w.tile(tile);
-  for (int64_t g = 0; g < w.n_groups; ++g, out += kUnpackedGroup) {
-    if (g > 0 && g % kSuperGroups == 0) sg += w.super_bytes;
-    const uint8_t* gp = sg + kHeader + (g % kSuperGroups) * kGroup;
+  ForEachKGroup<kLayout>(w, tile, out, [](const uint8_t* gp, uint8_t* out) {
     const auto sub_chunk = [&]<int S>() {
       const uint8_t* crp = gp + kQ6CrumbOffset + 64 * (S / 2);
       const __m256i cr0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(crp));
@@ -524,7 +512,7 @@ void UnpackQ6KTile(const PackedMatrix& w, int64_t tile, uint8_t* out) {
     sub_chunk.template operator()<1>();
     sub_chunk.template operator()<2>();
     sub_chunk.template operator()<3>();
-  }
+  });
 }
 
 template <int MR>
