@@ -71,6 +71,7 @@ std::vector<std::string> Split(const std::string& s) {
 
 int main(int argc, char** argv) {
   std::string types = "f16,bf16,f32", ms = "1,2,4,8,16,32,64,128,512", threads = "1,2";
+  std::string lib_names = "onednn,xnnpack";
   int reps = 5;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i], v = argv[i + 1];
@@ -80,19 +81,21 @@ int main(int argc, char** argv) {
       ms = v;
     else if (a == "--threads")
       threads = v;
+    else if (a == "--libs")
+      lib_names = v;
     else if (a == "--reps")
       reps = std::atoi(v.c_str());
     else {
       std::fprintf(stderr,
                    "usage: %s [--types f16,bf16,f32] [--m 1,2,..] [--threads 1,2] "
-                   "[--reps 5]\n",
+                   "[--reps 5] [--libs onednn,xnnpack|none]\n",
                    argv[0]);
       return 2;
     }
   }
   std::vector<const FloatLibrary*> libs;
-  for (const char* name : {"onednn", "xnnpack"}) {
-    if (const FloatLibrary* l = FindFloatLibrary(name)) libs.push_back(l);
+  for (const std::string& name : Split(lib_names)) {
+    if (const FloatLibrary* l = FindFloatLibrary(name.c_str())) libs.push_back(l);
   }
   std::printf("isa %s; paths: own", IsaName(Active().isa));
   for (const FloatLibrary* l : libs) std::printf(", %s", l->name);
