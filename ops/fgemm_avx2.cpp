@@ -1,7 +1,10 @@
 // Float GEMM with AVX2 + FMA + F16C: the contract's 16 lanes are two ymm
-// (lanes 0-7 and 8-15). With 16 ymm registers a block is 4 rows x 1 token
-// (decode: 8 accumulators, 4 weight loads per activation load) or 2 rows x 2
-// tokens (8 accumulators, 2 + 2 loads); Run picks by m.
+// (lanes 0-7 and 8-15). With 16 ymm registers a block is 6 rows x 1 token
+// (decode: 12 accumulators, the two activation and two weight registers
+// fill the rest) or 2 rows x 2 tokens (8 accumulators, 2 + 2 loads); Run
+// picks by m. Decode reads the weights from memory, row after row of a
+// block at once: 6 rows in flight decoded an F16 model ~10% faster than 4
+// (docs/FLOAT.md), and 8 (which spill accumulators) no faster than 6.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -90,12 +93,12 @@ struct Avx2 {
 }  // namespace
 
 void FloatRow_avx2(const FloatMatrix& w, int64_t r, float* out) {
-  fgemm::WidenRow<Avx2<4, 1>>(w, r, out);
+  fgemm::WidenRow<Avx2<6, 1>>(w, r, out);
 }
 
 void FGemm_avx2(const FloatMatrix& w, int64_t row_begin, int64_t row_end, const float* x, int64_t m,
                 float* y, int64_t ldy) {
-  if (m == 1) return fgemm::Dispatch<Avx2<4, 1>>(w, row_begin, row_end, x, m, y, ldy);
+  if (m == 1) return fgemm::Dispatch<Avx2<6, 1>>(w, row_begin, row_end, x, m, y, ldy);
   fgemm::Dispatch<Avx2<2, 2>>(w, row_begin, row_end, x, m, y, ldy);
 }
 
