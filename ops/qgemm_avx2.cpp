@@ -57,11 +57,7 @@ void TileQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t
       __m256i lo1 = _mm256_and_si256(v1, low4);
       __m256i hi1 = _mm256_and_si256(_mm256_srli_epi16(v1, 4), low4);
       if constexpr (kQ5) {
-        const uint8_t* bits = gp + 256 + 16 * s;  // qh[2s], qh[2s + 1]: rows 0-7, 8-15
-        lo0 = _mm256_or_si256(lo0, HighBits(bits + 0));
-        lo1 = _mm256_or_si256(lo1, HighBits(bits + 4));
-        hi0 = _mm256_or_si256(hi0, HighBits(bits + 8));
-        hi1 = _mm256_or_si256(hi1, HighBits(bits + 12));
+        OrHighBits(gp + 256 + 16 * s, &lo0, &lo1, &hi0, &hi1);
       }
       for (int i = 0; i < MR; ++i) {
         const int8_t* ac = aq[i] + g * 32 + 8 * s;

@@ -80,6 +80,16 @@ inline __m256i HighBits(const uint8_t* qh) {
   return _mm256_and_si256(_mm256_cmpeq_epi8(x, bit), _mm256_set1_epi8(16));
 }
 
+// Sub-chunk c's high bits ORed into its four unpacked Q5 vectors: qh at
+// qh[2c] (16 bytes: qh[2c] rows 0-7, 8-15, then qh[2c + 1] the same); lo0 / lo1
+// are the low nibbles' rows 0-7 / 8-15, hi0 / hi1 the high nibbles'.
+inline void OrHighBits(const uint8_t* qh, __m256i* lo0, __m256i* lo1, __m256i* hi0, __m256i* hi1) {
+  *lo0 = _mm256_or_si256(*lo0, HighBits(qh + 0));
+  *lo1 = _mm256_or_si256(*lo1, HighBits(qh + 4));
+  *hi0 = _mm256_or_si256(*hi0, HighBits(qh + 8));
+  *hi1 = _mm256_or_si256(*hi1, HighBits(qh + 12));
+}
+
 // Sub-chunk S (columns 8S..8S+7) of a Q6Kx16 group, 8 rows (32 bytes
 // of each plane): the nibbles v unpack as Q4x16's (lo: vector 2S, hi: vector
 // 2S + 1) and crumbs cr (of crumb vector S / 2) hold their bits 4-5 at bits

@@ -50,11 +50,7 @@ inline void UnpackK4(const uint8_t* gp, int c, __m256i* lo0, __m256i* hi0, __m25
   *lo1 = _mm256_and_si256(v1, low4);
   *hi1 = _mm256_and_si256(_mm256_srli_epi16(v1, 4), low4);
   if constexpr (kQ5) {
-    const uint8_t* bits = gp + 256 + 16 * c;  // qh[2c], qh[2c + 1]: rows 0-7, 8-15
-    *lo0 = _mm256_or_si256(*lo0, HighBits(bits + 0));
-    *lo1 = _mm256_or_si256(*lo1, HighBits(bits + 4));
-    *hi0 = _mm256_or_si256(*hi0, HighBits(bits + 8));
-    *hi1 = _mm256_or_si256(*hi1, HighBits(bits + 12));
+    OrHighBits(gp + 256 + 16 * c, lo0, lo1, hi0, hi1);
   }
 }
 
