@@ -46,7 +46,11 @@ void TileQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t
       sum16[i][0] = sum16[i][1] = _mm256_setzero_si256();
       isum[i][0] = isum[i][1] = _mm256_setzero_si256();
     }
-    if constexpr (kQ5) PrefetchAhead<MR>(gp + 256);
+    __m256i hb0 = _mm256_setzero_si256(), hb1 = _mm256_setzero_si256();
+    if constexpr (kQ5) {
+      PrefetchAhead<MR>(gp + 256);
+      hb0 = LoadPlane(gp + 256, 0), hb1 = LoadPlane(gp + 256, 1);
+    }
 #pragma GCC unroll 4
     for (int s = 0; s < 4; ++s) {  // columns 8s .. 8s + 7
       PrefetchAhead<MR>(gp + 64 * s);
@@ -56,9 +60,7 @@ void TileQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t
       __m256i hi0 = _mm256_and_si256(_mm256_srli_epi16(v0, 4), low4);
       __m256i lo1 = _mm256_and_si256(v1, low4);
       __m256i hi1 = _mm256_and_si256(_mm256_srli_epi16(v1, 4), low4);
-      if constexpr (kQ5) {
-        OrHighBits(gp + 256 + 16 * s, &lo0, &lo1, &hi0, &hi1);
-      }
+      if constexpr (kQ5) OrHighBitsAt(s, hb0, hb1, &lo0, &lo1, &hi0, &hi1);
       for (int i = 0; i < MR; ++i) {
         const int8_t* ac = aq[i] + g * 32 + 8 * s;
         const __m256i blo = Bcast4(ac), bhi = Bcast4(ac + 4);

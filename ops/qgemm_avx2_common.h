@@ -64,30 +64,53 @@ inline __m256 LoadHalf(const uint8_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
-// Q5x16's high bits of 32 bytes (one half of an unpacked vector) as 16 in
-// each marked byte: byte k of the 4 bytes at `qh` goes to bytes 8k .. 8k+7,
-// where the byte's own bit is tested. Read straight from memory into the
-// broadcast (a load, no vector op): from a uint32 argument GCC made it a scalar
-// load, a shift, a move and a broadcast from a register, and the Q5_0 / Q5_K
-// GEMVs ran ~15% slower in cache.
-inline __m256i HighBits(const uint8_t* qh) {
-  const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,  //
-                                          2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-  const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ULL));
-  int32_t bits;
-  std::memcpy(&bits, qh, 4);
-  const __m256i x = _mm256_and_si256(_mm256_shuffle_epi8(_mm256_set1_epi32(bits), spread), bit);
-  return _mm256_and_si256(_mm256_cmpeq_epi8(x, bit), _mm256_set1_epi8(16));
+// Q5x16's high bits of unpacked vector V, 8 rows (one half), as 16 in each
+// marked byte: hb is the half's 32 bytes of the group's high-bit plane, whose
+// bit V of byte i belongs to byte i of vector V (quant/packed.h). Bit V moves
+// to bit 4 by a 16-bit shift (what crosses a byte lands outside bit 4) and is
+// masked: two vector ops per vector, the plane read once per group. (The
+// plane used to hold each vector's 64 bits in a row: spreading 32 of them
+// over 32 bytes took a broadcast, a shuffle, an and, a compare and an and,
+// and the Q5 GEMVs ran at half Q4's weights per second in cache.)
+template <int V>
+inline __m256i HighBits(__m256i hb) {
+  __m256i h = hb;
+  if constexpr (V < 4) h = _mm256_slli_epi16(hb, 4 - V);
+  if constexpr (V > 4) h = _mm256_srli_epi16(hb, V - 4);
+  return _mm256_and_si256(h, _mm256_set1_epi8(16));
 }
 
-// Sub-chunk c's high bits ORed into its four unpacked Q5 vectors: qh at
-// qh[2c] (16 bytes: qh[2c] rows 0-7, 8-15, then qh[2c + 1] the same); lo0 / lo1
-// are the low nibbles' rows 0-7 / 8-15, hi0 / hi1 the high nibbles'.
-inline void OrHighBits(const uint8_t* qh, __m256i* lo0, __m256i* lo1, __m256i* hi0, __m256i* hi1) {
-  *lo0 = _mm256_or_si256(*lo0, HighBits(qh + 0));
-  *lo1 = _mm256_or_si256(*lo1, HighBits(qh + 4));
-  *hi0 = _mm256_or_si256(*hi0, HighBits(qh + 8));
-  *hi1 = _mm256_or_si256(*hi1, HighBits(qh + 12));
+// Sub-chunk S's high bits ORed into its four unpacked Q5 vectors (vectors 2S
+// and 2S + 1): hb0 / hb1 the plane's rows 0-7 / 8-15; lo0 / lo1 are the low
+// nibbles' rows 0-7 / 8-15, hi0 / hi1 the high nibbles'.
+template <int S>
+inline void OrHighBits(__m256i hb0, __m256i hb1, __m256i* lo0, __m256i* lo1, __m256i* hi0,
+                       __m256i* hi1) {
+  *lo0 = _mm256_or_si256(*lo0, HighBits<2 * S>(hb0));
+  *lo1 = _mm256_or_si256(*lo1, HighBits<2 * S>(hb1));
+  *hi0 = _mm256_or_si256(*hi0, HighBits<2 * S + 1>(hb0));
+  *hi1 = _mm256_or_si256(*hi1, HighBits<2 * S + 1>(hb1));
+}
+
+// OrHighBits<s> for a sub-chunk loop's s: the loops are unrolled, so the
+// switch folds to one case (and the shifts stay immediates).
+inline void OrHighBitsAt(int s, __m256i hb0, __m256i hb1, __m256i* lo0, __m256i* lo1, __m256i* hi0,
+                         __m256i* hi1) {
+  switch (s) {
+    case 0:
+      return OrHighBits<0>(hb0, hb1, lo0, lo1, hi0, hi1);
+    case 1:
+      return OrHighBits<1>(hb0, hb1, lo0, lo1, hi0, hi1);
+    case 2:
+      return OrHighBits<2>(hb0, hb1, lo0, lo1, hi0, hi1);
+    default:
+      return OrHighBits<3>(hb0, hb1, lo0, lo1, hi0, hi1);
+  }
+}
+
+// The rows 0-7 (h = 0) or 8-15 (h = 1) half of a group's high-bit plane at qh.
+inline __m256i LoadPlane(const uint8_t* qh, int h) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh + 32 * h));
 }
 
 // Sub-chunk S (columns 8S..8S+7) of a Q6Kx16 group, 8 rows (32 bytes

@@ -37,10 +37,9 @@ alignas(64) constexpr Iq4Table kIq4GridUnsigned = MakeIq4GridUnsigned();
 
 // Q4, Q5 and IQ4 tiles, NT tiles at once: each 4-byte activation broadcast
 // feeds NT vpdpbusd (one per tile), so a pair of tiles halves the broadcasts
-// per multiply. Q5 adds 16 to the bytes its high-bit plane marks: 64 bits per
-// unpacked 64-byte vector, one mask register each. IQ4 looks the nibbles up in
-// the grid (one vpshufb per unpacked vector) and takes kIq4Bias off as an
-// offset.
+// per multiply. Q5 adds 16 to the bytes its high-bit plane marks
+// (AddHighBits). IQ4 looks the nibbles up in the grid (one vpshufb per
+// unpacked vector) and takes kIq4Bias off as an offset.
 template <int MR, int NT, PackedLayout kLayout, bool kHasMin>
 void TilesQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
              int64_t ldy) {
@@ -64,6 +63,10 @@ void TilesQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
       for (int i = 0; i < MR; ++i) isum[j][i] = _mm512_setzero_si512();
     }
     if constexpr (kQ5) PrefetchAhead<MR, NT>(gp[0] + 256);
+    __m512i plane[NT];  // Q5: the group's high-bit planes
+    for (int j = 0; j < NT; ++j) {
+      plane[j] = kQ5 ? _mm512_loadu_si512(gp[j] + 256) : _mm512_setzero_si512();
+    }
     for (int s = 0; s < 4; ++s) {
       __m512i lo[NT], hi[NT];
       PrefetchAhead<MR, NT>(gp[0] + 64 * s);
@@ -71,13 +74,7 @@ void TilesQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
         const __m512i v = _mm512_loadu_si512(gp[j] + 64 * s);
         lo[j] = _mm512_and_si512(v, low4);
         hi[j] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
-        if constexpr (kQ5) {
-          uint64_t bits[2];
-          std::memcpy(bits, gp[j] + 256 + 16 * s, 16);  // qh[2s], qh[2s + 1]
-          const __m512i sixteen = _mm512_set1_epi8(16);
-          lo[j] = _mm512_mask_add_epi8(lo[j], _cvtu64_mask64(bits[0]), lo[j], sixteen);
-          hi[j] = _mm512_mask_add_epi8(hi[j], _cvtu64_mask64(bits[1]), hi[j], sixteen);
-        }
+        if constexpr (kQ5) AddHighBits(plane[j], 2 * s, &lo[j], &hi[j]);
         if constexpr (kIQ4) {  // indices -> grid values + 128
           lo[j] = _mm512_shuffle_epi8(grid, lo[j]);
           hi[j] = _mm512_shuffle_epi8(grid, hi[j]);

@@ -40,6 +40,18 @@ inline __m512i Bcast4(const int8_t* p) {
   return _mm512_set1_epi32(v);
 }
 
+// Q5x16's high bits of a sub-chunk's two unpacked vectors v (low nibbles)
+// and v + 1 (high nibbles), added as 16 under a mask: bit v of each byte of
+// the group's 64-byte high-bit plane (quant/packed.h) tested into a mask
+// register.
+inline void AddHighBits(__m512i plane, int v, __m512i* lo, __m512i* hi) {
+  const __m512i sixteen = _mm512_set1_epi8(16);
+  const __mmask64 k_lo = _mm512_test_epi8_mask(plane, _mm512_set1_epi8(static_cast<char>(1 << v)));
+  const __mmask64 k_hi = _mm512_test_epi8_mask(plane, _mm512_set1_epi8(static_cast<char>(2 << v)));
+  *lo = _mm512_mask_add_epi8(*lo, k_lo, *lo, sixteen);
+  *hi = _mm512_mask_add_epi8(*hi, k_hi, *hi, sixteen);
+}
+
 // Sub-chunk S (columns 8S..8S+7) of a Q6Kx16 group, 16 rows: the
 // nibbles v unpack as Q4x16's (lo: vector 2S, hi: vector 2S + 1), and crumb
 // vector cr (S / 2: columns 16 (S / 2)..) holds their bits 4-5 at bits 2k,

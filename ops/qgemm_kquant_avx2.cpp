@@ -38,10 +38,10 @@ inline void ZeroSums(float (&x)[MR][kTileRows]) {
 
 // Sub-chunk c (columns 8c..8c+7) of a Q4Kx16 / Q5Kx16 group gp, unpacked as
 // Q4x16's / Q5x16's: lo (columns 8c..8c+3) and hi (8c+4..8c+7), rows 0-7 (0)
-// and 8-15 (1).
+// and 8-15 (1). Q5: hb0 / hb1 the group's high-bit plane (LoadPlane).
 template <bool kQ5>
-inline void UnpackK4(const uint8_t* gp, int c, __m256i* lo0, __m256i* hi0, __m256i* lo1,
-                     __m256i* hi1) {
+inline void UnpackK4(const uint8_t* gp, int c, __m256i hb0, __m256i hb1, __m256i* lo0, __m256i* hi0,
+                     __m256i* lo1, __m256i* hi1) {
   const __m256i low4 = _mm256_set1_epi8(0x0F);
   const __m256i v0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * c));
   const __m256i v1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * c + 32));
@@ -49,9 +49,7 @@ inline void UnpackK4(const uint8_t* gp, int c, __m256i* lo0, __m256i* hi0, __m25
   *hi0 = _mm256_and_si256(_mm256_srli_epi16(v0, 4), low4);
   *lo1 = _mm256_and_si256(v1, low4);
   *hi1 = _mm256_and_si256(_mm256_srli_epi16(v1, 4), low4);
-  if constexpr (kQ5) {
-    OrHighBits(gp + 256 + 16 * c, lo0, lo1, hi0, hi1);
-  }
+  if constexpr (kQ5) OrHighBitsAt(c, hb0, hb1, lo0, lo1, hi0, hi1);
 }
 
 // A tile's quants as TileK<MR, kQ5, true> reads them: per group and sub-chunk
@@ -60,9 +58,12 @@ template <bool kQ5>
 void UnpackKTile(const PackedMatrix& w, int64_t tile, uint8_t* out) {
   constexpr PackedLayout kLayout = kQ5 ? PackedLayout::kQ5Kx16 : PackedLayout::kQ4Kx16;
   ForEachKGroup<kLayout>(w, tile, out, [](const uint8_t* gp, uint8_t* out) {
+    const __m256i hb0 = kQ5 ? LoadPlane(gp + 256, 0) : _mm256_setzero_si256();
+    const __m256i hb1 = kQ5 ? LoadPlane(gp + 256, 1) : _mm256_setzero_si256();
+#pragma GCC unroll 4
     for (int c = 0; c < 4; ++c) {
       __m256i u[4];
-      UnpackK4<kQ5>(gp, c, &u[0], &u[1], &u[2], &u[3]);
+      UnpackK4<kQ5>(gp, c, hb0, hb1, &u[0], &u[1], &u[2], &u[3]);
       for (int v = 0; v < 4; ++v) {
         _mm256_store_si256(reinterpret_cast<__m256i*>(out + 128 * c + 32 * v), u[v]);
       }
@@ -111,7 +112,11 @@ void TileK(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t 
         sum16[i][0] = sum16[i][1] = _mm256_setzero_si256();
         isum[i][0] = isum[i][1] = _mm256_setzero_si256();
       }
-      if constexpr (kQ5 && !kPre) PrefetchAhead<MR>(gp + 256);
+      __m256i hb0 = _mm256_setzero_si256(), hb1 = _mm256_setzero_si256();
+      if constexpr (kQ5 && !kPre) {
+        PrefetchAhead<MR>(gp + 256);
+        hb0 = LoadPlane(gp + 256, 0), hb1 = LoadPlane(gp + 256, 1);
+      }
 #pragma GCC unroll 4
       for (int c = 0; c < 4; ++c) {  // columns 8c .. 8c + 7
         __m256i lo0, hi0, lo1, hi1;
@@ -121,7 +126,7 @@ void TileK(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t 
           lo1 = _mm256_load_si256(u + 2), hi1 = _mm256_load_si256(u + 3);
         } else {
           PrefetchAhead<MR>(gp + 64 * c);
-          UnpackK4<kQ5>(gp, c, &lo0, &hi0, &lo1, &hi1);
+          UnpackK4<kQ5>(gp, c, hb0, hb1, &lo0, &hi0, &lo1, &hi1);
         }
         for (int i = 0; i < MR; ++i) {
           const int8_t* ac = aq[i] + g * 32 + 8 * c;

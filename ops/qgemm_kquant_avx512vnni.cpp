@@ -58,6 +58,10 @@ void TilesK(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t
         for (int i = 0; i < MR; ++i) isum[j][i] = _mm512_setzero_si512();
       }
       if constexpr (kQ5) PrefetchAhead<MR, NT>(sg[0] + gq + 256);
+      __m512i plane[NT];  // Q5: the group's high-bit planes
+      for (int j = 0; j < NT; ++j) {
+        plane[j] = kQ5 ? _mm512_loadu_si512(sg[j] + gq + 256) : _mm512_setzero_si512();
+      }
       for (int c = 0; c < 4; ++c) {
         __m512i lo[NT], hi[NT];
         PrefetchAhead<MR, NT>(sg[0] + gq + 64 * c);
@@ -65,13 +69,7 @@ void TilesK(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t
           const __m512i v = _mm512_loadu_si512(sg[j] + gq + 64 * c);
           lo[j] = _mm512_and_si512(v, low4);
           hi[j] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
-          if constexpr (kQ5) {  // Q5x16's high bits: + 16 under a mask
-            uint64_t bits[2];
-            std::memcpy(bits, sg[j] + gq + 256 + 16 * c, 16);
-            const __m512i sixteen = _mm512_set1_epi8(16);
-            lo[j] = _mm512_mask_add_epi8(lo[j], _cvtu64_mask64(bits[0]), lo[j], sixteen);
-            hi[j] = _mm512_mask_add_epi8(hi[j], _cvtu64_mask64(bits[1]), hi[j], sixteen);
-          }
+          if constexpr (kQ5) AddHighBits(plane[j], 2 * c, &lo[j], &hi[j]);
         }
         for (int i = 0; i < MR; ++i) {
           const __m512i blo = Bcast4(aq[i] + g * 32 + 8 * c);

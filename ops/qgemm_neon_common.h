@@ -55,36 +55,14 @@ inline void StoreRows4(float* y, float32x4_t v, int64_t row0, int64_t n_rows) {
   }
 }
 
-// Q5x16's high bits of quad q in unpacked vector v: bytes 2q, 2q + 1 of
-// qh[v] (16 bits, one per byte of the quad's 16) as 16 in each marked byte.
-inline uint8x16_t HighBitsQuad(const uint8_t* qh_v, int q) {
-  static const uint8_t kBit[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
-  const uint8x16_t bytes = vcombine_u8(vdup_n_u8(qh_v[2 * q]), vdup_n_u8(qh_v[2 * q + 1]));
-  return vandq_u8(vtstq_u8(bytes, vld1q_u8(kBit)), vdupq_n_u8(16));
+// Q5x16's high bits of unpacked vector v, one quad (rows 4q..4q+3), as 16 in
+// each marked byte: `plane` is the quad's 16 bytes of the group's high-bit
+// plane (bytes 16q..16q+15), whose bit v belongs to vector v (quant/packed.h).
+// One shift by register (left by 4 - v; a negative count shifts right) and a
+// mask, for any v; the plane is loaded once per quad for all 8 vectors.
+inline uint8x16_t HighBits(uint8x16_t plane, int v) {
+  return vandq_u8(vshlq_u8(plane, vdupq_n_s8(static_cast<int8_t>(4 - v))), vdupq_n_u8(16));
 }
-
-#if defined(__aarch64__)
-// The same for all 8 vectors of a group at once (AArch64's 4-register table
-// lookup): the quad's two bytes of each qh[v] gathered into one register
-// (bytes 2v, 2v + 1 = qh[v] bytes 2q, 2q + 1); then HighBitsOf spreads vector
-// v's two bytes over 8 lanes each with one more lookup. About half the
-// instructions of 8 HighBitsQuad calls (bench/mca/mca_arm.py).
-inline uint8x16_t GatherHighBits(const uint8_t* qh, int q) {
-  static const uint8_t kGather[16] = {0, 1, 8, 9, 16, 17, 24, 25, 32, 33, 40, 41, 48, 49, 56, 57};
-  const uint8x16x4_t all = vld1q_u8_x4(qh);
-  const uint8x16_t index = vaddq_u8(vld1q_u8(kGather), vdupq_n_u8(static_cast<uint8_t>(2 * q)));
-  return vqtbl4q_u8(all, index);
-}
-
-// As 16 in each byte of vector v whose high bit is set.
-inline uint8x16_t HighBitsOf(uint8x16_t gathered, int v) {
-  static const uint8_t kBit[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
-  const uint8x16_t spread = vcombine_u8(vdup_n_u8(static_cast<uint8_t>(2 * v)),
-                                        vdup_n_u8(static_cast<uint8_t>(2 * v + 1)));
-  const uint8x16_t bytes = vqtbl1q_u8(gathered, spread);
-  return vandq_u8(vtstq_u8(bytes, vld1q_u8(kBit)), vdupq_n_u8(16));
-}
-#endif
 
 // Q6Kx16's top 2 bits of unpacked vector 4c + k from the quad's 16 bytes of
 // crumb vector c: bits 2k, 2k+1 moved to bits 4-5.
@@ -155,22 +133,15 @@ inline void LoadQuadWeights(const uint8_t* gp, int q, int8x16_t wq[8]) {
     for (int s = 0; s < 8; ++s)
       wq[s] = vld1q_s8(reinterpret_cast<const int8_t*>(gp + 64 * s + 16 * q));
   } else {
-#if defined(__aarch64__)
-    uint8x16_t high = vdupq_n_u8(0);  // read only for Q5x16 (the others end sooner)
-    if constexpr (kL == PackedLayout::kQ5x16) high = GatherHighBits(gp + 256, q);
-#endif
+    uint8x16_t plane = vdupq_n_u8(0);  // read only for Q5x16
+    if constexpr (kL == PackedLayout::kQ5x16) plane = vld1q_u8(gp + 256 + 16 * q);
 #pragma GCC unroll 8
     for (int s = 0; s < 4; ++s) {
       const uint8x16_t v = vld1q_u8(gp + 64 * s + 16 * q);
       uint8x16_t lo = vandq_u8(v, vdupq_n_u8(0x0F)), hi = vshrq_n_u8(v, 4);
       if (kL == PackedLayout::kQ5x16) {
-#if defined(__aarch64__)
-        lo = vorrq_u8(lo, HighBitsOf(high, 2 * s));
-        hi = vorrq_u8(hi, HighBitsOf(high, 2 * s + 1));
-#else
-        lo = vorrq_u8(lo, HighBitsQuad(gp + 256 + 8 * (2 * s), q));
-        hi = vorrq_u8(hi, HighBitsQuad(gp + 256 + 8 * (2 * s + 1), q));
-#endif
+        lo = vorrq_u8(lo, HighBits(plane, 2 * s));
+        hi = vorrq_u8(hi, HighBits(plane, 2 * s + 1));
       }
       if (kL == PackedLayout::kIQ4x16) {
         wq[2 * s] = Iq4Lookup(lo);

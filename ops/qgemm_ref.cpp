@@ -90,10 +90,7 @@ int Quant(PackedLayout layout, const uint8_t* gp, int lane, int c) {
   }
   const uint8_t byte = gp[(c / 8) * 64 + lane * 4 + c % 4];
   int q = c % 8 < 4 ? (byte & 0x0F) : (byte >> 4);
-  if (layout == PackedLayout::kQ5x16) {
-    const int bit = lane * 4 + c % 4;
-    q |= ((gp[256 + (c / 4) * 8 + bit / 8] >> (bit % 8)) & 1) << 4;
-  }
+  if (layout == PackedLayout::kQ5x16) q |= Q5HighBit(gp + 256, lane, c) << 4;
   if (layout == PackedLayout::kIQ4x16) return kIq4Grid[q];  // the index's grid value
   return q;
 }

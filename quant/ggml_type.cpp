@@ -4,6 +4,10 @@ namespace ember {
 namespace {
 
 // Block sizes from the GGML block definitions (QK4_0 = 32, QK_K = 256, ...).
+constexpr const char* kQ5PlaneRetired =
+    "its Q5 high bits are laid out as before 2026-11-27, in a row per vector; the plane is "
+    "bit-sliced now";
+
 constexpr GgmlTypeTraits kGgmlTypeTraits[] = {
     {GgmlType::kF32, "F32", 1, 4},
     {GgmlType::kF16, "F16", 1, 2},
@@ -40,15 +44,18 @@ constexpr GgmlTypeTraits kGgmlTypeTraits[] = {
     {GgmlType::kEmberQ4x16, "EMBER_Q4x16", 32, 18},
     {GgmlType::kEmberQ4x16Min, "EMBER_Q4x16_MIN", 32, 20},
     {GgmlType::kEmberQ8x16, "EMBER_Q8x16", 32, 34},
-    {GgmlType::kEmberQ5x16, "EMBER_Q5x16", 32, 22},
-    {GgmlType::kEmberQ5x16Min, "EMBER_Q5x16_MIN", 32, 24},
-    {GgmlType::kEmberQ6x16Retired, "EMBER_Q6x16", 32, 28},
+    {GgmlType::kEmberQ5x16Retired, "EMBER_Q5x16_RETIRED", 32, 22, kQ5PlaneRetired},
+    {GgmlType::kEmberQ5x16MinRetired, "EMBER_Q5x16_MIN_RETIRED", 32, 24, kQ5PlaneRetired},
+    {GgmlType::kEmberQ6x16Retired, "EMBER_Q6x16", 32, 28, "Q6_K is EMBER_Q6Kx16 now"},
     {GgmlType::kEmberIQ4x16, "EMBER_IQ4x16", 32, 18},
     {GgmlType::kEmberQ4Kx16, "EMBER_Q4Kx16", 256, 148},
-    {GgmlType::kEmberQ5Kx16, "EMBER_Q5Kx16", 256, 180},
+    {GgmlType::kEmberQ5Kx16Retired, "EMBER_Q5Kx16_RETIRED", 256, 180, kQ5PlaneRetired},
     {GgmlType::kEmberQ3Kx16, "EMBER_Q3Kx16", 256, 114},
     {GgmlType::kEmberQ2Kx16, "EMBER_Q2Kx16", 256, 84},
     {GgmlType::kEmberQ6Kx16, "EMBER_Q6Kx16", 256, 210},
+    {GgmlType::kEmberQ5x16, "EMBER_Q5x16", 32, 22},
+    {GgmlType::kEmberQ5x16Min, "EMBER_Q5x16_MIN", 32, 24},
+    {GgmlType::kEmberQ5Kx16, "EMBER_Q5Kx16", 256, 180},
 };
 
 }  // namespace

@@ -51,20 +51,25 @@ enum class GgmlType : uint32_t {
   kEmberQ4x16 = 0x4500,     // Q4x16, m = -8 d
   kEmberQ4x16Min = 0x4501,  // Q4x16 with per-row mins
   kEmberQ8x16 = 0x4502,     // Q8x16
-  kEmberQ5x16 = 0x4503,     // Q5x16, m = -16 d
-  kEmberQ5x16Min = 0x4504,  // Q5x16 with per-row mins
-  // Retired: Q6x16 (Q6_K with an fp16 d per row and group of 32, 7 bits per
-  // weight), replaced by kEmberQ6Kx16. Still named, so that a file written
-  // before is refused with a message that says so (runtime/model/model.cpp).
+  // Retired ids (RetiredNativeType says why): still named, so that a file
+  // written before is refused with a message that says so
+  // (runtime/model/model.cpp). Q5x16 / Q5Kx16 with each vector's 64 high bits
+  // in a row (until 2026-11-27; the plane is bit-sliced now); Q6x16 (Q6_K with
+  // an fp16 d per row and group of 32, 7 bits per weight).
+  kEmberQ5x16Retired = 0x4503,
+  kEmberQ5x16MinRetired = 0x4504,
   kEmberQ6x16Retired = 0x4505,
   kEmberIQ4x16 = 0x4506,  // IQ4x16 (IQ4_NL / IQ4_XS grid indices, a scale per 32)
   // The K layouts count in super-groups of 256 columns (148 / 180 bytes per
   // row: 4.625 / 5.625 bits per weight).
   kEmberQ4Kx16 = 0x4507,  // Q4Kx16 (Q4_K's quants, scales, mins, d and dmin)
-  kEmberQ5Kx16 = 0x4508,  // Q5Kx16 (Q5_K's)
-  kEmberQ3Kx16 = 0x4509,  // Q3Kx16 (Q3_K's quants, scales and d; 114 bytes per 256)
-  kEmberQ2Kx16 = 0x450A,  // Q2Kx16 (Q2_K's quants, scales, mins, d and dmin; 84)
-  kEmberQ6Kx16 = 0x450B,  // Q6Kx16 (Q6_K's quants, scales and d; 210, Q6_K's own size)
+  kEmberQ5Kx16Retired = 0x4508,
+  kEmberQ3Kx16 = 0x4509,    // Q3Kx16 (Q3_K's quants, scales and d; 114 bytes per 256)
+  kEmberQ2Kx16 = 0x450A,    // Q2Kx16 (Q2_K's quants, scales, mins, d and dmin; 84)
+  kEmberQ6Kx16 = 0x450B,    // Q6Kx16 (Q6_K's quants, scales and d; 210, Q6_K's own size)
+  kEmberQ5x16 = 0x450C,     // Q5x16, m = -16 d
+  kEmberQ5x16Min = 0x450D,  // Q5x16 with per-row mins
+  kEmberQ5Kx16 = 0x450E,    // Q5Kx16 (Q5_K's)
 };
 
 struct GgmlTypeTraits {
@@ -72,6 +77,9 @@ struct GgmlTypeTraits {
   const char* name;
   uint32_t block_elems;  // elements per block (1 for plain types)
   uint32_t block_bytes;  // bytes per block
+  // A retired native layout's id: why this ember no longer reads it (the
+  // loader refuses such a tensor with it); nullptr for the rest.
+  const char* retired = nullptr;
 };
 
 // Returns the traits of `id`, or nullptr for an id we do not know.

@@ -69,11 +69,10 @@ void Store(const GroupView& v, int64_t lane, const Q4Group& g) {
   if (v.m != nullptr) v.m[lane] = g.m;
   StoreNibbles(v.qs, lane, g.q);
   if (v.qh == nullptr) return;
-  // Bit 4r + b of qh[vec] (8 bytes each, little-endian): column 4 vec + b.
+  // Bit c / 4 of byte 4r + c % 4: column c's bit 4 of row r (quant/packed.h).
   for (int c = 0; c < kGroupCols; ++c) {
-    const int bit = static_cast<int>(lane) * 4 + c % 4;
-    uint8_t& byte = v.qh[(c / 4) * 8 + bit / 8];
-    byte = static_cast<uint8_t>(byte | (((g.q[c] >> 4) & 1) << (bit % 8)));
+    uint8_t& byte = v.qh[lane * 4 + c % 4];
+    byte = static_cast<uint8_t>(byte | (((g.q[c] >> 4) & 1) << (c / 4)));
   }
 }
 
@@ -665,10 +664,7 @@ float PackedWeight(const PackedMatrix& w, int64_t row, int64_t col) {
     const uint8_t* gq = sg + KHeaderBytes(w.layout) + j * KGroupBytes(w.layout);
     const uint8_t byte = gq[(c / 8) * 64 + lane * 4 + c % 4];
     int q = c % 8 < 4 ? (byte & 0x0F) : (byte >> 4);
-    if (w.layout == PackedLayout::kQ5Kx16) {
-      const int bit = static_cast<int>(lane) * 4 + static_cast<int>(c % 4);
-      q |= ((gq[256 + (c / 4) * 8 + bit / 8] >> (bit % 8)) & 1) << 4;
-    }
+    if (w.layout == PackedLayout::kQ5Kx16) q |= Q5HighBit(gq + 256, lane, c) << 4;
     // As DequantizeRowQ4_K / Q5_K: d * sc and dmin * m exact, (d * sc) * q
     // exact, one rounding in the subtraction.
     const float ds = Fp16ToFp32(d) * static_cast<float>(sg[kKScaleOffset + 16 * j + lane]);
@@ -686,10 +682,7 @@ float PackedWeight(const PackedMatrix& w, int64_t row, int64_t col) {
   // As DequantizeRowIQ4_NL: d * grid[q], exact (an 11-bit times a 7-bit
   // significand).
   if (w.layout == PackedLayout::kIQ4x16) return d * static_cast<float>(kIq4Grid[q]);
-  if (v.qh != nullptr) {
-    const int bit = static_cast<int>(lane) * 4 + static_cast<int>(c % 4);
-    q |= ((v.qh[(c / 4) * 8 + bit / 8] >> (bit % 8)) & 1) << 4;
-  }
+  if (v.qh != nullptr) q |= Q5HighBit(v.qh, lane, c) << 4;
   const float m =
       w.has_min ? Fp16ToFp32(v.m[lane]) : static_cast<float>(PackedOffset(w.layout)) * d;
   return static_cast<float>(q) * d + m;

@@ -15,11 +15,13 @@
 // Q5x16 TileGroup (int5, value = q * d + m, q in [0, 31]): Q4x16's nibbles plus
 // a plane of high bits, so 5-bit sources keep their 5.5 (6 with mins) bits:
 //   uint8  qs[4][64]  as Q4x16: the low 4 bits of each quant
-//   uint64 qh[8]      bit 4r + b of qh[v] is bit 4 of row r, column 4v + b.
+//   uint8  qh[64]     bit v of byte 4r + b is bit 4 of row r, column 4v + b.
 //                     Unpacking sub-chunk s of qs gives two 64-byte vectors,
 //                     columns 8s..8s+3 (low nibbles) and 8s+4..8s+7 (high
-//                     nibbles): vectors v = 2s and 2s + 1, and bit i of qh[v]
-//                     belongs to byte i of vector v, in every ISA's unpacking.
+//                     nibbles): vectors v = 2s and 2s + 1, and bit v of qh[i]
+//                     belongs to byte i of vector v, in every ISA's unpacking
+//                     (as Q3Kx16's plane): a shift and a mask move a whole
+//                     vector's high bits to bit 4.
 //   fp16   d[16], m[16] (only when has_min; else m = -16 d, as Q5_0)
 // IQ4x16 TileGroup (IQ4_NL / IQ4_XS kept at 4.5 bits: value = d * grid[q], q
 // in [0, 15], grid = kIq4Grid (quant/blocks.h), the format's fixed int8 values
@@ -175,6 +177,12 @@ constexpr size_t kQ6CrumbOffset = 256;
 // The offset of a layout's unsigned quants without stored mins: value = (q +
 // offset) * d (Q4_0: q - 8, Q5_0: q - 16, Q6_K: q - 32; Q8x16's quants are
 // signed, and IQ4x16's grid values too: 0).
+// Bit 4 of row `lane`, column c (0..31) of a Q5x16 / Q5Kx16 group, from its
+// high-bit plane qh (above).
+inline int Q5HighBit(const uint8_t* qh, int64_t lane, int64_t c) {
+  return (qh[lane * 4 + c % 4] >> (c / 4)) & 1;
+}
+
 constexpr int PackedOffset(PackedLayout layout) {
   switch (layout) {
     case PackedLayout::kQ4x16:

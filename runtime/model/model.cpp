@@ -77,11 +77,11 @@ class WeightLoader {
                            ", whose llama.cpp arithmetic --numerics ggml does not reproduce "
                            "(it does Q4_0, Q4_1 and Q8_0)");
       }
-    } else if (t.type == GgmlType::kEmberQ6x16Retired) {
-      return Unsupported("tensor '" + t.name +
-                         "' has type EMBER_Q6x16, a native layout this ember no longer reads "
-                         "(Q6_K is EMBER_Q6Kx16 now): run `ember quantize --type native` again "
-                         "on the source GGUF");
+    } else if (const GgmlTypeTraits* traits = FindGgmlType(static_cast<uint32_t>(t.type));
+               traits != nullptr && traits->retired != nullptr) {
+      return Unsupported("tensor '" + t.name + "' has type " + traits->name +
+                         ", a native layout this ember no longer reads (" + traits->retired +
+                         "): run `ember quantize --type native` again on the source GGUF");
     } else if (!CanRepack(t.type) && FindVecDot(t.type) == nullptr && !IsNativeType(t.type)) {
       return Unsupported("tensor '" + t.name + "' has type " + GgmlTypeName(t.type) +
                          ", which ember cannot multiply yet (supported: F32, F16, BF16, Q8_0, "

@@ -181,15 +181,27 @@ TEST_CASE("model: bad models give clear errors", "[model][bad-input]") {
     CHECK_THAT(s.message(), Catch::Contains("'blk.0.attn_q.weight' has type IQ2_XXS"));
   }
   SECTION("a retired native type says what to do") {
-    // EMBER_Q6x16 (0x4505), Q6_K's native layout until Q6Kx16.
-    TinyModelSpec spec;
-    spec.n_embd = 256;
-    spec.n_head = 4;
-    spec.type_override["blk.0.attn_q.weight"] = 0x4505;
-    Status s = LoadSpec(spec, &m);
-    CHECK(s.code() == Code::kUnsupported);
-    CHECK_THAT(s.message(), Catch::Contains("'blk.0.attn_q.weight' has type EMBER_Q6x16"));
-    CHECK_THAT(s.message(), Catch::Contains("ember quantize --type native"));
+    // EMBER_Q6x16 (0x4505), Q6_K's native layout until Q6Kx16; the Q5 layouts
+    // with the high bits of each vector in a row (0x4503, 0x4504, 0x4508).
+    const struct {
+      uint32_t id;
+      const char* name;
+    } retired[] = {{0x4505, "EMBER_Q6x16"},
+                   {0x4503, "EMBER_Q5x16_RETIRED"},
+                   {0x4504, "EMBER_Q5x16_MIN_RETIRED"},
+                   {0x4508, "EMBER_Q5Kx16_RETIRED"}};
+    for (const auto& r : retired) {
+      INFO(r.name);
+      TinyModelSpec spec;
+      spec.n_embd = 256;
+      spec.n_head = 4;
+      spec.type_override["blk.0.attn_q.weight"] = r.id;
+      Status s = LoadSpec(spec, &m);
+      CHECK(s.code() == Code::kUnsupported);
+      CHECK_THAT(s.message(),
+                 Catch::Contains(std::string("'blk.0.attn_q.weight' has type ") + r.name + ","));
+      CHECK_THAT(s.message(), Catch::Contains("ember quantize --type native"));
+    }
   }
   SECTION("weights that are not finite name their tensor") {
     // Q8_0 bytes read as Q2_K: some fp16 scales are NaN.
