@@ -108,8 +108,15 @@ row() {  # label model target-prompt-file peer-prog peer-model-flags threads emb
   render "$model" "$prompt" "$rendered"
   local plain=() spec=() acc=() tpp=() peer=() peer_acc=() p s a k ps pa r
   for ((r = 0; r < REPS; r++)); do
-    read -r p _ _ _ < <(ember_run "$model" "$prompt" "$t")
-    read -r s a k _ < <(ember_run "$model" "$prompt" "$t" "$@")
+    # Plain and speculative take turns going first: the host drifts, and a
+    # fixed order put the speculative run always right after the plain one.
+    if ((r % 2 == 0)); then
+      read -r p _ _ _ < <(ember_run "$model" "$prompt" "$t")
+      read -r s a k _ < <(ember_run "$model" "$prompt" "$t" "$@")
+    else
+      read -r s a k _ < <(ember_run "$model" "$prompt" "$t" "$@")
+      read -r p _ _ _ < <(ember_run "$model" "$prompt" "$t")
+    fi
     # shellcheck disable=SC2086
     read -r ps pa < <(peer_run "$prog" "$rendered" "$t" -m "$model" $peer_flags)
     plain+=("$p"); spec+=("$s"); acc+=("$a"); tpp+=("$k"); peer+=("$ps"); peer_acc+=("$pa")
