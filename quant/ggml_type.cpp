@@ -3,11 +3,12 @@
 namespace ember {
 namespace {
 
-// Block sizes from the GGML block definitions (QK4_0 = 32, QK_K = 256, ...).
+// Why the Q5 native ids of before 2026-11-27 are no longer read (quant/packed.h).
 constexpr const char* kQ5PlaneRetired =
     "its Q5 high bits are laid out as before 2026-11-27, in a row per vector; the plane is "
     "bit-sliced now";
 
+// Block sizes from the GGML block definitions (QK4_0 = 32, QK_K = 256, ...).
 constexpr GgmlTypeTraits kGgmlTypeTraits[] = {
     {GgmlType::kF32, "F32", 1, 4},
     {GgmlType::kF16, "F16", 1, 2},
