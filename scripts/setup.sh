@@ -11,6 +11,7 @@ packages=(
   libdnnl-dev ocl-icd-opencl-dev libxnnpack-dev libpthreadpool-dev
   g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user-static
   clang-format python3 python3-pip
+  libsimde-dev  # ember_kernel_tests_avx512emu: the AVX-512 kernels tested on AVX2 hosts
   time  # /usr/bin/time -v: peak RSS in bench/compare.sh
   llvm-14  # llvm-mca-14: bench/mca/mca_arm.py (ARM kernel cost on paper)
   libedit-dev  # ember chat: line editing and history

@@ -8,6 +8,7 @@
 #include "ops/kernels.h"
 #include "quant/fp16.h"
 #include "quant/quantize.h"
+#include "support/simd_isas.h"
 
 using namespace ember;
 
@@ -16,7 +17,7 @@ TEST_CASE("attention: every ISA variant matches _ref", "[attention][isa]") {
   std::normal_distribution<float> d(0.0f, 1.0f);
   for (Isa isa :
        {Isa::kAvx2, Isa::kAvx512, Isa::kAvx512Vnni, Isa::kNeon, Isa::kNeonDot, Isa::kNeonI8mm}) {
-    if (!HasVariantsFor(isa) || !HostCpu().Supports(isa)) continue;
+    if (!test::CanTestVariants(isa)) continue;
     const AttendHeadFn fn = KernelsFor(isa).attend_head;
     for (int head_dim : {8, 40, 64, 72, 80, 120, 128}) {
       for (int64_t n_kv : {1, 2, 7, 64, 300}) {
@@ -61,7 +62,7 @@ TEST_CASE("attention: two spans equal one span over the same rows", "[attention]
   vc.insert(vc.end(), v.begin() + (n_a + n_gap) * stride, v.end());
   const float scale = 0.125f;
   for (Isa isa : {Isa::kRef, Isa::kAvx2, Isa::kNeon, Isa::kNeonDot, Isa::kNeonI8mm}) {
-    if (!HasVariantsFor(isa) || !HostCpu().Supports(isa)) continue;
+    if (!test::CanTestVariants(isa)) continue;
     const AttendHeadFn fn = KernelsFor(isa).attend_head;
     const KvSpan two[2] = {
         {k.data(), v.data(), n_a},
@@ -126,7 +127,7 @@ TEST_CASE("attention q8: every ISA variant matches _ref, and _ref matches f32 ma
       for (int i = 0; i < head_dim; ++i) REQUIRE(std::fabs(want[i] - exact[i]) <= 1e-4f);
       for (Isa isa : {Isa::kRef, Isa::kAvx2, Isa::kAvx512, Isa::kAvx512Vnni, Isa::kNeon,
                       Isa::kNeonDot, Isa::kNeonI8mm}) {
-        if (!HasVariantsFor(isa) || !HostCpu().Supports(isa)) continue;
+        if (!test::CanTestVariants(isa)) continue;
         const AttendHeadQ8Fn fn = KernelsFor(isa).attend_head_q8;
         fn(q.data(), &one, 1, stride, n_head_kv, head_dim, scale, s.data(), got.data());
         for (int i = 0; i < head_dim; ++i) {
@@ -190,7 +191,7 @@ TEST_CASE(
       }
       for (Isa isa : {Isa::kRef, Isa::kAvx2, Isa::kAvx512, Isa::kAvx512Vnni, Isa::kNeon,
                       Isa::kNeonDot, Isa::kNeonI8mm}) {
-        if (!HasVariantsFor(isa) || !HostCpu().Supports(isa)) continue;
+        if (!test::CanTestVariants(isa)) continue;
         const AttendHeadF32Fn fn = KernelsFor(isa).attend_head_f32;
         fn(q.data(), &one, 1, stride, head_dim, scale, s.data(), got.data());
         for (int i = 0; i < head_dim; ++i) {
