@@ -484,8 +484,8 @@ uint64_t RepackedBytes(GgmlType type, int64_t n_rows, int64_t n_cols) {
   return bytes;
 }
 
-Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols,
-              PackedMatrix* out) {
+Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols, PackedMatrix* out,
+              const RepackConsumedFn& consumed) {
   if (!CanRepack(type)) {
     return Unsupported(std::string("tensor type ") + GgmlTypeName(type) +
                        " has no native layout yet");
@@ -507,6 +507,12 @@ Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols,
   w.data = {AllocAligned(w.bytes()), FreeAligned};
   std::memset(w.data.get(), 0, w.bytes());  // padding rows: d = m = 0, q = 0
   const size_t row_bytes = GgmlRowBytes(type, static_cast<uint64_t>(n_cols));
+  // Tells `consumed` about every MiB of source rows read, and about the last.
+  const int64_t report_rows =
+      std::max<int64_t>(1, static_cast<int64_t>((size_t{1} << 20) / row_bytes));
+  auto read = [&](int64_t r) {
+    if (consumed && ((r + 1) % report_rows == 0 || r + 1 == n_rows)) consumed(r + 1);
+  };
 
   if (IsK16Layout(w.layout)) {
     const int64_t n_supers = n_cols / kSuperCols;
@@ -516,6 +522,7 @@ Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols,
           RowToK16(type, src + static_cast<size_t>(r) * row_bytes, n_supers, k.data()));
       uint8_t* tile = w.data.get() + static_cast<size_t>(r / kTileRows) * w.tile_bytes;
       for (int64_t s = 0; s < n_supers; ++s) StoreK16(w, tile, r % kTileRows, s, k[s]);
+      read(r);
     }
     *out = std::move(w);
     return Status::Ok();
@@ -528,6 +535,7 @@ Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols,
           RowToK(type, src + static_cast<size_t>(r) * row_bytes, n_supers, k.data()));
       uint8_t* tile = w.data.get() + static_cast<size_t>(r / kTileRows) * w.tile_bytes;
       for (int64_t s = 0; s < n_supers; ++s) StoreK(w, tile, r % kTileRows, s, k[s]);
+      read(r);
     }
     *out = std::move(w);
     return Status::Ok();
@@ -548,6 +556,7 @@ Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols,
       EMBER_RETURN_IF_ERROR(RowToQ8(type, row, w.n_groups, scratch.data(), q8.data()));
       for (int64_t g = 0; g < w.n_groups; ++g) Store(View(w, w.data.get(), tile, g), lane, q8[g]);
     }
+    read(r);
   }
   *out = std::move(w);
   return Status::Ok();

@@ -84,6 +84,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "platform/status.h"
@@ -246,7 +247,16 @@ uint64_t RepackedBytes(GgmlType type, int64_t n_rows, int64_t n_cols);
 // groups of 32), for weights that are not finite (requantized types; for the
 // K layouts, a super-block d or dmin that is inf or nan), and for scales
 // beyond fp16.
-Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols, PackedMatrix* out);
+//
+// `consumed`, when given, is called as the rows are read, in order, with the
+// number of rows of `src` read so far (about every MiB of source, and once
+// with n_rows at the end): rows below it are not read again, so a caller
+// that maps a file can drop their pages while the rest repacks. A large
+// matrix then costs its packed copy plus about a MiB of source at the peak
+// of loading, not both whole (Gemma 3's 171 MiB tied output).
+using RepackConsumedFn = std::function<void(int64_t rows_read)>;
+Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols, PackedMatrix* out,
+              const RepackConsumedFn& consumed = {});
 
 // The GGUF type that stores the layout `type` repacks to (Q4_0 -> kEmberQ4x16,
 // Q4_1 -> kEmberQ4x16Min, Q5_0 -> kEmberQ5x16, Q5_1 -> kEmberQ5x16Min, Q4_K ->

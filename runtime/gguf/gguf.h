@@ -15,6 +15,7 @@
 // aligned, do not repeat. Errors name the field (the tensor) and its byte offset.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -112,6 +113,11 @@ class GgufFile {
   // again; a copy loses them: with a copy, call it only for tensors nothing
   // reads again.
   void ReleaseTensorData(const GgufTensorInfo& t) const { map_.Release(t.data, t.n_bytes); }
+  // The same for the first `bytes` of a tensor's data (the rows repacked so
+  // far; pages it shares with the rest stay).
+  void ReleaseTensorPrefix(const GgufTensorInfo& t, uint64_t bytes) const {
+    map_.Release(t.data, static_cast<size_t>(std::min(bytes, t.n_bytes)));
+  }
   // For a model that reads no tensor data after loading: drops the resident
   // pages of the file. A mapping drops them all (the mapping is read-only, so
   // this loses nothing: whatever is read again pages back in from the file);

@@ -368,18 +368,26 @@ Status Model::RepackWeights(const LoadProgressFn& progress, uint64_t address_lim
                            " bytes, more than this process can address (" +
                            std::to_string(address_limit) + " bytes)");
       }
+      // The file's pages of the rows repacked so far go while the rest
+      // repacks: the peak is the packed weights plus about a MiB of source.
+      const auto t = tensor_at.find(v->data);
+      const GgufTensorInfo* release =
+          t != tensor_at.end() && v->data != read_later ? t->second : nullptr;
+      RepackConsumedFn consumed;
+      if (release != nullptr) {
+        consumed = [this, release, row_bytes = v->row_bytes](int64_t rows) {
+          gguf_->ReleaseTensorPrefix(*release, row_bytes * static_cast<uint64_t>(rows));
+        };
+      }
       auto p = std::make_unique<PackedMatrix>();
-      if (Status s = Repack(v->type, v->data, v->n_rows, v->n_cols, p.get()); !s.ok()) {
-        const auto t = tensor_at.find(v->data);
+      if (Status s = Repack(v->type, v->data, v->n_rows, v->n_cols, p.get(), consumed); !s.ok()) {
         return Status(s.code(), "tensor '" + (t != tensor_at.end() ? t->second->name : "?") +
                                     "': " + s.message());
       }
       packed = p.get();
       done.emplace(v->data, packed);
       packed_.push_back(std::move(p));
-      if (auto t = tensor_at.find(v->data); t != tensor_at.end() && v->data != read_later) {
-        gguf_->ReleaseTensorData(*t->second);
-      }
+      if (release != nullptr) gguf_->ReleaseTensorData(*release);
       finished += v->row_bytes * static_cast<uint64_t>(v->n_rows);
       if (progress && finished < total &&
           !progress(

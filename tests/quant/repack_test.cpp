@@ -198,6 +198,44 @@ TEST_CASE("repack: which types repack, which exactly, and what is refused", "[qu
   CHECK(PackedWeight(w, 0, 40) == f[40]);
 }
 
+TEST_CASE("repack: rows reported read are never read again", "[quant]") {
+  // The loader drops a file's pages of the rows Repack reports read (the peak
+  // of loading: packed weights plus about a MiB of source). Here those rows
+  // are overwritten with 0xFF bytes (NaN scales, NaN floats) as soon as they
+  // are reported: the packed bytes must still equal a plain repack's. One
+  // type per repacking path (int8 from quants, int8 from floats, K, K16).
+  std::mt19937 rng(7);
+  const int64_t k = 512;
+  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kF16, GgmlType::kQ4_K, GgmlType::kQ6_K}) {
+    INFO(GgmlTypeName(type));
+    const size_t rb = GgmlRowBytes(type, static_cast<uint64_t>(k));
+    const int64_t per_report = static_cast<int64_t>((size_t{1} << 20) / rb);
+    const int64_t n = 3 * per_report + 21;  // three reports and a ragged last tile
+    // 32 distinct quantized rows, repeated: the quantizer's cost stays small.
+    const std::vector<uint8_t> distinct = ToGguf(type, ModelLikeWeights(32, k, rng), 32, k);
+    std::vector<uint8_t> src(rb * static_cast<size_t>(n));
+    for (int64_t r = 0; r < n; ++r) {
+      std::memcpy(&src[rb * static_cast<size_t>(r)], &distinct[rb * static_cast<size_t>(r % 32)],
+                  rb);
+    }
+    PackedMatrix plain, released;
+    REQUIRE(Repack(type, src.data(), n, k, &plain).ok());
+    std::vector<int64_t> reports;
+    const RepackConsumedFn poison = [&](int64_t rows) {
+      const int64_t from = reports.empty() ? 0 : reports.back();
+      reports.push_back(rows);
+      REQUIRE(rows > from);
+      REQUIRE(rows <= n);
+      std::memset(&src[rb * static_cast<size_t>(from)], 0xFF,
+                  rb * static_cast<size_t>(rows - from));
+    };
+    REQUIRE(Repack(type, src.data(), n, k, &released, poison).ok());
+    CHECK(reports == std::vector<int64_t>{per_report, 2 * per_report, 3 * per_report, n});
+    REQUIRE(released.bytes() == plain.bytes());
+    CHECK(std::memcmp(released.data.get(), plain.data.get(), plain.bytes()) == 0);
+  }
+}
+
 TEST_CASE("repack: zero groups, tiny groups and extreme Q6_K scales", "[quant]") {
   // A zero group gets scale 0; a group whose max / 127 is below the smallest
   // fp16 normal gets a subnormal scale that still bounds the error.
