@@ -292,8 +292,9 @@ Status Model::Load(const std::string& path, const LoadOptions& options,
 Status Model::RepackWeights(const LoadProgressFn& progress, uint64_t address_limit) {
   // Every matrix whose GGUF type has a native layout is repacked once (tied
   // output and embedding share one), and the file's pages of it are released
-  // right away: the weights live in memory once, and the peak during loading
-  // is the packed weights plus one tensor.
+  // as its rows are read (Repack's `consumed`, every MiB): the weights live in
+  // memory once, and the peak during loading is the packed weights plus about
+  // a MiB of the file.
   //
   // The embedding is only read row by row, and lookups stay exact: it is
   // repacked (and then shared with a tied output) only when the packed copy is

@@ -1,29 +1,32 @@
-// SentencePiece vocabularies ("llama"), encoded by libsentencepiece with a model built from the
-// GGUF arrays, set up to give llama.cpp's SPM tokenization (llm_tokenizer_spm):
+// SentencePiece vocabularies ("llama"), encoded as llama.cpp's SPM tokenizer (llm_tokenizer_spm)
+// does, by ember's own code (docs/DESIGN.md §9, "Tokenizers": why not libsentencepiece):
 //
-//  - llama.cpp merges adjacent symbols by the score of the merged text, whatever that token's
-//    type, which is SentencePiece's BPE algorithm (same priority: higher score, then leftmost)
-//    when every piece is an ordinary one. So every token goes in as NORMAL except the byte
-//    tokens (for byte fallback), and an extra UNKNOWN piece that SentencePiece requires; the
-//    vocabulary's own unknown, control and user-defined tokens stay mergeable as in llama.cpp.
-//  - No normalisation at all: the "identity" normaliser without dummy prefix, whitespace
-//    removal or escaping. We add the "▁" prefix ourselves where llama.cpp does (start of text
-//    and after a special token) and replace spaces by "▁" as it does.
+//  - A fragment's text is cut into UTF-8 characters. Adjacent symbols whose joined text is a
+//    token are candidates for merging; the candidate with the highest score of that token goes
+//    first (ties: the leftmost), and after each merge the new symbol's pairs with its
+//    neighbours become candidates. Every token takes part, whatever its type (unknown,
+//    control, user-defined and byte tokens too), as in llama.cpp.
+//  - What is left unmerged and is no token (a character the vocabulary lacks) becomes the byte
+//    tokens of its bytes ("<0xAB>", else the one-byte token), or the unknown token.
+//  - No normalisation: we add the "▁" prefix where llama.cpp does (start of text and after a
+//    special token) and replace spaces by "▁" as it does.
 //  - Special tokens are split out before (Tokenizer::SplitSpecial).
-//  - Invalid UTF-8: SentencePiece would turn each bad byte into U+FFFD, llama.cpp cuts the text
-//    into "characters" by lead byte and emits the bytes of those that are no token. We cut the
-//    same way and emit byte tokens for malformed characters ourselves.
-#include <sentencepiece_processor.h>
-
+//  - Invalid UTF-8: llama.cpp cuts the text into "characters" by lead byte and emits the bytes
+//    of those that are no token. We cut the same way and emit byte tokens for malformed
+//    characters ourselves.
+//  - A text shared by several tokens means the last of them (llama.cpp's text -> id map is
+//    filled in id order).
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <queue>
 #include <string>
 #include <string_view>
-#include <unordered_set>
+#include <unordered_map>
 #include <vector>
 
+#include "runtime/text/string_table.h"
 #include "runtime/text/tokenizer.h"
 #include "runtime/text/unicode.h"
 
@@ -32,41 +35,6 @@ namespace ember {
 namespace {
 
 constexpr char kSpaceMark[] = "\xE2\x96\x81";  // U+2581 "▁"
-
-// --- protobuf wire format (just what ModelProto needs) ----------------------------------------
-
-void PutVarint(uint64_t v, std::string* out) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>((v & 0x7F) | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<char>(v));
-}
-void PutTag(uint32_t field, uint32_t wire_type, std::string* out) {
-  PutVarint((static_cast<uint64_t>(field) << 3) | wire_type, out);
-}
-// int32 fields are varints of the sign-extended 64-bit value.
-void PutInt(uint32_t field, int64_t v, std::string* out) {
-  PutTag(field, 0, out);
-  PutVarint(static_cast<uint64_t>(v), out);
-}
-void PutBytes(uint32_t field, std::string_view s, std::string* out) {
-  PutTag(field, 2, out);
-  PutVarint(s.size(), out);
-  out->append(s);
-}
-void PutFloat(uint32_t field, float f, std::string* out) {
-  PutTag(field, 5, out);
-  uint32_t bits;
-  static_assert(sizeof(bits) == sizeof(f));
-  std::memcpy(&bits, &f, sizeof(bits));
-  for (int k = 0; k < 4; ++k) out->push_back(static_cast<char>((bits >> (8 * k)) & 0xFF));
-}
-
-// SentencePiece's ModelProto.SentencePiece.Type values.
-constexpr int kSpNormal = 1;
-constexpr int kSpUnknown = 2;
-constexpr int kSpByte = 6;
 
 // Whether token `text` is a byte token "<0xAB>"; sets *byte.
 bool ParseByteToken(std::string_view text, int* byte) {
@@ -93,64 +61,26 @@ class SpmTokenizer final : public Tokenizer {
     byte_token_.fill(-1);
     std::array<int32_t, 256> one_byte;
     one_byte.fill(-1);
-    std::vector<bool> is_byte_piece(n, false);
-    int n_bytes = 0;
     for (size_t i = 0; i < n; ++i) {
       const std::string_view t = vocab_.tokens[i];
       int b;
       if (ParseByteToken(t, &b)) {
-        byte_token_[b] = static_cast<int32_t>(i);  // texts are unique: one token per byte
-        if (vocab_.token_types[i] == TokenType::kByte) {
-          is_byte_piece[i] = true;
-          ++n_bytes;
-        }
+        byte_token_[b] = static_cast<int32_t>(i);  // a repeated text: the last, as llama.cpp
       } else if (t.size() == 1) {
-        one_byte[static_cast<uint8_t>(t[0])] = static_cast<int32_t>(i);
+        one_byte[static_cast<uint8_t>(t[0])] = static_cast<int32_t>(i);  // likewise
       }
     }
     for (int b = 0; b < 256; ++b) {
       if (byte_token_[b] < 0) byte_token_[b] = one_byte[b];
     }
-    // SentencePiece checks that byte fallback has all 256 bytes; without them the byte tokens
-    // are ordinary pieces and unknown characters come out as the unknown token.
-    const bool byte_fallback = n_bytes == 256;
-
-    // The extra UNKNOWN piece SentencePiece insists on, with a text no token has.
-    StringTableIndex texts;
-    texts.Build(vocab_.tokens);
-    std::string unk_text = "<ember-unk>";
-    while (texts.Find(vocab_.tokens, unk_text) >= 0) unk_text += "_";
-    sp_unk_ = static_cast<int32_t>(n);
-
-    std::string proto, msg;
-    for (size_t i = 0; i <= n; ++i) {
-      msg.clear();
-      const bool extra = i == n;
-      PutBytes(1, extra ? std::string_view(unk_text) : std::string_view(vocab_.tokens[i]), &msg);
-      PutFloat(2, extra || vocab_.scores.empty() ? 0.0f : vocab_.scores[i], &msg);
-      const int type = extra ? kSpUnknown : byte_fallback && is_byte_piece[i] ? kSpByte : kSpNormal;
-      PutInt(3, type, &msg);
-      PutBytes(1, msg, &proto);  // ModelProto.pieces
-    }
-    msg.clear();
-    PutInt(3, 2, &msg);                            // TrainerSpec.model_type = BPE
-    PutInt(4, static_cast<int64_t>(n + 1), &msg);  // vocab_size
-    PutInt(35, byte_fallback ? 1 : 0, &msg);       // byte_fallback
-    PutInt(40, sp_unk_, &msg);                     // unk_id
-    PutInt(41, -1, &msg);                          // bos_id: we add BOS/EOS ourselves
-    PutInt(42, -1, &msg);                          // eos_id
-    PutInt(43, -1, &msg);                          // pad_id
-    PutBytes(2, msg, &proto);
-    msg.clear();
-    PutBytes(1, "identity", &msg);  // NormalizerSpec.name
-    PutInt(3, 0, &msg);             // add_dummy_prefix
-    PutInt(4, 0, &msg);             // remove_extra_whitespaces
-    PutInt(5, 0, &msg);             // escape_whitespaces
-    PutBytes(3, msg, &proto);
-
-    const auto st = sp_.LoadFromSerializedProto(proto);
-    if (!st.ok()) {
-      return BadFormat(std::string("SentencePiece rejected the vocabulary: ") + st.message());
+    // Text -> id with llama.cpp's choice among duplicate texts (the last id): the index
+    // finds the first, and the few texts held by several tokens get their last id here.
+    texts_.Build(vocab_.tokens);
+    for (size_t i = 0; i < n; ++i) {
+      const int32_t first = texts_.Find(vocab_.tokens, vocab_.tokens[i]);
+      if (first != static_cast<int32_t>(i)) {
+        duplicates_[std::string(vocab_.tokens[i])] = static_cast<int32_t>(i);
+      }
     }
 
     pieces_.Reserve(n, vocab_.tokens.text_bytes());
@@ -221,8 +151,8 @@ class SpmTokenizer final : public Tokenizer {
     }
   }
 
-  // Encodes one fragment (spaces already escaped): runs of well-formed characters go to
-  // SentencePiece, malformed ones become byte tokens.
+  // Encodes one fragment (spaces already escaped): runs of well-formed characters are merged
+  // (EncodeValid), malformed ones become byte tokens.
   void EncodePiece(std::string_view s, std::vector<int32_t>* out) const {
     size_t run = 0, i = 0;
     while (i < s.size()) {
@@ -232,27 +162,26 @@ class SpmTokenizer final : public Tokenizer {
         continue;
       }
       EncodeValid(s.substr(run, i - run), out);
-      for (size_t k = i; k < i + len; ++k) {
-        const int32_t id = byte_token_[static_cast<uint8_t>(s[k])];
-        if (id >= 0) {
-          out->push_back(id);
-        } else if (vocab_.unk_id >= 0) {
-          out->push_back(vocab_.unk_id);
-        }
-      }
+      EmitBytes(s.substr(i, len), out);
       i += len;
       run = i;
     }
     EncodeValid(s.substr(run), out);
   }
 
-  void EncodeValid(std::string_view s, std::vector<int32_t>* out) const {
-    if (s.empty()) return;
-    std::vector<int> ids;
-    const auto st = sp_.Encode(s, &ids);
-    if (!st.ok()) return;  // only fails when no model is loaded
-    for (const int id : ids) {
-      if (id != sp_unk_) {
+  // The id of token text t, or -1.
+  int32_t FindToken(std::string_view t) const {
+    const int32_t id = texts_.Find(vocab_.tokens, t);
+    if (id < 0 || duplicates_.empty()) return id;
+    const auto it = duplicates_.find(std::string(t));
+    return it == duplicates_.end() ? id : it->second;
+  }
+
+  // The byte tokens of s (or the unknown token where a byte has none).
+  void EmitBytes(std::string_view s, std::vector<int32_t>* out) const {
+    for (const char c : s) {
+      const int32_t id = byte_token_[static_cast<uint8_t>(c)];
+      if (id >= 0) {
         out->push_back(id);
       } else if (vocab_.unk_id >= 0) {
         out->push_back(vocab_.unk_id);
@@ -260,9 +189,70 @@ class SpmTokenizer final : public Tokenizer {
     }
   }
 
-  sentencepiece::SentencePieceProcessor sp_;
-  int32_t sp_unk_ = -1;
-  std::array<int32_t, 256> byte_token_;
+  // A run of well-formed UTF-8: characters merged pairwise by token score (the header).
+  void EncodeValid(std::string_view s, std::vector<int32_t>* out) const {
+    if (s.empty()) return;
+    // The symbols: byte ranges of s in a doubly linked list; a merged-away symbol has len 0.
+    struct Symbol {
+      uint32_t begin, len;
+      int32_t prev, next;
+    };
+    std::vector<Symbol> sym;
+    for (size_t i = 0; i < s.size();) {
+      const size_t len = std::min(unicode::Utf8SeqLen(static_cast<uint8_t>(s[i])), s.size() - i);
+      const auto k = static_cast<int32_t>(sym.size());
+      sym.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(len), k - 1, k + 1});
+      i += len;
+    }
+    sym.back().next = -1;
+    // A candidate merge of symbol `left` and its right neighbour, `len` bytes together when it
+    // was made (a symbol that has grown or gone since makes it stale).
+    struct Candidate {
+      float score;
+      int32_t left;
+      uint32_t len;
+    };
+    auto later = [](const Candidate& a, const Candidate& b) {  // the queue's top goes first
+      return a.score < b.score || (a.score == b.score && a.left > b.left);
+    };
+    std::priority_queue<Candidate, std::vector<Candidate>, decltype(later)> queue(later);
+    auto consider = [&](int32_t left) {
+      if (left < 0 || sym[left].next < 0) return;
+      const Symbol& l = sym[left];
+      const uint32_t len = l.len + sym[l.next].len;
+      const int32_t id = FindToken(s.substr(l.begin, len));
+      if (id < 0) return;
+      queue.push({vocab_.scores.empty() ? 0.0f : vocab_.scores[id], left, len});
+    };
+    for (int32_t i = 0; i + 1 < static_cast<int32_t>(sym.size()); ++i) consider(i);
+    while (!queue.empty()) {
+      const Candidate c = queue.top();
+      queue.pop();
+      Symbol& l = sym[c.left];
+      if (l.len == 0 || l.next < 0) continue;
+      Symbol& r = sym[l.next];
+      if (r.len == 0 || l.len + r.len != c.len) continue;  // stale
+      l.len += r.len;
+      r.len = 0;
+      l.next = r.next;
+      if (l.next >= 0) sym[l.next].prev = c.left;
+      consider(l.prev);
+      consider(c.left);
+    }
+    for (int32_t i = 0; i >= 0; i = sym[i].next) {
+      const std::string_view t = s.substr(sym[i].begin, sym[i].len);
+      const int32_t id = FindToken(t);
+      if (id >= 0) {
+        out->push_back(id);
+      } else {
+        EmitBytes(t, out);  // a character the vocabulary lacks (merged symbols are tokens)
+      }
+    }
+  }
+
+  StringTableIndex texts_;                               // text -> first id
+  std::unordered_map<std::string, int32_t> duplicates_;  // texts of several ids -> the last
+  std::array<int32_t, 256> byte_token_;                  // byte -> its token, or -1
 };
 
 }  // namespace
