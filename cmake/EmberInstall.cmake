@@ -8,7 +8,7 @@
 #   share/man/man1/ember.1.gz, share/doc/<package>/copyright   (EmberPackage.cmake)
 #
 # Why a shared library rather than the static ones: libember.a and
-# libember_kernels.a are C++ and need sentencepiece, OpenMP and the C++
+# libember_kernels.a are C++ and need OpenMP and the C++
 # runtime on the consumer's link line (in the right order, with the C++
 # linker), and they export every internal ember:: symbol. libember.so carries
 # those dependencies itself (DT_NEEDED), so a C program links it with

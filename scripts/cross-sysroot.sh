@@ -9,7 +9,7 @@
 #                                                  closure of their Depends
 #
 # Why not `dpkg --add-architecture` and `apt-get install foo:arm64`: Debian's
-# libsentencepiece-dev, libcpp-httplib-dev and libedit-dev are not co-installable
+# libcpp-httplib-dev and libedit-dev are not co-installable
 # with their amd64 twins (Multi-Arch: none), and an installed libc6:arm64 makes
 # programs under qemu-user hang (../shared/DEPS.md). So nothing is installed:
 # apt runs with a private state (its own package lists for ARCH, an empty dpkg
@@ -140,9 +140,9 @@ else
   # the closure: the compiler links the cross toolchain's own, but
   # dpkg-shlibdeps needs these packages' symbols files. They go to DIR/crt,
   # out of the compiler's and linker's sight.
-  dev=(libsentencepiece-dev libedit-dev libbsd-dev libmd-dev libncurses-dev
+  dev=(libedit-dev libbsd-dev libmd-dev libncurses-dev
     libcpp-httplib-dev libssl-dev zlib1g-dev libbrotli-dev nlohmann-json3-dev)
-  runtime=(libsentencepiece0 libedit2 libcpp-httplib0.11 libgomp1 libstdc++6
+  runtime=(libedit2 libcpp-httplib0.11 libgomp1 libstdc++6
     libncurses6 libncursesw6)
   crt=" libc6 libgcc-s1 libstdc++6 libgomp1 gcc-12-base "
   mapfile -t pkgs < <({ printf '%s\n' "${dev[@]}"; closure "${runtime[@]}"; } | sort -u)

@@ -120,5 +120,16 @@ if [ -x "$static" ]; then
     >"$tmp/static.txt" 2>&1 || { cat "$tmp/static.txt"; fail "ember-static run"; }
   cat "$tmp/static.txt"
   grep -q "generated 8 tokens" "$tmp/static.txt" || fail "ember-static run did not generate 8 tokens"
+  # SentencePiece vocabularies too (ember's own merge code, no libsentencepiece):
+  # llama.cpp's ids for "Hello world" in its llama-spm test vocabulary.
+  spm="$PWD/../shared/vocab/ggml-vocab-llama-spm.gguf"  # (the cwd is the repository)
+  if [ -f "$spm" ]; then
+    ids="$("${srun[@]}" "$static" tokenize -m "$spm" -p "Hello world" 2>&1)" ||
+      { echo "$ids"; fail "ember-static tokenize"; }
+    step "the static CLI tokenizes with a SentencePiece vocabulary: $ids"
+    [ "$ids" = "1 15043 3186" ] || fail "ember-static tokenize gave '$ids', want '1 15043 3186'"
+  else
+    echo "package-smoke: $spm not found: the static CLI's SentencePiece check skipped"
+  fi
 fi
 echo "package-smoke $arch: OK (${#debs[@]} packages)"

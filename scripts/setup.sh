@@ -5,7 +5,6 @@ set -euo pipefail
 
 packages=(
   g++ cmake ninja-build pkg-config catch2 libgomp1
-  libsentencepiece-dev sentencepiece
   nlohmann-json3-dev  # chat templates: messages and tools as JSON
   python3-jinja2  # scripts/render_templates.py: the expected chat template renderings
   libdnnl-dev ocl-icd-opencl-dev libxnnpack-dev libpthreadpool-dev

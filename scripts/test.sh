@@ -48,7 +48,8 @@ run_suite native build -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr ||
   { status=1; native_ok=0; }
 
 # The packages' smoke tests run a tiny model with a byte-level BPE vocabulary
-# (the static CLI has no SentencePiece), made by the native build.
+# made by the native build (and the static CLI tokenizes with
+# ../shared/vocab's llama-spm vocabulary).
 package_model=build/package-smoke-qwen2.gguf
 package_smoke() {  # build-dir debian-arch
   local t0=$SECONDS

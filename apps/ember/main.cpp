@@ -6,10 +6,10 @@
 #include "cli.h"
 
 // The static CLI (EMBER_STATIC_CLI in CMakeLists.txt) is built without `serve`
-// (Debian's cpp-httplib is a shared library only) and without SentencePiece.
+// (Debian's cpp-httplib is a shared library only).
 #ifdef EMBER_CLI_STATIC
 constexpr bool kHasServe = false;
-constexpr const char* kBuildNote = ", static: no serve, no SentencePiece vocabularies";
+constexpr const char* kBuildNote = ", static: no serve";
 #else
 constexpr bool kHasServe = true;
 constexpr const char* kBuildNote = "";

@@ -1,5 +1,5 @@
 // SentencePiece vocabularies ("llama"), encoded as llama.cpp's SPM tokenizer (llm_tokenizer_spm)
-// does, by ember's own code (docs/DESIGN.md §9, "Tokenizers": why not libsentencepiece):
+// does, by ember's own code (docs/DESIGN.md §12: why not libsentencepiece):
 //
 //  - A fragment's text is cut into UTF-8 characters. Adjacent symbols whose joined text is a
 //    token are candidates for merging; the candidate with the highest score of that token goes
