@@ -82,6 +82,7 @@ struct Tokenizer::SpecialIndex {
 };
 
 Tokenizer::Tokenizer(VocabData vocab) : vocab_(std::move(vocab)) {
+  ids_.Build(vocab_.tokens);
   auto index = std::make_shared<SpecialIndex>();
   std::vector<int32_t> specials;
   for (size_t id = 0; id < vocab_.tokens.size(); ++id) {

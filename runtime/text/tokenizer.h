@@ -118,9 +118,13 @@ class Tokenizer {
   // first over the whole text; whitespace around lstrip/rstrip tokens dropped.
   std::vector<Fragment> SplitSpecial(std::string_view text, bool parse_special) const;
 
+  // The id of the token whose text is `text`, or -1 (token texts are unique: LoadVocab).
+  int32_t FindToken(std::string_view text) const { return ids_.Find(vocab_.tokens, text); }
+
   VocabData vocab_;
 
  private:
+  StringTableIndex ids_;  // token text -> id, over vocab_.tokens
   struct SpecialIndex;
   std::shared_ptr<const SpecialIndex> special_;
   std::vector<bool> eog_;

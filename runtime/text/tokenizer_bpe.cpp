@@ -208,7 +208,6 @@ class BpeTokenizer final : public Tokenizer {
       regexes_.push_back(std::move(re));
     }
     const size_t n = vocab_.tokens.size();
-    ids_.Build(vocab_.tokens);  // token texts are unique (LoadVocab)
     size_t merge_bytes = 0;
     for (size_t r = 0; r < vocab_.merges.size(); ++r) merge_bytes += vocab_.merges[r].size();
     ranks_.Reserve(vocab_.merges.size(), merge_bytes);
@@ -295,8 +294,6 @@ class BpeTokenizer final : public Tokenizer {
     }
     return std::string(text);
   }
-
-  int32_t FindToken(std::string_view s) const { return ids_.Find(vocab_.tokens, s); }
 
   void EncodeText(std::string_view text, std::vector<int32_t>* out) const {
     const std::vector<uint32_t> cps = unicode::DecodeUtf8Lenient(text);
@@ -389,8 +386,7 @@ class BpeTokenizer final : public Tokenizer {
 
   std::vector<unicode::Regex> regexes_;
   bool ignore_merges_ = false;
-  StringTableIndex ids_;  // token text -> id, over vocab_.tokens
-  StringIndex ranks_;     // "left" kMergeSep "right" -> rank
+  StringIndex ranks_;  // "left" kMergeSep "right" -> rank
   std::array<std::string, 256> byte_chars_;
 };
 

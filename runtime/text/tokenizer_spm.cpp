@@ -14,18 +14,14 @@
 //  - Invalid UTF-8: llama.cpp cuts the text into "characters" by lead byte and emits the bytes
 //    of those that are no token. We cut the same way and emit byte tokens for malformed
 //    characters ourselves.
-//  - A text shared by several tokens means the last of them (llama.cpp's text -> id map is
-//    filled in id order).
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <queue>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
-#include "runtime/text/string_table.h"
 #include "runtime/text/tokenizer.h"
 #include "runtime/text/unicode.h"
 
@@ -64,24 +60,14 @@ class SpmTokenizer final : public Tokenizer {
       const std::string_view t = vocab_.tokens[i];
       int b;
       if (ParseByteToken(t, &b)) {
-        byte_token_[b] = static_cast<int32_t>(i);  // a repeated text: the last, as llama.cpp
+        byte_token_[b] = static_cast<int32_t>(i);
       } else if (t.size() == 1) {
-        one_byte[static_cast<uint8_t>(t[0])] = static_cast<int32_t>(i);  // likewise
+        one_byte[static_cast<uint8_t>(t[0])] = static_cast<int32_t>(i);
       }
     }
     for (int b = 0; b < 256; ++b) {
       if (byte_token_[b] < 0) byte_token_[b] = one_byte[b];
     }
-    // Text -> id with llama.cpp's choice among duplicate texts (the last id): the index
-    // finds the first, and the few texts held by several tokens get their last id here.
-    texts_.Build(vocab_.tokens);
-    for (size_t i = 0; i < n; ++i) {
-      const int32_t first = texts_.Find(vocab_.tokens, vocab_.tokens[i]);
-      if (first != static_cast<int32_t>(i)) {
-        duplicates_[std::string(vocab_.tokens[i])] = static_cast<int32_t>(i);
-      }
-    }
-
     pieces_.Reserve(n, vocab_.tokens.text_bytes());
     for (size_t i = 0; i < n; ++i) {
       if (!pieces_.Add(RenderPiece(static_cast<int32_t>(i)))) {
@@ -168,14 +154,6 @@ class SpmTokenizer final : public Tokenizer {
     EncodeValid(s.substr(run), out);
   }
 
-  // The id of token text t, or -1.
-  int32_t FindToken(std::string_view t) const {
-    const int32_t id = texts_.Find(vocab_.tokens, t);
-    if (id < 0 || duplicates_.empty()) return id;
-    const auto it = duplicates_.find(std::string(t));
-    return it == duplicates_.end() ? id : it->second;
-  }
-
   // The byte tokens of s (or the unknown token where a byte has none).
   void EmitBytes(std::string_view s, std::vector<int32_t>* out) const {
     for (const char c : s) {
@@ -249,9 +227,7 @@ class SpmTokenizer final : public Tokenizer {
     }
   }
 
-  StringTableIndex texts_;                               // text -> first id
-  std::unordered_map<std::string, int32_t> duplicates_;  // texts of several ids -> the last
-  std::array<int32_t, 256> byte_token_;                  // byte -> its token, or -1
+  std::array<int32_t, 256> byte_token_;  // byte -> its token, or -1
 };
 
 }  // namespace
