@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ops/kernels.h"
+#include "platform/streamed_memory.h"
 #include "quant/blocks.h"
 #include "quant/packed.h"
 #include "quant/quantize.h"
@@ -25,10 +26,17 @@ using namespace ember;
 
 namespace {
 
+// A packed matrix in the memory a model's weights get (huge pages where the
+// system gives them, platform/streamed_memory.h).
+struct Matrix {
+  StreamedBuffer storage;
+  PackedMatrix p;
+};
+
 // A random Q4_0, Q8_0, Q6_K, IQ4_NL or K-quant matrix [rows, k], repacked to its native
 // layout (IQ4_NL blocks from the tests' plain quantizer: ember does not write
 // IQ4 files).
-PackedMatrix MakeMatrix(GgmlType type, int64_t rows, int64_t k, std::mt19937& rng) {
+Matrix MakeMatrix(GgmlType type, int64_t rows, int64_t k, std::mt19937& rng) {
   std::normal_distribution<float> d(0.0f, 1.0f);
   std::vector<float> row(static_cast<size_t>(k));
   const size_t row_bytes = GgmlRowBytes(type, static_cast<uint64_t>(k));
@@ -45,13 +53,14 @@ PackedMatrix MakeMatrix(GgmlType type, int64_t rows, int64_t k, std::mt19937& rn
     std::copy_n(gguf.data() + static_cast<size_t>(r % distinct) * row_bytes, row_bytes,
                 gguf.data() + static_cast<size_t>(r) * row_bytes);
   }
-  PackedMatrix p;
-  const Status st = Repack(type, gguf.data(), rows, k, &p);
+  Matrix m;
+  m.storage = AllocStreamed(RepackedBytes(type, rows, k));
+  const Status st = Repack(type, gguf.data(), rows, k, &m.p, {}, m.storage.get());
   if (!st.ok()) {
     std::fprintf(stderr, "gemv_rate: %s\n", st.message().c_str());
     std::exit(1);
   }
-  return p;
+  return m;
 }
 
 // Calls per second of Y = X W^T for the a.m tokens of `a`: the best of 20
@@ -114,8 +123,9 @@ int main(int argc, char** argv) {
     const size_t per_row = GgmlRowBytes(type, static_cast<uint64_t>(k));
     const int64_t small_rows = std::max<int64_t>(16, (128 << 10) / per_row / 16 * 16);
     const int64_t large_rows = std::max<int64_t>(16, (int64_t{256} << 20) / per_row / 16 * 16);
-    const PackedMatrix small = MakeMatrix(type, small_rows, k, rng);
-    const PackedMatrix large = MakeMatrix(type, large_rows, k, rng);
+    const Matrix small_m = MakeMatrix(type, small_rows, k, rng);
+    const Matrix large_m = MakeMatrix(type, large_rows, k, rng);
+    const PackedMatrix &small = small_m.p, &large = large_m.p;
     const double small_rate = Rate(small, a, seconds), large_rate = Rate(large, a, seconds);
     std::printf("%-6s in cache (%6.2f MiB): %6.1f GB/s   from memory (%6.1f MiB): %6.1f GB/s",
                 GgmlTypeName(type), small.bytes() / 1048576.0, small_rate,

@@ -17,6 +17,7 @@ namespace ember {
 namespace {
 
 void FreeAligned(uint8_t* p) { std::free(p); }
+void KeepStorage(uint8_t*) {}  // the caller's storage (Repack's `storage`)
 
 uint8_t* AllocAligned(size_t bytes) {
   void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
@@ -485,7 +486,7 @@ uint64_t RepackedBytes(GgmlType type, int64_t n_rows, int64_t n_cols) {
 }
 
 Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols, PackedMatrix* out,
-              const RepackConsumedFn& consumed) {
+              const RepackConsumedFn& consumed, uint8_t* storage) {
   if (!CanRepack(type)) {
     return Unsupported(std::string("tensor type ") + GgmlTypeName(type) +
                        " has no native layout yet");
@@ -504,7 +505,11 @@ Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols,
   }
   PackedMatrix w;
   SetGeometry(LayoutFor(type), HasMins(type), n_rows, n_cols, &w);
-  w.data = {AllocAligned(w.bytes()), FreeAligned};
+  if (storage != nullptr) {
+    w.data = {storage, KeepStorage};
+  } else {
+    w.data = {AllocAligned(w.bytes()), FreeAligned};
+  }
   std::memset(w.data.get(), 0, w.bytes());  // padding rows: d = m = 0, q = 0
   const size_t row_bytes = GgmlRowBytes(type, static_cast<uint64_t>(n_cols));
   // Tells `consumed` about every MiB of source rows read, and about the last.

@@ -254,9 +254,14 @@ uint64_t RepackedBytes(GgmlType type, int64_t n_rows, int64_t n_cols);
 // that maps a file can drop their pages while the rest repacks. A large
 // matrix then costs its packed copy plus about a MiB of source at the peak
 // of loading, not both whole (Gemma 3's 171 MiB tied output).
+//
+// `storage`, when given, is where the packed bytes go: RepackedBytes(type,
+// n_rows, n_cols) bytes, 64-byte aligned, owned by the caller and outliving
+// *out (a model's one allocation for all its matrices, platform/
+// streamed_memory.h). Without it, *out owns memory of its own.
 using RepackConsumedFn = std::function<void(int64_t rows_read)>;
 Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols, PackedMatrix* out,
-              const RepackConsumedFn& consumed = {});
+              const RepackConsumedFn& consumed = {}, uint8_t* storage = nullptr);
 
 // The GGUF type that stores the layout `type` repacks to (Q4_0 -> kEmberQ4x16,
 // Q4_1 -> kEmberQ4x16Min, Q5_0 -> kEmberQ5x16, Q5_1 -> kEmberQ5x16Min, Q4_K ->

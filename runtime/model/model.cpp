@@ -341,14 +341,35 @@ Status Model::RepackWeights(const LoadProgressFn& progress, uint64_t address_lim
   // Progress is the fraction of the bytes to repack done (repacking is most
   // of the loading time); Load reports the final 1.
   uint64_t total = 0, finished = 0;
+  // All packed matrices share one allocation, in huge pages where the system
+  // gives them (platform/streamed_memory.h): 64-byte aligned slots in the
+  // order they are repacked. Sizes in 64 bits, checked against the address
+  // space before anything is allocated (32-bit targets).
+  uint64_t arena_bytes = 0;
   {
     std::unordered_set<const uint8_t*> seen;
     for (const WeightView* v : views) {
       if (repacked(v) && seen.insert(v->data).second) {
         total += v->row_bytes * static_cast<uint64_t>(v->n_rows);
+        const uint64_t bytes = RepackedBytes(v->type, v->n_rows, v->n_cols);
+        if (bytes > address_limit) {
+          const auto t = tensor_at.find(v->data);
+          return Unsupported("tensor '" + (t != tensor_at.end() ? t->second->name : "?") +
+                             "': repacked to ember's layout it takes " + std::to_string(bytes) +
+                             " bytes, more than this process can address (" +
+                             std::to_string(address_limit) + " bytes)");
+        }
+        arena_bytes += (bytes + 63) / 64 * 64;  // < 2^64: each term is at most the limit
       }
     }
   }
+  if (arena_bytes > address_limit) {
+    return Unsupported("the repacked weights take " + std::to_string(arena_bytes) +
+                       " bytes, more than this process can address (" +
+                       std::to_string(address_limit) + " bytes)");
+  }
+  if (arena_bytes > 0) packed_storage_ = AllocStreamed(static_cast<size_t>(arena_bytes));
+  uint64_t arena_used = 0;
   // A copied file's released pages are gone (a mapping's page back in): keep
   // those of an embedding that lookups read as stored after its tied output
   // was repacked.
@@ -359,16 +380,6 @@ Status Model::RepackWeights(const LoadProgressFn& progress, uint64_t address_lim
     const auto it = done.find(v->data);
     const PackedMatrix* packed = it == done.end() ? nullptr : it->second;
     if (packed == nullptr) {
-      // Sizes in 64 bits before anything is allocated: a matrix that fits the
-      // file may not fit the address space once repacked (32-bit targets).
-      if (const uint64_t bytes = RepackedBytes(v->type, v->n_rows, v->n_cols);
-          bytes > address_limit) {
-        const auto t = tensor_at.find(v->data);
-        return Unsupported("tensor '" + (t != tensor_at.end() ? t->second->name : "?") +
-                           "': repacked to ember's layout it takes " + std::to_string(bytes) +
-                           " bytes, more than this process can address (" +
-                           std::to_string(address_limit) + " bytes)");
-      }
       // The file's pages of the rows repacked so far go while the rest
       // repacks: the peak is the packed weights plus about a MiB of source.
       const auto t = tensor_at.find(v->data);
@@ -381,7 +392,10 @@ Status Model::RepackWeights(const LoadProgressFn& progress, uint64_t address_lim
         };
       }
       auto p = std::make_unique<PackedMatrix>();
-      if (Status s = Repack(v->type, v->data, v->n_rows, v->n_cols, p.get(), consumed); !s.ok()) {
+      uint8_t* slot = packed_storage_.get() + arena_used;
+      arena_used += (RepackedBytes(v->type, v->n_rows, v->n_cols) + 63) / 64 * 64;
+      if (Status s = Repack(v->type, v->data, v->n_rows, v->n_cols, p.get(), consumed, slot);
+          !s.ok()) {
         return Status(s.code(), "tensor '" + (t != tensor_at.end() ? t->second->name : "?") +
                                     "': " + s.message());
       }

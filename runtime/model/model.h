@@ -12,6 +12,7 @@
 #include "ops/matmul.h"
 #include "ops/rope.h"
 #include "platform/status.h"
+#include "platform/streamed_memory.h"
 #include "runtime/constrain/grammar_cache.h"
 #include "runtime/gguf/gguf.h"
 #include "runtime/model/config.h"
@@ -132,6 +133,7 @@ class Model {
   ModelWeights weights_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<GrammarCache> grammar_cache_;
+  StreamedBuffer packed_storage_;                      // the repacked matrices' bytes
   std::vector<std::unique_ptr<PackedMatrix>> packed_;  // native layouts of repacked weights
 };
 
