@@ -145,7 +145,10 @@ inline void AddScaled(const uint8_t* d16, const __m256i (&isum)[MR][2], const Qu
 // Int8 tiles, both halves per activation broadcast as in TileQ4. Per token
 // and 4 columns: one broadcast, then per half sign + maddubs + madd
 // (DotSigned4). The column loop is unrolled: 2 tokens ran ~40% faster in
-// cache (bench/gemv_rate.cpp).
+// cache (bench/gemv_rate.cpp). No software prefetch: on the Zen 3 guest of
+// docs/PERFORMANCE.md (weights in huge pages) one token read ~7% more from
+// memory without it (`ember_gemv_rate 2048 0.5 1 Q8_0`, 19.5 against 18.3
+// GB/s; k = 640 alike), where the Q4 and K-quant tiles lose 20-30%.
 template <int MR>
 void TileQ8(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
             int64_t ldy) {
@@ -158,7 +161,6 @@ void TileQ8(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t
     for (int i = 0; i < MR; ++i) isum[i][0] = isum[i][1] = _mm256_setzero_si256();
 #pragma GCC unroll 8
     for (int s = 0; s < 8; ++s) {  // columns 4s .. 4s + 3
-      PrefetchAhead<MR>(gp + 64 * s);
       const __m256i w0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * s));
       const __m256i w1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * s + 32));
       const int8_t* col[MR];
