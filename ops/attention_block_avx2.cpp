@@ -45,6 +45,13 @@ void BlockScores(const float* qt, const KvSpan* spans, int n_spans, size_t strid
   for (int i = 0; i < n_spans; ++i) {
     const KvSpan& sp = spans[i];
     for (int64_t j = 0; j < sp.n; j += Kb) {
+      // The next block's keys and this block's values, as in BlockScoresKeys.
+      for (int64_t b = j; b < std::min<int64_t>(j + 2 * Kb, sp.n); ++b) {
+        for (int d = 0; d < hd; d += 32) {
+          if (b >= j + Kb) Prefetch(sp.k + static_cast<size_t>(b) * stride + d);
+          if (b < j + Kb) Prefetch(sp.v + static_cast<size_t>(b) * stride + d);
+        }
+      }
       // A short last block repeats its last key; the extra scores are dropped.
       for (int b = 0; b < Kb; ++b) {
         const uint16_t* k = sp.k + static_cast<size_t>(std::min<int64_t>(j + b, sp.n - 1)) * stride;
