@@ -351,19 +351,24 @@ Status Model::RepackWeights(const LoadProgressFn& progress, uint64_t address_lim
     for (const WeightView* v : views) {
       if (repacked(v) && seen.insert(v->data).second) {
         total += v->row_bytes * static_cast<uint64_t>(v->n_rows);
+        // RepackedBytes is UINT64_MAX when the size overflows, which a
+        // 64-bit limit of UINT64_MAX lets through: the slot's sum catches it.
         const uint64_t bytes = RepackedBytes(v->type, v->n_rows, v->n_cols);
-        if (bytes > address_limit) {
+        uint64_t slot = 0;
+        if (bytes > address_limit || __builtin_add_overflow(bytes, uint64_t{63}, &slot)) {
           const auto t = tensor_at.find(v->data);
           return Unsupported("tensor '" + (t != tensor_at.end() ? t->second->name : "?") +
                              "': repacked to ember's layout it takes " + std::to_string(bytes) +
                              " bytes, more than this process can address (" +
                              std::to_string(address_limit) + " bytes)");
         }
-        arena_bytes += (bytes + 63) / 64 * 64;  // < 2^64: each term is at most the limit
+        if (__builtin_add_overflow(arena_bytes, slot / 64 * 64, &arena_bytes)) {
+          arena_bytes = UINT64_MAX;
+        }
       }
     }
   }
-  if (arena_bytes > address_limit) {
+  if (arena_bytes > address_limit || arena_bytes == UINT64_MAX) {
     return Unsupported("the repacked weights take " + std::to_string(arena_bytes) +
                        " bytes, more than this process can address (" +
                        std::to_string(address_limit) + " bytes)");
