@@ -236,6 +236,37 @@ TEST_CASE("repack: rows reported read are never read again", "[quant]") {
   }
 }
 
+TEST_CASE(
+    "repack: into the caller's storage gives the plain repack's bytes and writes nothing outside",
+    "[quant]") {
+  // The loader repacks every matrix into one allocation of its own (huge
+  // pages): the bytes must be the owning repack's, padding rows included
+  // (the storage starts as garbage), within the RepackedBytes given; and the
+  // matrix must not free what it does not own (ASan would report it).
+  std::mt19937 rng(8);
+  const int64_t k = 512, n = 37;  // a ragged last tile
+  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ6_K}) {
+    INFO(GgmlTypeName(type));
+    const std::vector<uint8_t> src = ToGguf(type, ModelLikeWeights(n, k, rng), n, k);
+    PackedMatrix plain;
+    REQUIRE(Repack(type, src.data(), n, k, &plain).ok());
+    const size_t bytes = static_cast<size_t>(RepackedBytes(type, n, k));
+    REQUIRE(bytes == plain.bytes());
+    constexpr size_t kGuard = 64;
+    std::vector<uint8_t> storage(bytes + 2 * kGuard, 0xCD);
+    {
+      PackedMatrix into;
+      REQUIRE(Repack(type, src.data(), n, k, &into, {}, storage.data() + kGuard).ok());
+      CHECK(into.data.get() == storage.data() + kGuard);
+    }  // destroyed: the storage stays the caller's
+    CHECK(std::memcmp(storage.data() + kGuard, plain.data.get(), bytes) == 0);
+    for (size_t i = 0; i < kGuard; ++i) {
+      REQUIRE(storage[i] == 0xCD);
+      REQUIRE(storage[kGuard + bytes + i] == 0xCD);
+    }
+  }
+}
+
 TEST_CASE("repack: zero groups, tiny groups and extreme Q6_K scales", "[quant]") {
   // A zero group gets scale 0; a group whose max / 127 is below the smallest
   // fp16 normal gets a subnormal scale that still bounds the error.
