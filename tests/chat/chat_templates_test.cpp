@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string DataDir() { return std::string(EMBER_SOURCE_DIR) + "/tests/data/chat"; }
+std::string DataDir() { return ember::test::SourceDir() + "/tests/data/chat"; }
 
 json ReadJson(const std::string& path) {
   const std::string text = ember::test::ReadFile(path);

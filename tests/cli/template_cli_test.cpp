@@ -69,7 +69,7 @@ TEST_CASE("ember template: renders a template file", "[cli][chat]") {
 TEST_CASE("ember template: a model's own template renders as jinja2 does", "[cli][chat]") {
   const std::string model = ember::test::ModelPath("SmolLM2-135M-Instruct.Q4_1.gguf");
   if (model.empty()) EMBER_SKIP("SmolLM2-135M-Instruct.Q4_1.gguf is not in the model cache");
-  const std::string data = std::string(EMBER_SOURCE_DIR) + "/tests/data/chat";
+  const std::string data = ember::test::SourceDir() + "/tests/data/chat";
   const json expected =
       json::parse(ember::test::ReadFile(data + "/expected/model-SmolLM2-135M-Instruct.Q4_1.json"));
   Result r = Ember("template -m " + model + " --messages " + data +

@@ -24,7 +24,7 @@ namespace {
 // The body of an input http_fuzz found (tests/data/fuzz): the route is its first line.
 std::string FuzzBody(const std::string& name) {
   const std::string in =
-      ember::test::ReadFile(std::string(EMBER_SOURCE_DIR) + "/tests/data/fuzz/" + name);
+      ember::test::ReadFile(ember::test::SourceDir() + "/tests/data/fuzz/" + name);
   return in.substr(in.find('\n') + 1);
 }
 

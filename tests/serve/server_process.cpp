@@ -31,7 +31,7 @@ bool ServerProcess::Start(const std::vector<std::string>& args, std::string* err
   log_path_ = TempPath("serve.log");
   // EMBER_SERVE_BIN runs another build of `ember` (e.g. one with sanitizers).
   const char* bin = std::getenv("EMBER_SERVE_BIN");
-  std::vector<std::string> argv = {bin && *bin ? bin : EMBER_CLI_PATH, "serve"};
+  std::vector<std::string> argv = {bin && *bin ? std::string(bin) : CliPath(), "serve"};
   argv.insert(argv.end(), args.begin(), args.end());
   argv.insert(argv.end(), {"--host", "127.0.0.1", "--port", "0"});
   std::vector<char*> cargv;

@@ -1,4 +1,4 @@
-// Runs `ember serve` (EMBER_CLI_PATH) as a child process for the server's
+// Runs `ember serve` (test::CliPath()) as a child process for the server's
 // tests: on a free loopback port (--port 0; the port is read from the
 // "listening on" line of its log), ready once /health answers 200, and always
 // stopped: SIGTERM, then SIGKILL if it has not exited in time, also from the

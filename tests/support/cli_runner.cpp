@@ -11,7 +11,7 @@ namespace ember::test {
 
 CliResult RunEmber(const std::string& args) {
   const std::string out = TempPath("out.txt"), err = TempPath("err.txt");
-  const std::string cmd = std::string(EMBER_CLI_PATH) + " " + args + " >" + out + " 2>" + err;
+  const std::string cmd = CliPath() + " " + args + " >" + out + " 2>" + err;
   const int rc = std::system(cmd.c_str());
   CliResult r;
   r.exit_code = WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);

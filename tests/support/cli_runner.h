@@ -1,4 +1,4 @@
-// Runs the `ember` binary (EMBER_CLI_PATH) for the CLI tests and checks its
+// Runs the `ember` binary (test::CliPath()) for the CLI tests and checks its
 // error contract: one line "ember: error: ..." on stderr, the last line, with
 // a non-zero exit and no signal.
 #pragma once

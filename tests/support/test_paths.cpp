@@ -10,9 +10,16 @@
 
 namespace ember::test {
 
+// The build's absolute paths are compiled into this file only, so that every
+// other test source compiles to the same object wherever the tree is checked
+// out (a compiler cache then serves a fresh clone; scripts/test.sh).
+std::string SourceDir() { return EMBER_SOURCE_DIR; }
+
+std::string CliPath() { return EMBER_CLI_PATH; }
+
 std::string SharedDir() {
   if (const char* e = std::getenv("EMBER_SHARED_DIR")) return e;
-  return std::string(EMBER_SOURCE_DIR) + "/../shared";
+  return SourceDir() + "/../shared";
 }
 
 std::string ModelsDir() {

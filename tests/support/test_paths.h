@@ -8,6 +8,8 @@
 
 namespace ember::test {
 
+std::string SourceDir();                         // ember's source tree (tests/data)
+std::string CliPath();                           // the `ember` binary built with the tests
 std::string SharedDir();                         // $EMBER_SHARED_DIR or <source>/../shared
 std::string ModelsDir();                         // $EMBER_MODELS or ~/.cache/ember/models
 std::string ModelPath(const std::string& file);  // "" when the file is not there
