@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   g++ cmake ninja-build pkg-config catch2 libgomp1
+  ccache  # scripts/test.sh: the builds of a fresh clone from the cache
   nlohmann-json3-dev  # chat templates: messages and tools as JSON
   python3-jinja2  # scripts/render_templates.py: the expected chat template renderings
   libdnnl-dev ocl-icd-opencl-dev libxnnpack-dev libpthreadpool-dev

@@ -29,11 +29,36 @@ done
 jobs="${EMBER_JOBS:-$(nproc)}"
 status=0
 
+# A compiler cache for every build below (ccache, scripts/setup.sh; off with
+# EMBER_CCACHE=0). The six builds of --full compile ~3400 CPU-seconds of
+# sources, most of the run on 2 cores, and CI builds a fresh clone whose
+# sources mostly did not change since the last run. Paths are hashed relative
+# to the tree (CCACHE_BASEDIR; the tests' absolute paths are compiled into
+# tests/support/test_paths.cpp alone), so a clone elsewhere hits too; the
+# sloppiness is what ccache asks for precompiled headers (the tests' Catch2
+# PCH), and no source uses __DATE__ or __TIME__.
+launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER= -DCMAKE_C_COMPILER_LAUNCHER=)
+if [ "${EMBER_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null; then
+  export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
+  export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
+  export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-8G}"
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  ccache --zero-stats >/dev/null
+fi
+ccache_stats() {  # what the cache served, after the builds
+  if [ "${launcher[0]}" = -DCMAKE_CXX_COMPILER_LAUNCHER=ccache ]; then
+    echo "=== ccache: $(ccache --print-stats | awk -F'\t' '
+      $1 == "direct_cache_hit" || $1 == "preprocessed_cache_hit" { hit += $2 }
+      $1 == "cache_miss" { miss = $2 } $1 == "could_not_use_precompiled_header" { pch = $2 }
+      END { printf "%d hits, %d misses, %d not cacheable (precompiled header)", hit, miss, pch }')"
+  fi
+}
+
 run_suite() {  # name build-dir [cmake args...]
   local name="$1" dir="$2"
   shift 2
   echo "=== $name: configure + build ($dir)"
-  cmake -S . -B "$dir" -G Ninja -DEMBER_WERROR=ON "$@" >"$dir.configure.log" 2>&1 ||
+  cmake -S . -B "$dir" -G Ninja -DEMBER_WERROR=ON "${launcher[@]}" "$@" >"$dir.configure.log" 2>&1 ||
     { cat "$dir.configure.log"; return 1; }
   cmake --build "$dir" -j "$jobs"
   echo "=== $name: tests"
@@ -145,7 +170,7 @@ if [ "$full" = 1 ]; then
   # itself is not instrumented.
   echo "=== thread sanitizer: configure + build (build-tsan)"
   tsan_options="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp"
-  if cmake -S . -B build-tsan -G Ninja -DEMBER_WERROR=ON "${sanitizer_build[@]}" \
+  if cmake -S . -B build-tsan -G Ninja -DEMBER_WERROR=ON "${launcher[@]}" "${sanitizer_build[@]}" \
     -DEMBER_SANITIZE=thread >build-tsan.configure.log 2>&1 &&
     cmake --build build-tsan -j "$jobs" --target ember_concurrency_tests ember_cli; then
     echo "=== thread sanitizer: tests"
@@ -162,7 +187,8 @@ if [ "$full" = 1 ]; then
   fi
   if command -v clang++-14 >/dev/null; then
     echo "=== fuzz smoke: configure + build (build-fuzz)"
-    if CXX=clang++-14 cmake -S tests/fuzz -B build-fuzz -G Ninja >build-fuzz.configure.log 2>&1 &&
+    if CXX=clang++-14 cmake -S tests/fuzz -B build-fuzz -G Ninja "${launcher[@]}" \
+      >build-fuzz.configure.log 2>&1 &&
       cmake --build build-fuzz -j "$jobs"; then
       # Each target for a few seconds on its seeds (scripts/fuzz.sh), new
       # inputs in a scratch folder, one target per core: 8 targets x 8 s (and
@@ -186,4 +212,5 @@ if [ "$full" = 1 ]; then
     echo "=== fuzz smoke: skipped (clang++-14 missing; run scripts/setup.sh)"
   fi
 fi
+ccache_stats
 exit $status
