@@ -36,10 +36,12 @@ status=0
 # to the tree (CCACHE_BASEDIR; the tests' absolute paths are compiled into
 # tests/support/test_paths.cpp alone), so a clone elsewhere hits too; the
 # sloppiness is what ccache asks for precompiled headers (the tests' Catch2
-# PCH), and no source uses __DATE__ or __TIME__.
+# PCH), and no source uses __DATE__ or __TIME__. Depend mode (the compiler's
+# own -MD list, no extra preprocessor run): a cold native build took 448 s
+# against 402 s without ccache, 490 s in ccache's default mode; warm, 40 s.
 launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER= -DCMAKE_C_COMPILER_LAUNCHER=)
 if [ "${EMBER_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null; then
-  export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
+  export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true CCACHE_DEPEND=true
   export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
   export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-8G}"
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
