@@ -253,8 +253,9 @@ TEST_CASE("chat cli: in a terminal, as a person uses it", "[cli][chat][tty]") {
   const std::string done = ember::test::TempPath("chat_done");
   // The shell writes the exit code after ember ends, so the test can see it.
   const std::string home = ember::test::TempPath("home");
-  Tmux t("mkdir -p " + home + "; HOME=" + home + " " + ember::test::CliPath() + " chat -m " + model +
-         " -t 1 --temp 0 --ignore-eos -n 1000000 -c 65536; echo exit=$? > " + done + "; sleep 30");
+  Tmux t("mkdir -p " + home + "; HOME=" + home + " " + ember::test::CliPath() + " chat -m " +
+         model + " -t 1 --temp 0 --ignore-eos -n 1000000 -c 65536; echo exit=$? > " + done +
+         "; sleep 30");
   REQUIRE(t.ok());
   REQUIRE(t.WaitFor("/help lists the commands", 60));
   // A reply that would run to the end of the context: Ctrl-C stops it and
