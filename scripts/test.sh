@@ -56,6 +56,26 @@ ccache_stats() {  # what the cache served, after the builds
   fi
 }
 
+# Runs that go at once (one per core), their output after: start each with
+# `at_once LABEL LOG command...`, then `at_once_wait` prints "--- LABEL:" and
+# the log of each, in the order they began; a failed run fails the whole.
+at_once_pids=() at_once_labels=() at_once_logs=()
+at_once() {  # label log command...
+  at_once_labels+=("$1") at_once_logs+=("$2")
+  shift 2
+  "$@" >"${at_once_logs[-1]}" 2>&1 &
+  at_once_pids+=($!)
+}
+at_once_wait() {
+  local i
+  for i in "${!at_once_pids[@]}"; do
+    echo "--- ${at_once_labels[$i]}:"
+    wait "${at_once_pids[$i]}" || status=1
+    cat "${at_once_logs[$i]}"
+  done
+  at_once_pids=() at_once_labels=() at_once_logs=()
+}
+
 run_suite() {  # name build-dir [cmake args...]
   local name="$1" dir="$2"
   shift 2
@@ -137,19 +157,12 @@ if [ "$full" = 1 ]; then
         # somewhere: Cortex-A53 has neither (plain NEON), Cortex-A76 has dotprod.
         # The two runs at once (qemu runs one thread each), their output after.
         echo "=== cross $arch: kernel tests under qemu -cpu cortex-a53 and cortex-a76"
-        cpus=(cortex-a53 cortex-a76)
-        qemu_pids=()
-        for cpu in "${cpus[@]}"; do
-          timeout 900 qemu-aarch64-static -cpu "$cpu" -L /usr/aarch64-linux-gnu \
-            -E LD_LIBRARY_PATH=/usr/aarch64-linux-gnu/lib \
-            "build-$arch/bin/ember_kernel_tests" >"build-$arch/qemu-$cpu.log" 2>&1 &
-          qemu_pids+=($!)
+        for cpu in cortex-a53 cortex-a76; do
+          at_once "qemu -cpu $cpu" "build-$arch/qemu-$cpu.log" timeout 900 qemu-aarch64-static \
+            -cpu "$cpu" -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH=/usr/aarch64-linux-gnu/lib \
+            "build-$arch/bin/ember_kernel_tests"
         done
-        for i in "${!cpus[@]}"; do
-          echo "--- qemu -cpu ${cpus[$i]}:"
-          wait "${qemu_pids[$i]}" || status=1
-          cat "build-$arch/qemu-${cpus[$i]}.log"
-        done
+        at_once_wait
       fi
       if [ "${cross[0]}" != -DEMBER_KERNELS_ONLY=ON ]; then
         package_smoke "build-$arch" "$debarch"
@@ -178,16 +191,11 @@ if [ "$full" = 1 ]; then
     echo "=== thread sanitizer: tests"
     # Two processes at once, one per core (each case holds OpenMP to one
     # thread): the real model's cases ([real], ~125 of ~220 s) and the rest.
-    tsan_pids=()
-    for spec in '[real]' '~[real]'; do
-      OMP_THREAD_LIMIT=1 TSAN_OPTIONS="$tsan_options" timeout 900 \
-        build-tsan/bin/ember_concurrency_tests "$spec" >"build-tsan/tests-${#tsan_pids[@]}.log" 2>&1 &
-      tsan_pids+=($!)
-    done
-    for i in "${!tsan_pids[@]}"; do
-      wait "${tsan_pids[$i]}" || status=1
-      cat "build-tsan/tests-$i.log"
-    done
+    at_once "[real]" build-tsan/tests-real.log env OMP_THREAD_LIMIT=1 TSAN_OPTIONS="$tsan_options" \
+      timeout 900 build-tsan/bin/ember_concurrency_tests '[real]'
+    at_once "~[real]" build-tsan/tests-rest.log env OMP_THREAD_LIMIT=1 TSAN_OPTIONS="$tsan_options" \
+      timeout 900 build-tsan/bin/ember_concurrency_tests '~[real]'
+    at_once_wait
     echo "=== thread sanitizer: ember serve (the server's concurrency tests)"
     OMP_THREAD_LIMIT=1 TSAN_OPTIONS="$tsan_options" EMBER_SERVE_BIN="$PWD/build-tsan/bin/ember" \
       timeout 900 build/bin/ember_serve_tests \
