@@ -1,6 +1,8 @@
 #include "ops/matmul.h"
 
 #include <algorithm>
+#include <atomic>
+#include <memory>
 
 #include "ops/fgemm_library.h"
 #include "ops/kernels.h"
@@ -10,25 +12,83 @@
 namespace ember {
 namespace {
 
-void MatMulPacked(const WeightView& w, const float* x, int64_t m, float* y, int64_t ldy,
-                  int n_threads, MatMulScratch* scratch) {
-  const PackedMatrix& p = *w.packed;
+// Up to kSmallBatch tokens (decode, draft verification, a few sequences) a
+// call is a stream of weights, shared in grains of kGrainBytes (a few
+// microseconds each): a thread waits at most about that for the others at the
+// end. Larger batches split by bytes once (ops/tile_split.h).
+constexpr int64_t kSmallBatch = 16;
+constexpr size_t kGrainBytes = size_t{32} << 10;
+
+// y_i = X W_i^T for `count` packed matrices and quantized activations `a`,
+// on up to n_threads threads.
+void RunPacked(const PackedMatrix* const* ps, float* const* ys, const int64_t* ldys, int count,
+               const QuantizedActs& a, int n_threads, MatMulScratch* scratch) {
   const Kernels& k = Active();
-  k.quantize_acts(x, m, p.n_cols, &scratch->qacts);
-  const QuantizedActs& a = scratch->qacts;
-  const QGemmFn fn = k.qgemm_for(p.layout);
-  const int64_t n_tiles = p.n_tiles;
-  const int chunks = static_cast<int>(std::min<int64_t>(n_threads, n_tiles));
-  if (chunks <= 1) {
-    fn(p, 0, n_tiles, a, y, ldy);
+  int64_t n_tiles[kMaxSharedMatrices];
+  size_t tile_bytes[kMaxSharedMatrices];
+  QGemmFn fns[kMaxSharedMatrices];
+  int64_t total_tiles = 0;
+  for (int i = 0; i < count; ++i) {
+    n_tiles[i] = ps[i]->n_tiles;
+    tile_bytes[i] = ps[i]->tile_bytes;
+    fns[i] = k.qgemm_for(ps[i]->layout);
+    total_tiles += n_tiles[i];
+  }
+  if (a.m > kSmallBatch) {
+    const int chunks = static_cast<int>(std::min<int64_t>(n_threads, total_tiles));
+    auto run = [&](int c, int parts) {
+      int64_t begin[kMaxSharedMatrices], end[kMaxSharedMatrices];
+      SplitTilesByBytes(n_tiles, tile_bytes, count, parts, c, begin, end);
+      for (int i = 0; i < count; ++i) {
+        if (begin[i] < end[i]) fns[i](*ps[i], begin[i], end[i], a, ys[i], ldys[i]);
+      }
+    };
+    if (chunks <= 1) return run(0, 1);
+#pragma omp parallel for num_threads(chunks) schedule(static, 1)
+    for (int c = 0; c < chunks; ++c) run(c, chunks);
     return;
   }
-  // Tiles are equal in bytes: an even split of tiles is an even split of work.
+  const TileGrains grains = MakeTileGrains(n_tiles, tile_bytes, count, kGrainBytes);
+  auto run = [&](int64_t g) {
+    const TileGrains::Range r = grains[g];
+    fns[r.matrix](*ps[r.matrix], r.begin, r.end, a, ys[r.matrix], ldys[r.matrix]);
+  };
+  const int chunks = static_cast<int>(std::min<int64_t>(n_threads, grains.size()));
+  if (chunks <= 1) {
+    for (int64_t g = 0; g < grains.size(); ++g) run(g);
+    return;
+  }
+  if (scratch->grain_threads < chunks) {
+    scratch->grain_next = std::make_unique<MatMulScratch::GrainCounter[]>(chunks);
+    scratch->grain_threads = chunks;
+  }
+  MatMulScratch::GrainCounter* next = scratch->grain_next.get();
+  for (int c = 0; c < chunks; ++c) {
+    next[c].next.store(FirstOwnedGrain(grains, chunks, c), std::memory_order_relaxed);
+  }
+  // Thread c takes its own grains in order, then the remaining ones of the
+  // others through the same counters: each grain is taken exactly once, and
+  // a tile's outputs do not depend on which thread computed them. The
+  // counters only hand out indices (relaxed); the region's end orders the
+  // outputs for the caller.
 #pragma omp parallel for num_threads(chunks) schedule(static, 1)
   for (int c = 0; c < chunks; ++c) {
-    const int64_t begin = n_tiles * c / chunks, end = n_tiles * (c + 1) / chunks;
-    fn(p, begin, end, a, y, ldy);
+    for (int d = 0; d < chunks; ++d) {
+      const int owner = (c + d) % chunks;
+      const int64_t end = FirstOwnedGrain(grains, chunks, owner + 1);
+      for (int64_t g = next[owner].next.fetch_add(1, std::memory_order_relaxed); g < end;
+           g = next[owner].next.fetch_add(1, std::memory_order_relaxed)) {
+        run(g);
+      }
+    }
   }
+}
+
+void MatMulPacked(const WeightView& w, const float* x, int64_t m, float* y, int64_t ldy,
+                  int n_threads, MatMulScratch* scratch) {
+  const PackedMatrix* p = w.packed;
+  Active().quantize_acts(x, m, p->n_cols, &scratch->qacts);
+  RunPacked(&p, &y, &ldy, 1, scratch->qacts, n_threads, scratch);
 }
 
 // Float weights as stored: a library for batches where it wins (prefill),
@@ -69,54 +129,10 @@ void MatMulShared(const WeightView* const* ws, float* const* ys, const int64_t* 
     for (int i = 0; i < count; ++i) MatMul(*ws[i], x, m, ys[i], ldys[i], n_threads, scratch);
     return;
   }
-  const Kernels& k = Active();
-  k.quantize_acts(x, m, ws[0]->n_cols, &scratch->qacts);
-  const QuantizedActs& a = scratch->qacts;
-  int64_t n_tiles[kMaxSharedMatrices];
-  size_t tile_bytes[kMaxSharedMatrices];
-  int64_t total_tiles = 0;
-  for (int i = 0; i < count; ++i) {
-    n_tiles[i] = ws[i]->packed->n_tiles;
-    tile_bytes[i] = ws[i]->packed->tile_bytes;
-    total_tiles += n_tiles[i];
-  }
-  const int chunks = static_cast<int>(std::min<int64_t>(n_threads, total_tiles));
-  auto run = [&](int c, int parts) {
-    int64_t begin[kMaxSharedMatrices], end[kMaxSharedMatrices];
-    SplitTilesByBytes(n_tiles, tile_bytes, count, parts, c, begin, end);
-    for (int i = 0; i < count; ++i) {
-      if (begin[i] >= end[i]) continue;
-      const PackedMatrix& p = *ws[i]->packed;
-      const QGemmFn fn = k.qgemm_for(p.layout);
-      fn(p, begin[i], end[i], a, ys[i], ldys[i]);
-    }
-  };
-  if (chunks <= 1) {
-    run(0, 1);
-    return;
-  }
-#pragma omp parallel for num_threads(chunks) schedule(static, 1)
-  for (int c = 0; c < chunks; ++c) run(c, chunks);
-}
-
-void SplitTilesByBytes(const int64_t* n_tiles, const size_t* tile_bytes, int count, int parts,
-                       int part, int64_t* begin, int64_t* end) {
-  // Byte offsets fit in int64: weights are far below 2^63 / parts bytes.
-  int64_t total = 0;
-  for (int i = 0; i < count; ++i) total += n_tiles[i] * static_cast<int64_t>(tile_bytes[i]);
-  const int64_t lo = total * part / parts, hi = total * (part + 1) / parts;
-  // The first tile of matrix i whose first byte is at or after `at`.
-  auto first_at = [](int64_t at, int64_t base, int64_t n, int64_t tb) {
-    if (at <= base) return int64_t{0};
-    return std::min(n, (at - base + tb - 1) / tb);
-  };
-  int64_t base = 0;
-  for (int i = 0; i < count; ++i) {
-    const int64_t tb = std::max<int64_t>(1, static_cast<int64_t>(tile_bytes[i]));
-    begin[i] = first_at(lo, base, n_tiles[i], tb);
-    end[i] = first_at(hi, base, n_tiles[i], tb);
-    base += n_tiles[i] * static_cast<int64_t>(tile_bytes[i]);
-  }
+  Active().quantize_acts(x, m, ws[0]->n_cols, &scratch->qacts);
+  const PackedMatrix* ps[kMaxSharedMatrices];
+  for (int i = 0; i < count; ++i) ps[i] = ws[i]->packed;
+  RunPacked(ps, ys, ldys, count, scratch->qacts, n_threads, scratch);
 }
 
 void MatMul(const WeightView& w, const float* x, int64_t m, float* y, int64_t ldy, int n_threads,

@@ -1,7 +1,8 @@
 // Y = X · W^T for one weight matrix. Three paths:
 //  - packed (sources repacked into quant/packed.h layouts, see CanRepack):
 //    activations quantized once to int8 groups, then the quantized GEMM kernel
-//    of the active ISA over tiles of 16 rows, tiles split evenly over threads;
+//    of the active ISA over tiles of 16 rows, shared by the threads by bytes
+//    (ops/tile_split.h);
 //  - F32 / F16 / BF16 weights as stored (not repacked): float products with
 //    f32 activations (ops/fgemm.h, and ops/fgemm_library.h for prefill);
 //  - GGUF rows as stored (types with a FindVecDot pair): one reference dot
@@ -12,12 +13,15 @@
 // for large batches of float weights: its order is its own).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "ops/ggml_numerics.h"
 #include "ops/qgemm.h"
+#include "ops/tile_split.h"
 #include "quant/ggml_type.h"
 #include "quant/packed.h"
 
@@ -44,6 +48,13 @@ struct MatMulScratch {
   // do not depend on the batch (a library sums in its own order; see
   // docs/FLOAT.md). Batched passes of several sessions set it.
   bool float_library = true;
+  // One counter per thread of a packed call's grains (ops/tile_split.h), each on
+  // its own cache line; grown as needed.
+  struct alignas(64) GrainCounter {
+    std::atomic<int64_t> next{0};
+  };
+  std::unique_ptr<GrainCounter[]> grain_next;
+  int grain_threads = 0;
 };
 
 // x: [m, w.n_cols] floats, row stride w.n_cols; y: [m, w.n_rows], row stride ldy.
@@ -51,26 +62,12 @@ struct MatMulScratch {
 void MatMul(const WeightView& w, const float* x, int64_t m, float* y, int64_t ldy, int n_threads,
             MatMulScratch* scratch);
 
-// At most this many matrices share one MatMulShared call.
-constexpr int kMaxSharedMatrices = 8;
-
 // Several matrices (at most kMaxSharedMatrices) applied to the same input (Q,
 // K and V; gate and up): the input is quantized once and one parallel region
-// covers all of their tiles, split over the threads by weight bytes (see
-// SplitTilesByBytes). outputs[i] has row stride ldys[i].
+// covers all of their tiles, shared by the threads by weight bytes
+// (ops/tile_split.h). outputs[i] has row stride ldys[i].
 void MatMulShared(const WeightView* const* ws, float* const* ys, const int64_t* ldys, int count,
                   const float* x, int64_t m, int n_threads, MatMulScratch* scratch);
-
-// Splits the tiles of `count` matrices, laid end to end (matrix i: n_tiles[i]
-// tiles of tile_bytes[i] bytes each), into `parts` ranges of about equal bytes,
-// so that threads finish together when an int8 matrix (a Q8_0 or F16 source)
-// shares a region with int4 ones: an even split of tiles would give the thread
-// with the int8 tiles up to twice the bytes to read. Part `part` gets tiles
-// [begin[i], end[i]) of each matrix i: those whose first byte lies in its
-// byte range [total * part / parts, total * (part + 1) / parts). Every tile goes
-// to exactly one part, and each part is within one tile of an even share.
-void SplitTilesByBytes(const int64_t* n_tiles, const size_t* tile_bytes, int count, int parts,
-                       int part, int64_t* begin, int64_t* end);
 
 // Row `row` of W as floats [n_cols] (embedding lookups).
 void WeightRow(const WeightView& w, int64_t row, float* out);

@@ -1,7 +1,9 @@
-// MatMulShared splits work by weight bytes: every tile goes to exactly one
-// thread, the byte shares are even to within a tile, and the outputs are
-// bit-identical for every thread count (and to one MatMul per matrix) when an
-// int8 matrix shares the region with int4 ones.
+// Packed matmuls share their tiles by weight bytes (ops/tile_split.h): a
+// prefill's byte split gives every tile to exactly one thread with even
+// shares to within a tile; small batches' grains cover every tile once, in
+// order, each within its byte size; and the outputs are bit-identical for
+// every thread count (and to one MatMul per matrix) when an int8 matrix
+// shares the region with int4 ones, on both paths.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstring>
@@ -90,12 +92,59 @@ TEST_CASE("matmul: byte splits cover every tile once, evenly", "[matmul]") {
   }
 }
 
+TEST_CASE("matmul: grains cover every tile once in order within their bytes", "[matmul]") {
+  std::mt19937 rng(29);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int count = 1 + static_cast<int>(rng() % kMaxSharedMatrices);
+    std::vector<int64_t> n(count);
+    std::vector<size_t> tb(count);
+    for (int i = 0; i < count; ++i) {
+      n[i] = static_cast<int64_t>(rng() % 60);  // some matrices may be empty
+      tb[i] = 64 * (1 + rng() % 40);
+    }
+    const size_t grain_bytes = 64 * (1 + rng() % 200);  // some below a tile
+    INFO("trial " << trial << ", " << count << " matrices, grains of " << grain_bytes);
+    const TileGrains g = MakeTileGrains(n.data(), tb.data(), count, grain_bytes);
+    // Grain by grain: the tiles of matrix 0, then 1, ..., each tile once.
+    int matrix = 0;
+    int64_t at = 0;
+    for (int64_t i = 0; i < g.size(); ++i) {
+      const TileGrains::Range r = g[i];
+      while (matrix < count && at == n[matrix]) ++matrix, at = 0;
+      REQUIRE(r.matrix == matrix);
+      REQUIRE(r.begin == at);
+      REQUIRE(r.end > r.begin);
+      REQUIRE(r.end <= n[matrix]);
+      const size_t bytes = static_cast<size_t>(r.end - r.begin) * tb[matrix];
+      // At most a grain's bytes (or one tile, when a tile is larger); short
+      // only at a matrix's end.
+      CHECK(bytes <= std::max(grain_bytes, tb[matrix]));
+      if (r.end < n[matrix]) CHECK(bytes + tb[matrix] > grain_bytes);
+      at = r.end;
+    }
+    while (matrix < count && at == n[matrix]) ++matrix, at = 0;
+    CHECK(matrix == count);
+    // The owned ranges of any thread count partition the grains.
+    const int parts = 1 + static_cast<int>(rng() % 12);
+    CHECK(FirstOwnedGrain(g, parts, 0) == 0);
+    CHECK(FirstOwnedGrain(g, parts, parts) == g.size());
+    for (int p = 0; p < parts; ++p) {
+      CHECK(FirstOwnedGrain(g, parts, p) <= FirstOwnedGrain(g, parts, p + 1));
+    }
+  }
+}
+
 TEST_CASE("matmul: mixed int4/int8 shared matmuls are thread-count independent", "[matmul]") {
   std::mt19937 rng(23);
-  const int64_t k = 128, m = 3;
+  const int64_t k = 256;
+  // 3 tokens share the tiles in grains (of 32 KiB: each matrix here has 3-4,
+  // so threads take each other's), 20 (past the small batches) by a byte
+  // split.
+  const int64_t m = GENERATE(3, 20);
+  INFO(m << " tokens");
   // Q4_0 and Q4_1 repack to int4 tiles, Q8_0 to int8 tiles of twice the bytes.
   const GgmlType types[3] = {GgmlType::kQ4_0, GgmlType::kQ8_0, GgmlType::kQ4_1};
-  const int64_t rows[3] = {70, 37, 50};
+  const int64_t rows[3] = {700, 370, 500};
   std::vector<PackedMatrix> packed(3);
   std::vector<WeightView> views(3);
   for (int i = 0; i < 3; ++i) {
