@@ -208,7 +208,7 @@ double ember_measure_read_bandwidth(int32_t n_threads);
  * Little cores (big.LITTLE, hybrid) are not used, and sessions keep their
  * threads on the big cores where the OS allows. The bandwidth per thread count
  * is measured once (well under a second) and cached in
- * $EMBER_CACHE_DIR/bandwidth-v3.txt, else ~/.cache/ember/bandwidth-v3.txt. */
+ * $EMBER_CACHE_DIR/bandwidth-v4.txt, else ~/.cache/ember/bandwidth-v4.txt. */
 typedef struct ember_thread_plan {
   int32_t n_threads;       /* decode threads auto picks */
   int32_t n_threads_batch; /* prefill threads auto picks: the big cores */

@@ -13,8 +13,8 @@
 namespace ember {
 namespace {
 
-constexpr const char* kHeader = "ember read bandwidth v3";
-constexpr const char* kFileName = "bandwidth-v3.txt";
+constexpr const char* kHeader = "ember read bandwidth v4";
+constexpr const char* kFileName = "bandwidth-v4.txt";
 
 std::string Env(const char* name) {
   const char* v = std::getenv(name);

@@ -1,11 +1,12 @@
 // The read-bandwidth profile of this machine (GB/s for 1..n threads), measured
-// once and kept in ${EMBER_CACHE_DIR:-$HOME/.cache/ember}/bandwidth-v3.txt so
+// once and kept in ${EMBER_CACHE_DIR:-$HOME/.cache/ember}/bandwidth-v4.txt so
 // that later processes start without the ~0.5 s measurement.
 //
 // File format (text, one entry; a new format, or a probe that measures
 // differently, gets a new file name: v3 reads huge pages where v2 read 4 KiB
-// ones, platform/streamed_memory.h):
-//   ember read bandwidth v3
+// ones, platform/streamed_memory.h; v4 also reads each thread's slice as
+// four streams, platform/bandwidth.cpp):
+//   ember read bandwidth v4
 //   key <machine key>
 //   1 13.204
 //   2 22.411
@@ -31,7 +32,7 @@ namespace ember {
 // "AMD EPYC | cpus 2 | big 0-1". Control characters become spaces.
 std::string BandwidthKey(const std::string& cpu_model, const CpuTopology& topo);
 
-// ${EMBER_CACHE_DIR}/bandwidth-v3.txt, else $HOME/.cache/ember/bandwidth-v3.txt;
+// ${EMBER_CACHE_DIR}/bandwidth-v4.txt, else $HOME/.cache/ember/bandwidth-v4.txt;
 // "" when neither variable is set.
 std::string BandwidthCachePath();
 

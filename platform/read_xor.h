@@ -9,8 +9,13 @@
 //
 // How they read: the widest loads the ISA has, eight independent xor
 // accumulators (so no load waits on the one before it and the core keeps as
-// many cache-line misses in flight as it can), and a single forward stream
-// that the hardware prefetchers follow, as decode's GEMV does.
+// many cache-line misses in flight as it can), in `streams` forward streams
+// that the hardware prefetchers follow: the bytes cut into `streams` equal
+// parts of whole steps, read a step of each part in turn (what is left past
+// the parts, less than a step per stream, after them as one stream). One
+// stream is how decode's GEMV reads its share of a matrix; several read
+// more on some machines (docs/PERFORMANCE.md "Stop 39": 4 streams +20% on
+// a Zen 3 guest), which the probe must see to measure the real roof.
 #pragma once
 
 #include <cstddef>
@@ -20,12 +25,13 @@
 
 namespace ember {
 
-using ReadXorFn = uint64_t (*)(const void* p, size_t bytes);
+using ReadXorFn = uint64_t (*)(const void* p, size_t bytes, int streams);
 
-uint64_t ReadXor_ref(const void* p, size_t bytes);     // every architecture
-uint64_t ReadXor_avx2(const void* p, size_t bytes);    // x86-64: 32-byte loads
-uint64_t ReadXor_avx512(const void* p, size_t bytes);  // x86-64: 64-byte loads
-uint64_t ReadXor_neon(const void* p, size_t bytes);    // ARM NEON: 16-byte loads
+// streams < 1 reads as 1.
+uint64_t ReadXor_ref(const void* p, size_t bytes, int streams);     // every architecture
+uint64_t ReadXor_avx2(const void* p, size_t bytes, int streams);    // x86-64: 32-byte loads
+uint64_t ReadXor_avx512(const void* p, size_t bytes, int streams);  // x86-64: 64-byte loads
+uint64_t ReadXor_neon(const void* p, size_t bytes, int streams);    // ARM NEON: 16-byte loads
 
 // The variant for an ISA level (its widest loads: AVX-512 for both AVX-512
 // levels, NEON for all NEON levels); nullptr when this build has none for it

@@ -7,17 +7,23 @@
 
 namespace ember {
 
-uint64_t ReadXor_avx2(const void* p, size_t bytes) {
+uint64_t ReadXor_avx2(const void* p, size_t bytes, int streams) {
   const unsigned char* b = static_cast<const unsigned char*>(p);
   __m256i a[8];
   for (__m256i& v : a) v = _mm256_setzero_si256();
-  size_t i = 0;
-  for (; i + 256 <= bytes; i += 256) {
+  auto step = [&](const unsigned char* q) {
     for (int j = 0; j < 8; ++j) {
-      a[j] = _mm256_xor_si256(a[j],
-                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + i + 32 * j)));
+      a[j] =
+          _mm256_xor_si256(a[j], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * j)));
     }
+  };
+  const size_t ns = static_cast<size_t>(streams > 1 ? streams : 1);
+  const size_t part = bytes / 256 / ns * 256;  // bytes per stream, whole steps
+  for (size_t i = 0; i < part; i += 256) {
+    for (size_t s = 0; s < ns; ++s) step(b + s * part + i);
   }
+  size_t i = ns * part;
+  for (; i + 256 <= bytes; i += 256) step(b + i);
   for (; i + 32 <= bytes; i += 32) {
     a[0] = _mm256_xor_si256(a[0], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + i)));
   }
@@ -26,7 +32,7 @@ uint64_t ReadXor_avx2(const void* p, size_t bytes) {
   _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), a[0]);
   uint64_t x = lanes[0] ^ lanes[1] ^ lanes[2] ^ lanes[3];
   // The last whole words, fewer than four.
-  return x ^ ReadXor_ref(b + i, bytes - i);
+  return x ^ ReadXor_ref(b + i, bytes - i, 1);
 }
 
 }  // namespace ember

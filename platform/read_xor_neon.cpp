@@ -8,21 +8,27 @@
 
 namespace ember {
 
-uint64_t ReadXor_neon(const void* p, size_t bytes) {
+uint64_t ReadXor_neon(const void* p, size_t bytes, int streams) {
   // Loaded as bytes: vld1q_u8 needs no alignment (vld1q_u64 may on ARMv7).
   const uint8_t* b = static_cast<const uint8_t*>(p);
   uint8x16_t a[8];
   for (uint8x16_t& v : a) v = vdupq_n_u8(0);
-  size_t i = 0;
-  for (; i + 128 <= bytes; i += 128) {
-    for (int j = 0; j < 8; ++j) a[j] = veorq_u8(a[j], vld1q_u8(b + i + 16 * j));
+  auto step = [&](const uint8_t* q) {
+    for (int j = 0; j < 8; ++j) a[j] = veorq_u8(a[j], vld1q_u8(q + 16 * j));
+  };
+  const size_t ns = static_cast<size_t>(streams > 1 ? streams : 1);
+  const size_t part = bytes / 128 / ns * 128;  // bytes per stream, whole steps
+  for (size_t i = 0; i < part; i += 128) {
+    for (size_t s = 0; s < ns; ++s) step(b + s * part + i);
   }
+  size_t i = ns * part;
+  for (; i + 128 <= bytes; i += 128) step(b + i);
   for (; i + 16 <= bytes; i += 16) a[0] = veorq_u8(a[0], vld1q_u8(b + i));
   for (int j = 1; j < 8; ++j) a[0] = veorq_u8(a[0], a[j]);
   const uint64x2_t w = vreinterpretq_u64_u8(a[0]);
   const uint64_t x = vgetq_lane_u64(w, 0) ^ vgetq_lane_u64(w, 1);
   // The last whole word, if any.
-  return x ^ ReadXor_ref(b + i, bytes - i);
+  return x ^ ReadXor_ref(b + i, bytes - i, 1);
 }
 
 }  // namespace ember

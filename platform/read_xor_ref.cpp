@@ -1,4 +1,5 @@
-// ReadXor in plain C++: eight 64-bit accumulators, one word each per step.
+// ReadXor in plain C++: eight 64-bit accumulators, one word each per step
+// (64 bytes).
 // The compiler may widen the loop to the baseline vector width (SSE2 on
 // x86-64); the per-ISA files do not leave that to chance.
 #include <cstring>
@@ -7,7 +8,7 @@
 
 namespace ember {
 
-uint64_t ReadXor_ref(const void* p, size_t bytes) {
+uint64_t ReadXor_ref(const void* p, size_t bytes, int streams) {
   const unsigned char* b = static_cast<const unsigned char*>(p);
   const size_t n = bytes / 8;
   // memcpy: any alignment, no aliasing question; it compiles to one load.
@@ -17,10 +18,16 @@ uint64_t ReadXor_ref(const void* p, size_t bytes) {
     return w;
   };
   uint64_t a[8] = {};
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
+  auto step = [&](size_t i) {  // words i .. i + 7
     for (int j = 0; j < 8; ++j) a[j] ^= word(i + static_cast<size_t>(j));
+  };
+  const size_t ns = static_cast<size_t>(streams > 1 ? streams : 1);
+  const size_t part = n / 8 / ns * 8;  // words per stream, whole steps
+  for (size_t i = 0; i < part; i += 8) {
+    for (size_t s = 0; s < ns; ++s) step(s * part + i);
   }
+  size_t i = ns * part;
+  for (; i + 8 <= n; i += 8) step(i);
   uint64_t x = a[0] ^ a[1] ^ a[2] ^ a[3] ^ a[4] ^ a[5] ^ a[6] ^ a[7];
   for (; i < n; ++i) x ^= word(i);
   return x;

@@ -59,13 +59,13 @@ const char* kKey = "Fake CPU | cpus 8 | big 4-7";
 
 TEST_CASE("bandwidth cache: measured once, then read back", "[bandwidth]") {
   TempDir dir;
-  const std::string path = dir.path + "/sub/bandwidth-v3.txt";  // folders are created
+  const std::string path = dir.path + "/sub/bandwidth-v4.txt";  // folders are created
   FakeMeasure m;
   auto measure = [&](int n) { return m(n); };
   CHECK(LoadOrMeasureBandwidth(path, kKey, 4, measure) == (std::vector<double>{10, 20, 30, 40}));
   CHECK(m.calls == 1);
   CHECK(Read(path) ==
-        "ember read bandwidth v3\nkey Fake CPU | cpus 8 | big 4-7\n"
+        "ember read bandwidth v4\nkey Fake CPU | cpus 8 | big 4-7\n"
         "1 10.000\n2 20.000\n3 30.000\n4 40.000\n");
   CHECK(LoadOrMeasureBandwidth(path, kKey, 4, measure) == (std::vector<double>{10, 20, 30, 40}));
   CHECK(m.calls == 1);
@@ -77,7 +77,7 @@ TEST_CASE("bandwidth cache: measured once, then read back", "[bandwidth]") {
 
 TEST_CASE("bandwidth cache: stale or corrupt files are measured again", "[bandwidth][bad-input]") {
   TempDir dir;
-  const std::string path = dir.path + "/bandwidth-v3.txt";
+  const std::string path = dir.path + "/bandwidth-v4.txt";
   FakeMeasure m;
   auto measure = [&](int n) { return m(n); };
   const std::string good = FormatBandwidthCache(kKey, {10, 20, 30, 40});
@@ -94,10 +94,10 @@ TEST_CASE("bandwidth cache: stale or corrupt files are measured again", "[bandwi
       good.substr(0, good.size() - 7),                // truncated
       FormatBandwidthCache(kKey, {10, 20, -30, 40}),  // negative
       FormatBandwidthCache(kKey, {10, 20, 0, 40}),    // zero
-      "ember read bandwidth v3\nkey Fake CPU | cpus 8 | big 4-7\n1 10\n3 20\n2 30\n4 40\n",
-      "ember read bandwidth v3\nkey Fake CPU | cpus 8 | big 4-7\n1 10\n2 nan\n3 30\n4 40\n",
-      "ember read bandwidth v3\nkey Fake CPU | cpus 8 | big 4-7\n1 10\n2 2e400\n3 30\n4 40\n",
-      "ember read bandwidth v3\nkey Fake CPU | cpus 8 | big 4-7\n1 10\n2 20x\n3 30\n4 40\n",
+      "ember read bandwidth v4\nkey Fake CPU | cpus 8 | big 4-7\n1 10\n3 20\n2 30\n4 40\n",
+      "ember read bandwidth v4\nkey Fake CPU | cpus 8 | big 4-7\n1 10\n2 nan\n3 30\n4 40\n",
+      "ember read bandwidth v4\nkey Fake CPU | cpus 8 | big 4-7\n1 10\n2 2e400\n3 30\n4 40\n",
+      "ember read bandwidth v4\nkey Fake CPU | cpus 8 | big 4-7\n1 10\n2 20x\n3 30\n4 40\n",
       good + "5 50.000\n",
   };
   for (size_t i = 0; i < bad.size(); ++i) {
@@ -122,7 +122,7 @@ TEST_CASE("bandwidth cache: an unwritable place still gives a profile", "[bandwi
   SECTION("the cache path is under a regular file") {
     fs::create_directories(dir.path);
     std::ofstream(dir.path + "/file") << "x";
-    const std::string path = dir.path + "/file/bandwidth-v3.txt";
+    const std::string path = dir.path + "/file/bandwidth-v4.txt";
     CHECK(LoadOrMeasureBandwidth(path, kKey, 2, measure) == (std::vector<double>{10, 20}));
     CHECK(LoadOrMeasureBandwidth(path, kKey, 2, measure) == (std::vector<double>{10, 20}));
     CHECK(m.calls == 2);
@@ -130,7 +130,7 @@ TEST_CASE("bandwidth cache: an unwritable place still gives a profile", "[bandwi
   SECTION("a read-only folder") {
     fs::create_directories(dir.path);
     fs::permissions(dir.path, fs::perms::owner_read | fs::perms::owner_exec);
-    CHECK(LoadOrMeasureBandwidth(dir.path + "/bandwidth-v3.txt", kKey, 2, measure) ==
+    CHECK(LoadOrMeasureBandwidth(dir.path + "/bandwidth-v4.txt", kKey, 2, measure) ==
           (std::vector<double>{10, 20}));
     CHECK(m.calls == 1);
   }
@@ -139,7 +139,7 @@ TEST_CASE("bandwidth cache: an unwritable place still gives a profile", "[bandwi
     CHECK(m.calls == 1);
   }
   SECTION("a failed measurement is used but not kept") {
-    const std::string path = dir.path + "/bandwidth-v3.txt";
+    const std::string path = dir.path + "/bandwidth-v4.txt";
     auto broken = [](int n) { return std::vector<double>(static_cast<size_t>(n), 0.0); };
     CHECK(LoadOrMeasureBandwidth(path, kKey, 2, broken) == (std::vector<double>{0, 0}));
     CHECK_FALSE(fs::exists(path));
@@ -148,7 +148,7 @@ TEST_CASE("bandwidth cache: an unwritable place still gives a profile", "[bandwi
 
 TEST_CASE("bandwidth cache: a measurement on a busy machine is not kept", "[bandwidth]") {
   TempDir dir;
-  const std::string path = dir.path + "/bandwidth-v3.txt";
+  const std::string path = dir.path + "/bandwidth-v4.txt";
   FakeMeasure m;
   auto measure = [&](int n) { return m(n); };
   CHECK(LoadOrMeasureBandwidth(path, kKey, 2, measure, [] { return false; }) ==
@@ -199,11 +199,11 @@ TEST_CASE("bandwidth cache: where the file goes and the machine key", "[bandwidt
   const char* old_dir = std::getenv("EMBER_CACHE_DIR");
   const std::string saved = old_dir ? old_dir : "";
   REQUIRE(setenv("EMBER_CACHE_DIR", "/tmp/ember-x", 1) == 0);
-  CHECK(BandwidthCachePath() == "/tmp/ember-x/bandwidth-v3.txt");
+  CHECK(BandwidthCachePath() == "/tmp/ember-x/bandwidth-v4.txt");
   REQUIRE(unsetenv("EMBER_CACHE_DIR") == 0);
   const char* home = std::getenv("HOME");
   if (home != nullptr && *home != '\0') {
-    CHECK(BandwidthCachePath() == std::string(home) + "/.cache/ember/bandwidth-v3.txt");
+    CHECK(BandwidthCachePath() == std::string(home) + "/.cache/ember/bandwidth-v4.txt");
   }
   if (!saved.empty()) REQUIRE(setenv("EMBER_CACHE_DIR", saved.c_str(), 1) == 0);
 

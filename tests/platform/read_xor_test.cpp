@@ -1,6 +1,6 @@
 // The probe's read loops (platform/read_xor.h): every variant this CPU runs
 // returns the xor of the whole 64-bit words, the bits of ReadXor_ref, at any
-// length and alignment, and reads each word exactly once.
+// length, alignment and number of streams, and reads each word exactly once.
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <random>
@@ -48,8 +48,11 @@ TEST_CASE("read_xor: every variant gives the xor of the whole words", "[bandwidt
     for (size_t bytes : {0,   1,   7,   8,   9,   16,  24,  31,  32,   56,   64,   72,   120,  128,
                          136, 248, 256, 264, 504, 511, 512, 520, 1000, 1024, 4096, 4104, 70000}) {
       for (size_t offset : {0, 1, 8, 13, 32, 63}) {
-        INFO(IsaName(isa) << " bytes " << bytes << " offset " << offset);
-        CHECK(fn(buf.data() + offset, bytes) == XorOfWords(buf.data() + offset, bytes));
+        for (int streams : {0, 1, 2, 3, 4, 7}) {  // 0 reads as 1
+          INFO(IsaName(isa) << " bytes " << bytes << " offset " << offset << " streams "
+                            << streams);
+          CHECK(fn(buf.data() + offset, bytes, streams) == XorOfWords(buf.data() + offset, bytes));
+        }
       }
     }
   }
@@ -58,15 +61,17 @@ TEST_CASE("read_xor: every variant gives the xor of the whole words", "[bandwidt
 TEST_CASE("read_xor: every variant reads each word once", "[bandwidth][isa]") {
   // One non-zero word at a time: a skipped word gives 0, one read twice
   // cancels out to 0 as well.
-  constexpr size_t kWords = 200;  // 1600 bytes: three AVX-512 steps and tails
+  constexpr size_t kWords = 500;  // 4000 bytes: 7 AVX-512 steps and tails
   std::vector<uint64_t> words(kWords, 0);
   for (Isa isa : IsasToTest()) {
     const ReadXorFn fn = ReadXorFor(isa);
-    for (size_t k = 0; k < kWords; ++k) {
-      INFO(IsaName(isa) << " word " << k);
-      words[k] = 0x9e3779b97f4a7c15u ^ k;
-      CHECK(fn(words.data(), kWords * 8) == words[k]);
-      words[k] = 0;
+    for (int streams : {1, 2, 3, 4}) {
+      for (size_t k = 0; k < kWords; ++k) {
+        INFO(IsaName(isa) << " streams " << streams << " word " << k);
+        words[k] = 0x9e3779b97f4a7c15u ^ k;
+        CHECK(fn(words.data(), kWords * 8, streams) == words[k]);
+        words[k] = 0;
+      }
     }
   }
 }
