@@ -13,11 +13,15 @@ namespace ember {
 namespace {
 
 // Up to kSmallBatch tokens (decode, draft verification, a few sequences) a
-// call is a stream of weights, shared in grains of kGrainBytes (a few
-// microseconds each): a thread waits at most about that for the others at the
-// end. Larger batches split by bytes once (ops/tile_split.h).
+// call is a stream of weights, shared in grains (ops/tile_split.h): of
+// kGrainBytes (a few microseconds each), so that a thread waits at most
+// about that for the others at the end; for one token of kDecodeGrainBytes,
+// since the kernels read one token's tiles as several streams (kStreams in
+// ops/qgemm_avx2_common.h), which want a few tiles each. Larger batches split
+// by bytes once.
 constexpr int64_t kSmallBatch = 16;
 constexpr size_t kGrainBytes = size_t{32} << 10;
+constexpr size_t kDecodeGrainBytes = size_t{256} << 10;
 
 // y_i = X W_i^T for `count` packed matrices and quantized activations `a`,
 // on up to n_threads threads.
@@ -48,7 +52,8 @@ void RunPacked(const PackedMatrix* const* ps, float* const* ys, const int64_t* l
     for (int c = 0; c < chunks; ++c) run(c, chunks);
     return;
   }
-  const TileGrains grains = MakeTileGrains(n_tiles, tile_bytes, count, kGrainBytes);
+  const TileGrains grains =
+      MakeTileGrains(n_tiles, tile_bytes, count, a.m == 1 ? kDecodeGrainBytes : kGrainBytes);
   auto run = [&](int64_t g) {
     const TileGrains::Range r = grains[g];
     fns[r.matrix](*ps[r.matrix], r.begin, r.end, a, ys[r.matrix], ldys[r.matrix]);

@@ -29,80 +29,88 @@ namespace {
 // fit), so Q5 widens to int32 every two sub-chunks. The sub-chunk loop is
 // unrolled, so the widening test is constant: as a loop GCC kept it a branch
 // per token, and 4 tokens ran a quarter slower (bench/gemv_rate.cpp, in cache).
-template <int MR, bool kHasMin, bool kQ5>
-void TileQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
-            int64_t ldy) {
+template <int MR, bool kHasMin, bool kQ5, int NT>
+void TileQ4(const PackedMatrix& w, const int64_t (&tiles)[NT], const QuantizedActs& a, int64_t t0,
+            float* y, int64_t ldy) {
   constexpr PackedLayout kLayout = kQ5 ? PackedLayout::kQ5x16 : PackedLayout::kQ4x16;
   constexpr size_t kScales = PackedQuantBytes(kLayout);
   constexpr int kWiden = kQ5 ? 2 : 4;  // sub-chunks per int16 sum
   const __m256i low4 = _mm256_set1_epi8(0x0F);
-  alignas(32) float acc[MR][kTileRows] = {};
+  alignas(32) float acc[NT][MR][kTileRows] = {};
   const int8_t* aq[MR];
   for (int i = 0; i < MR; ++i) aq[i] = a.q_row(t0 + i);
-  const uint8_t* gp = w.tile(tile);
-  for (int64_t g = 0; g < w.n_groups; ++g, gp += w.group_bytes) {
-    __m256i sum16[MR][2], isum[MR][2];
-    for (int i = 0; i < MR; ++i) {
-      sum16[i][0] = sum16[i][1] = _mm256_setzero_si256();
-      isum[i][0] = isum[i][1] = _mm256_setzero_si256();
-    }
-    __m256i hb0 = _mm256_setzero_si256(), hb1 = _mm256_setzero_si256();
-    if constexpr (kQ5) {
-      PrefetchAhead<MR>(gp + 256);
-      hb0 = LoadPlane(gp + 256, 0), hb1 = LoadPlane(gp + 256, 1);
-    }
-#pragma GCC unroll 4
-    for (int s = 0; s < 4; ++s) {  // columns 8s .. 8s + 7
-      PrefetchAhead<MR>(gp + 64 * s);
-      const __m256i v0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * s));
-      const __m256i v1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * s + 32));
-      __m256i lo0 = _mm256_and_si256(v0, low4);
-      __m256i hi0 = _mm256_and_si256(_mm256_srli_epi16(v0, 4), low4);
-      __m256i lo1 = _mm256_and_si256(v1, low4);
-      __m256i hi1 = _mm256_and_si256(_mm256_srli_epi16(v1, 4), low4);
-      if constexpr (kQ5) OrHighBitsAt(s, hb0, hb1, &lo0, &lo1, &hi0, &hi1);
+  const uint8_t* gps[NT];
+  for (int st = 0; st < NT; ++st) gps[st] = w.tile(tiles[st]);
+  for (int64_t g = 0; g < w.n_groups; ++g) {
+    for (int st = 0; st < NT; ++st) {  // group g of each stream's tile in turn
+      const uint8_t* gp = gps[st];
+      gps[st] += w.group_bytes;
+      __m256i sum16[MR][2], isum[MR][2];
       for (int i = 0; i < MR; ++i) {
-        const int8_t* ac = aq[i] + g * 32 + 8 * s;
-        const __m256i blo = Bcast4(ac), bhi = Bcast4(ac + 4);
-        sum16[i][0] = _mm256_add_epi16(
-            sum16[i][0],
-            _mm256_add_epi16(_mm256_maddubs_epi16(lo0, blo), _mm256_maddubs_epi16(hi0, bhi)));
-        sum16[i][1] = _mm256_add_epi16(
-            sum16[i][1],
-            _mm256_add_epi16(_mm256_maddubs_epi16(lo1, blo), _mm256_maddubs_epi16(hi1, bhi)));
-        OpaqueReg(sum16[i][0]);
-        OpaqueReg(sum16[i][1]);
-        if ((s + 1) % kWiden == 0) {
-          for (int h = 0; h < 2; ++h) {
-            isum[i][h] =
-                _mm256_add_epi32(isum[i][h], _mm256_madd_epi16(sum16[i][h], _mm256_set1_epi16(1)));
-            sum16[i][h] = _mm256_setzero_si256();
+        sum16[i][0] = sum16[i][1] = _mm256_setzero_si256();
+        isum[i][0] = isum[i][1] = _mm256_setzero_si256();
+      }
+      __m256i hb0 = _mm256_setzero_si256(), hb1 = _mm256_setzero_si256();
+      if constexpr (kQ5) {
+        PrefetchAhead<MR>(gp + 256);
+        hb0 = LoadPlane(gp + 256, 0), hb1 = LoadPlane(gp + 256, 1);
+      }
+#pragma GCC unroll 4
+      for (int s = 0; s < 4; ++s) {  // columns 8s .. 8s + 7
+        PrefetchAhead<MR>(gp + 64 * s);
+        const __m256i v0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * s));
+        const __m256i v1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * s + 32));
+        __m256i lo0 = _mm256_and_si256(v0, low4);
+        __m256i hi0 = _mm256_and_si256(_mm256_srli_epi16(v0, 4), low4);
+        __m256i lo1 = _mm256_and_si256(v1, low4);
+        __m256i hi1 = _mm256_and_si256(_mm256_srli_epi16(v1, 4), low4);
+        if constexpr (kQ5) OrHighBitsAt(s, hb0, hb1, &lo0, &lo1, &hi0, &hi1);
+        for (int i = 0; i < MR; ++i) {
+          const int8_t* ac = aq[i] + g * 32 + 8 * s;
+          const __m256i blo = Bcast4(ac), bhi = Bcast4(ac + 4);
+          sum16[i][0] = _mm256_add_epi16(
+              sum16[i][0],
+              _mm256_add_epi16(_mm256_maddubs_epi16(lo0, blo), _mm256_maddubs_epi16(hi0, bhi)));
+          sum16[i][1] = _mm256_add_epi16(
+              sum16[i][1],
+              _mm256_add_epi16(_mm256_maddubs_epi16(lo1, blo), _mm256_maddubs_epi16(hi1, bhi)));
+          OpaqueReg(sum16[i][0]);
+          OpaqueReg(sum16[i][1]);
+          if ((s + 1) % kWiden == 0) {
+            for (int h = 0; h < 2; ++h) {
+              isum[i][h] = _mm256_add_epi32(isum[i][h],
+                                            _mm256_madd_epi16(sum16[i][h], _mm256_set1_epi16(1)));
+              sum16[i][h] = _mm256_setzero_si256();
+            }
           }
         }
       }
-    }
-    for (int h = 0; h < 2; ++h) {
-      const __m256 dw = LoadHalf(gp + kScales + 16 * h);
-      const __m256 mw = kHasMin ? LoadHalf(gp + kScales + 32 + 16 * h) : _mm256_setzero_ps();
-      for (int i = 0; i < MR; ++i) {
-        __m256i sum = isum[i][h];
-        if constexpr (!kHasMin) {  // the offset, off the integer sum (qgemm_ref.cpp)
-          sum = _mm256_add_epi32(sum,
-                                 _mm256_set1_epi32(PackedOffset(kLayout) * a.qsum_row(t0 + i)[g]));
+      for (int h = 0; h < 2; ++h) {
+        const __m256 dw = LoadHalf(gp + kScales + 16 * h);
+        const __m256 mw = kHasMin ? LoadHalf(gp + kScales + 32 + 16 * h) : _mm256_setzero_ps();
+        for (int i = 0; i < MR; ++i) {
+          __m256i sum = isum[i][h];
+          if constexpr (!kHasMin) {  // the offset, off the integer sum (qgemm_ref.cpp)
+            sum = _mm256_add_epi32(
+                sum, _mm256_set1_epi32(PackedOffset(kLayout) * a.qsum_row(t0 + i)[g]));
+          }
+          const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(a.d_row(t0 + i)[g]));
+          __m256 acc8 = _mm256_load_ps(acc[st][i] + 8 * h);
+          acc8 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), scale, acc8);
+          if constexpr (kHasMin) {
+            acc8 = _mm256_fmadd_ps(mw, _mm256_set1_ps(a.sm_row(t0 + i)[g]), acc8);
+          }
+          _mm256_store_ps(acc[st][i] + 8 * h, acc8);
         }
-        const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(a.d_row(t0 + i)[g]));
-        __m256 acc8 = _mm256_load_ps(acc[i] + 8 * h);
-        acc8 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), scale, acc8);
-        if constexpr (kHasMin) {
-          acc8 = _mm256_fmadd_ps(mw, _mm256_set1_ps(a.sm_row(t0 + i)[g]), acc8);
-        }
-        _mm256_store_ps(acc[i] + 8 * h, acc8);
       }
     }
   }
-  for (int i = 0; i < MR; ++i) {
-    for (int h = 0; h < 2; ++h) {
-      Store(y + (t0 + i) * ldy, _mm256_load_ps(acc[i] + 8 * h), tile * kTileRows + 8 * h, w.n_rows);
+  for (int st = 0; st < NT; ++st) {
+    for (int i = 0; i < MR; ++i) {
+      for (int h = 0; h < 2; ++h) {
+        Store(y + (t0 + i) * ldy, _mm256_load_ps(acc[st][i] + 8 * h), tiles[st] * kTileRows + 8 * h,
+              w.n_rows);
+      }
     }
   }
 }
@@ -149,29 +157,37 @@ inline void AddScaled(const uint8_t* d16, const __m256i (&isum)[MR][2], const Qu
 // docs/PERFORMANCE.md (weights in huge pages) one token read ~7% more from
 // memory without it (`ember_gemv_rate 2048 0.5 1 Q8_0`, 19.5 against 18.3
 // GB/s; k = 640 alike), where the Q4 and K-quant tiles lose 20-30%.
-template <int MR>
-void TileQ8(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
-            int64_t ldy) {
-  alignas(32) float acc[MR][kTileRows] = {};
+template <int MR, int NT>
+void TileQ8(const PackedMatrix& w, const int64_t (&tiles)[NT], const QuantizedActs& a, int64_t t0,
+            float* y, int64_t ldy) {
+  alignas(32) float acc[NT][MR][kTileRows] = {};
   const int8_t* aq[MR];
   for (int i = 0; i < MR; ++i) aq[i] = a.q_row(t0 + i);
-  const uint8_t* gp = w.tile(tile);
-  for (int64_t g = 0; g < w.n_groups; ++g, gp += w.group_bytes) {
-    __m256i isum[MR][2];
-    for (int i = 0; i < MR; ++i) isum[i][0] = isum[i][1] = _mm256_setzero_si256();
+  const uint8_t* gps[NT];
+  for (int st = 0; st < NT; ++st) gps[st] = w.tile(tiles[st]);
+  for (int64_t g = 0; g < w.n_groups; ++g) {
+    for (int st = 0; st < NT; ++st) {  // group g of each stream's tile in turn
+      const uint8_t* gp = gps[st];
+      gps[st] += w.group_bytes;
+      __m256i isum[MR][2];
+      for (int i = 0; i < MR; ++i) isum[i][0] = isum[i][1] = _mm256_setzero_si256();
 #pragma GCC unroll 8
-    for (int s = 0; s < 8; ++s) {  // columns 4s .. 4s + 3
-      const __m256i w0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * s));
-      const __m256i w1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * s + 32));
-      const int8_t* col[MR];
-      for (int i = 0; i < MR; ++i) col[i] = aq[i] + g * 32 + 4 * s;
-      DotSigned4<MR>(w0, w1, col, isum);
+      for (int s = 0; s < 8; ++s) {  // columns 4s .. 4s + 3
+        const __m256i w0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * s));
+        const __m256i w1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * s + 32));
+        const int8_t* col[MR];
+        for (int i = 0; i < MR; ++i) col[i] = aq[i] + g * 32 + 4 * s;
+        DotSigned4<MR>(w0, w1, col, isum);
+      }
+      AddScaled<MR>(gp + 512, isum, a, t0, g, acc[st]);
     }
-    AddScaled<MR>(gp + 512, isum, a, t0, g, acc);
   }
-  for (int i = 0; i < MR; ++i) {
-    for (int h = 0; h < 2; ++h) {
-      Store(y + (t0 + i) * ldy, _mm256_load_ps(acc[i] + 8 * h), tile * kTileRows + 8 * h, w.n_rows);
+  for (int st = 0; st < NT; ++st) {
+    for (int i = 0; i < MR; ++i) {
+      for (int h = 0; h < 2; ++h) {
+        Store(y + (t0 + i) * ldy, _mm256_load_ps(acc[st][i] + 8 * h), tiles[st] * kTileRows + 8 * h,
+              w.n_rows);
+      }
     }
   }
 }
@@ -220,14 +236,20 @@ void TileIQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
   }
 }
 
-// Kernel<MR>::Run computes one tile's rows for MR tokens.
+// Kernel<MR>::Run computes one tile's rows for MR tokens; RunStreams, where a
+// kernel has it, one token's rows of kStreams tiles read in turn, a group of
+// each at a time (DriveStreams in qgemm_avx2_common.h).
 template <bool kHasMin, bool kQ5>
 struct Q4 {
   template <int MR>
   struct K {
     static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0,
                     float* y, int64_t ldy) {
-      TileQ4<MR, kHasMin, kQ5>(w, tile, a, t0, y, ldy);
+      TileQ4<MR, kHasMin, kQ5, 1>(w, {tile}, a, t0, y, ldy);
+    }
+    static void RunStreams(const PackedMatrix& w, const int64_t (&tiles)[kStreams],
+                           const QuantizedActs& a, float* y, int64_t ldy) {
+      TileQ4<1, kHasMin, kQ5, kStreams>(w, tiles, a, 0, y, ldy);
     }
   };
 };
@@ -236,7 +258,11 @@ template <int MR>
 struct Q8 {
   static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
                   int64_t ldy) {
-    TileQ8<MR>(w, tile, a, t0, y, ldy);
+    TileQ8<MR, 1>(w, {tile}, a, t0, y, ldy);
+  }
+  static void RunStreams(const PackedMatrix& w, const int64_t (&tiles)[kStreams],
+                         const QuantizedActs& a, float* y, int64_t ldy) {
+    TileQ8<1, kStreams>(w, tiles, a, 0, y, ldy);
   }
 };
 

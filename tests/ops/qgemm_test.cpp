@@ -169,6 +169,44 @@ TEST_CASE("qgemm: every ISA variant matches _ref over ragged shapes", "[qgemm][i
   }
 }
 
+TEST_CASE("qgemm: one token over many tiles gives _ref's bits", "[qgemm][isa]") {
+  // Decode reads a call's tiles as several streams (the AVX2 kernels: 4
+  // consecutive parts of the range, a group of each in turn, the remainder
+  // one tile at a time): ranges of 4-13 tiles, ragged last rows, and calls
+  // starting at odd tiles, as threads take grains of a matrix.
+  std::vector<Isa> isas = test::SimdIsasToTest();
+  if (isas.empty()) EMBER_SKIP("no SIMD variants for this CPU");
+  std::mt19937 rng(31);
+  const Kernels ref = KernelsFor(Isa::kRef);
+  for (GgmlType type : kLayoutTypes) {
+    for (int64_t n : {64, 149, 208}) {
+      const int64_t k = BlockElems(type) == 256 ? 256 : 96;
+      auto src = RandomGguf(type, n, k, rng);
+      PackedMatrix w;
+      REQUIRE(Repack(type, src.data(), n, k, &w).ok());
+      std::normal_distribution<float> d(0.0f, 2.0f);
+      std::vector<float> x(k);
+      for (float& v : x) v = d(rng);
+      QuantizedActs a;
+      QuantizeActs_ref(x.data(), 1, k, &a);
+      std::vector<float> want(n, -7.0f);
+      Pick(ref, w)(w, 0, w.n_tiles, a, want.data(), n);
+      for (Isa isa : isas) {
+        for (int64_t split : {int64_t{0}, int64_t{1}, int64_t{3}}) {
+          std::vector<float> got(n, -7.0f);
+          Pick(KernelsFor(isa), w)(w, 0, split, a, got.data(), n);
+          Pick(KernelsFor(isa), w)(w, split, w.n_tiles, a, got.data(), n);
+          for (int64_t i = 0; i < n; ++i) {
+            INFO(IsaName(isa) << " " << GgmlTypeName(type) << " n=" << n << " split=" << split
+                              << " row " << i);
+            REQUIRE(std::memcmp(&got[i], &want[i], sizeof(float)) == 0);
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("qgemm: IQ4x16 gives the bits of the int8 layout it replaced", "[qgemm][isa]") {
   // IQ4_NL and IQ4_XS went to Q8x16 before (the grid values as int8 quants,
   // the same fp16 scale per 32). IQ4x16 keeps the indices and looks the values
