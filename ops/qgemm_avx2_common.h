@@ -135,8 +135,10 @@ inline void UnpackQ6(__m256i v, __m256i cr, __m256i* lo, __m256i* hi) {
 // kStreams consecutive parts, a group of one tile of each part in turn. One
 // core's hardware prefetchers keep more lines in flight for several streams
 // than for one: on the Zen 3 guest of docs/PERFORMANCE.md ("Stop 39") a Q8_0
-// GEMV read 29-35% more from memory in 4 streams than in one (k = 640 and
-// 2048, 1 thread), as much as a plain read in 4 streams.
+// GEMV read 13-36% more from memory in 4 streams than in one (k = 640 and
+// 2048, 1 thread, ranges of 256 KiB to 1 MiB), at 1 MiB as much as a plain
+// read in 4 streams. The K-quant tiles read less in 4 streams (Q4_K: 16-18
+// against 21-22 GB/s), so they have no RunStreams.
 constexpr int kStreams = 4;
 
 template <template <int> class Kernel>
