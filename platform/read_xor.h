@@ -33,6 +33,22 @@ uint64_t ReadXor_avx2(const void* p, size_t bytes, int streams);    // x86-64: 3
 uint64_t ReadXor_avx512(const void* p, size_t bytes, int streams);  // x86-64: 64-byte loads
 uint64_t ReadXor_neon(const void* p, size_t bytes, int streams);    // ARM NEON: 16-byte loads
 
+// The order every variant reads in: step(offset) for each whole step of kStep
+// bytes of [0, bytes), in `streams` parts read a step of each in turn, then the
+// whole steps past the parts as one stream. Returns the bytes it covered, a
+// multiple of kStep; what is left the variant reads itself.
+template <size_t kStep, class Step>
+inline size_t ForEachStep(size_t bytes, int streams, Step&& step) {
+  const size_t ns = static_cast<size_t>(streams > 1 ? streams : 1);
+  const size_t part = bytes / kStep / ns * kStep;  // bytes per stream
+  for (size_t i = 0; i < part; i += kStep) {
+    for (size_t s = 0; s < ns; ++s) step(s * part + i);
+  }
+  size_t i = ns * part;
+  for (; i + kStep <= bytes; i += kStep) step(i);
+  return i;
+}
+
 // The variant for an ISA level (its widest loads: AVX-512 for both AVX-512
 // levels, NEON for all NEON levels); nullptr when this build has none for it
 // (another architecture).

@@ -11,19 +11,12 @@ uint64_t ReadXor_avx2(const void* p, size_t bytes, int streams) {
   const unsigned char* b = static_cast<const unsigned char*>(p);
   __m256i a[8];
   for (__m256i& v : a) v = _mm256_setzero_si256();
-  auto step = [&](const unsigned char* q) {
+  size_t i = ForEachStep<256>(bytes, streams, [&](size_t at) {
     for (int j = 0; j < 8; ++j) {
-      a[j] =
-          _mm256_xor_si256(a[j], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * j)));
+      a[j] = _mm256_xor_si256(
+          a[j], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + at + 32 * j)));
     }
-  };
-  const size_t ns = static_cast<size_t>(streams > 1 ? streams : 1);
-  const size_t part = bytes / 256 / ns * 256;  // bytes per stream, whole steps
-  for (size_t i = 0; i < part; i += 256) {
-    for (size_t s = 0; s < ns; ++s) step(b + s * part + i);
-  }
-  size_t i = ns * part;
-  for (; i + 256 <= bytes; i += 256) step(b + i);
+  });
   for (; i + 32 <= bytes; i += 32) {
     a[0] = _mm256_xor_si256(a[0], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + i)));
   }

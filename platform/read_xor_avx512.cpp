@@ -11,16 +11,9 @@ uint64_t ReadXor_avx512(const void* p, size_t bytes, int streams) {
   const unsigned char* b = static_cast<const unsigned char*>(p);
   __m512i a[8];
   for (__m512i& v : a) v = _mm512_setzero_si512();
-  auto step = [&](const unsigned char* q) {
-    for (int j = 0; j < 8; ++j) a[j] = _mm512_xor_si512(a[j], _mm512_loadu_si512(q + 64 * j));
-  };
-  const size_t ns = static_cast<size_t>(streams > 1 ? streams : 1);
-  const size_t part = bytes / 512 / ns * 512;  // bytes per stream, whole steps
-  for (size_t i = 0; i < part; i += 512) {
-    for (size_t s = 0; s < ns; ++s) step(b + s * part + i);
-  }
-  size_t i = ns * part;
-  for (; i + 512 <= bytes; i += 512) step(b + i);
+  size_t i = ForEachStep<512>(bytes, streams, [&](size_t at) {
+    for (int j = 0; j < 8; ++j) a[j] = _mm512_xor_si512(a[j], _mm512_loadu_si512(b + at + 64 * j));
+  });
   for (; i + 64 <= bytes; i += 64) a[0] = _mm512_xor_si512(a[0], _mm512_loadu_si512(b + i));
   for (int j = 1; j < 8; ++j) a[0] = _mm512_xor_si512(a[0], a[j]);
   alignas(64) uint64_t lanes[8];

@@ -13,16 +13,9 @@ uint64_t ReadXor_neon(const void* p, size_t bytes, int streams) {
   const uint8_t* b = static_cast<const uint8_t*>(p);
   uint8x16_t a[8];
   for (uint8x16_t& v : a) v = vdupq_n_u8(0);
-  auto step = [&](const uint8_t* q) {
-    for (int j = 0; j < 8; ++j) a[j] = veorq_u8(a[j], vld1q_u8(q + 16 * j));
-  };
-  const size_t ns = static_cast<size_t>(streams > 1 ? streams : 1);
-  const size_t part = bytes / 128 / ns * 128;  // bytes per stream, whole steps
-  for (size_t i = 0; i < part; i += 128) {
-    for (size_t s = 0; s < ns; ++s) step(b + s * part + i);
-  }
-  size_t i = ns * part;
-  for (; i + 128 <= bytes; i += 128) step(b + i);
+  size_t i = ForEachStep<128>(bytes, streams, [&](size_t at) {
+    for (int j = 0; j < 8; ++j) a[j] = veorq_u8(a[j], vld1q_u8(b + at + 16 * j));
+  });
   for (; i + 16 <= bytes; i += 16) a[0] = veorq_u8(a[0], vld1q_u8(b + i));
   for (int j = 1; j < 8; ++j) a[0] = veorq_u8(a[0], a[j]);
   const uint64x2_t w = vreinterpretq_u64_u8(a[0]);

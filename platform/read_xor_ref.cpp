@@ -18,16 +18,10 @@ uint64_t ReadXor_ref(const void* p, size_t bytes, int streams) {
     return w;
   };
   uint64_t a[8] = {};
-  auto step = [&](size_t i) {  // words i .. i + 7
-    for (int j = 0; j < 8; ++j) a[j] ^= word(i + static_cast<size_t>(j));
+  auto step = [&](size_t at) {  // the 8 words at byte `at`
+    for (int j = 0; j < 8; ++j) a[j] ^= word(at / 8 + static_cast<size_t>(j));
   };
-  const size_t ns = static_cast<size_t>(streams > 1 ? streams : 1);
-  const size_t part = n / 8 / ns * 8;  // words per stream, whole steps
-  for (size_t i = 0; i < part; i += 8) {
-    for (size_t s = 0; s < ns; ++s) step(s * part + i);
-  }
-  size_t i = ns * part;
-  for (; i + 8 <= n; i += 8) step(i);
+  size_t i = ForEachStep<64>(bytes, streams, step) / 8;  // words read
   uint64_t x = a[0] ^ a[1] ^ a[2] ^ a[3] ^ a[4] ^ a[5] ^ a[6] ^ a[7];
   for (; i < n; ++i) x ^= word(i);
   return x;
