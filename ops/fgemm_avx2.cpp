@@ -67,6 +67,7 @@ struct Avx2 {
       for (int t = 0; t < T; ++t) lo[r][t] = hi[r][t] = _mm256_setzero_ps();
     }
     for (int64_t i = 0; i < k16; i += 16) {
+      fgemm::PrefetchAhead<R>(rows[0], i, w.elem_bytes());
       __m256 xl[T], xh[T];
       for (int t = 0; t < T; ++t) {
         xl[t] = _mm256_loadu_ps(xs[t] + i);

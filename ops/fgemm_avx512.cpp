@@ -47,6 +47,7 @@ struct Avx512 {
       for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
     }
     for (int64_t i = 0; i < k16; i += 16) {
+      fgemm::PrefetchAhead<R>(rows[0], i, w.elem_bytes());
       __m512 xv[T];
       for (int t = 0; t < T; ++t) xv[t] = _mm512_loadu_ps(xs[t] + i);
       for (int r = 0; r < R; ++r) {
