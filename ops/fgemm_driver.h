@@ -30,7 +30,7 @@ constexpr int64_t kChunkBytes = 256 * 1024;
 // kPrefetchAhead bytes further on in the rows' order in memory (a block's
 // rows are consecutive): the next block's lines arrive in order, as one
 // stream. TinyLlama-shape F16, decode at 1 thread (docs/PERFORMANCE.md "Stop
-// 40"): 5.9-6.8 -> 10.4-11.1 tok/s; into L1 instead 8.0-9.5, 8 KiB ahead no gain.
+// 40"): 5.9-6.8 -> 10.4-11.1 tok/s; into L1 instead 8.0-9.7, 8 KiB ahead no gain.
 constexpr int64_t kPrefetchAhead = 16 << 10;
 
 // For R rows of elem_bytes-byte weights from row0, at column i (a multiple
