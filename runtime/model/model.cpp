@@ -5,6 +5,7 @@
 #endif
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -417,12 +418,63 @@ Status Model::RepackWeights(const LoadProgressFn& progress, uint64_t address_lim
     }
     v->packed = packed;
   }
+  const std::unordered_set<const uint8_t*> copied = CopyFloatWeights(views, address_limit);
   for (WeightView* v : views) {
     if (IsNativeType(v->type)) maps_weights_ = true;
     if (v->packed != nullptr) v->data = nullptr;  // released: only the packed copy remains
-    if (v->data != nullptr) maps_weights_ = true;
+    if (v->data != nullptr && copied.count(v->data) == 0) maps_weights_ = true;
   }
   return Status::Ok();
+}
+
+std::unordered_set<const uint8_t*> Model::CopyFloatWeights(const std::vector<WeightView*>& views,
+                                                           uint64_t address_limit) {
+  // Float matrices multiplied as stored (not repacked: docs/FLOAT.md) are
+  // copied out of the file into memory in huge pages (platform/
+  // streamed_memory.h), as the packed ones live, and the file's pages of each
+  // go once it is copied. Read from the mapping, an F16 decode took a TLB
+  // miss per 4 KiB (one 2048-column row) and the hardware prefetchers stop at
+  // every page: TinyLlama-shape F16 decode read 6.4 -> 7.1 tok/s at 1 thread
+  // and 10.8 -> 11.3 at 2 on the AVX2-only host with the copy (docs/FLOAT.md).
+  // A tied embedding (in `views` before its output) is copied once and its
+  // lookups read the copy; an embedding of its own stays mapped (a row per
+  // token). The file stays mapped beside the copy: where both would not fit
+  // the address space (a 32-bit process), nothing is copied.
+  std::unordered_set<const uint8_t*> out;
+  auto moved = [&](const WeightView* v) {
+    return v->packed == nullptr && v->data != nullptr && IsFloatWeight(v->type) &&
+           (v != &weights_.token_embd || v->data == weights_.output.data);
+  };
+  std::unordered_map<const uint8_t*, const GgufTensorInfo*> tensor_at;
+  for (const GgufTensorInfo& t : gguf_->tensors()) tensor_at.emplace(t.data, &t);
+  uint64_t bytes = 0;
+  std::unordered_set<const uint8_t*> seen;
+  for (const WeightView* v : views) {
+    if (moved(v) && seen.insert(v->data).second) {
+      bytes += (v->row_bytes * static_cast<uint64_t>(v->n_rows) + 63) / 64 * 64;
+    }
+  }
+  if (bytes == 0 || bytes > address_limit || gguf_->file_size() > address_limit - bytes) return out;
+  float_storage_ = AllocStreamed(static_cast<size_t>(bytes));
+  std::unordered_map<const uint8_t*, uint8_t*> copy_of;
+  uint64_t used = 0;
+  for (WeightView* v : views) {
+    if (!moved(v)) continue;
+    auto it = copy_of.find(v->data);
+    if (it == copy_of.end()) {
+      const uint64_t n = v->row_bytes * static_cast<uint64_t>(v->n_rows);
+      uint8_t* slot = float_storage_.get() + used;
+      used += (n + 63) / 64 * 64;
+      std::memcpy(slot, v->data, static_cast<size_t>(n));
+      if (const auto t = tensor_at.find(v->data); t != tensor_at.end()) {
+        gguf_->ReleaseTensorData(*t->second);
+      }
+      it = copy_of.emplace(v->data, slot).first;
+      out.insert(slot);
+    }
+    v->data = it->second;
+  }
+  return out;
 }
 
 uint64_t Model::CountLoadedWeightBytes() const {

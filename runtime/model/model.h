@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "ops/matmul.h"
@@ -117,6 +118,10 @@ class Model {
  private:
   Status RepackWeights(const LoadProgressFn& progress, uint64_t address_limit);
   uint64_t CountLoadedWeightBytes() const;
+  // Moves the float matrices used as stored into float_storage_; returns
+  // their new addresses.
+  std::unordered_set<const uint8_t*> CopyFloatWeights(const std::vector<WeightView*>& views,
+                                                      uint64_t address_limit);
 
   std::string path_;
   uint64_t fingerprint_ = 0;
@@ -133,6 +138,7 @@ class Model {
   ModelWeights weights_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<GrammarCache> grammar_cache_;
+  StreamedBuffer float_storage_;                       // float matrices used as stored, copied
   StreamedBuffer packed_storage_;                      // the repacked matrices' bytes
   std::vector<std::unique_ptr<PackedMatrix>> packed_;  // native layouts of repacked weights
 };

@@ -1,8 +1,8 @@
 // Whole models whose matrices are Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS,
 // F16 or BF16 load (quantized ones repacked into the native layouts, float ones
-// used as stored, or requantized to int8 when asked) and give logits close to
-// the same model's F32 weights (the builder draws the same values for every
-// type), and embedding lookups stay exact.
+// used as stored (copied out of the file), or requantized to int8 when asked) and give logits close
+// to the same model's F32 weights (the builder draws the same values for every type), and embedding
+// lookups stay exact.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -68,14 +68,22 @@ double RelErr(const std::vector<float>& a, const std::vector<float>& b) {
   return err / norm;
 }
 
+// True when p points into the model's file (mapped or read).
+bool InFile(const Model& m, const void* p) {
+  const uint8_t* b = m.gguf().file_data();
+  const auto* q = static_cast<const uint8_t*>(p);
+  return q >= b && q < b + m.gguf().file_size();
+}
+
 // Quantized matrices (and float ones loaded as int8) are repacked; float
-// ones are otherwise used where they are mapped, as stored.
+// ones are otherwise used as stored, copied out of the file.
 void CheckMatrices(const Model& m, FloatWeights float_weights = FloatWeights::kFloat) {
   auto check = [&](const WeightView* v) {
     INFO(GgmlTypeName(v->type));
     if (IsFloatWeight(v->type) && float_weights == FloatWeights::kFloat) {
       CHECK(v->packed == nullptr);
       CHECK(v->data != nullptr);
+      CHECK_FALSE(InFile(m, v->data));
     } else {
       CHECK(v->packed != nullptr);
     }
@@ -190,6 +198,36 @@ TEST_CASE("model: mixed Q4_K / Q6_K / Q5_0 / F16 with a tied Q6_K embedding", "[
   const std::vector<float> a = Logits(*m, 2);
   CHECK(RelErr(a, ref) < 0.15);  // measured 0.037
   CHECK(RelErr(Logits(*m, 1), a) == 0.0);
+}
+
+TEST_CASE("model: float matrices copied out of the file and used in place give the same logits",
+          "[model][quant]") {
+  // A tied F16 embedding and output: one copy, which lookups read too. Where
+  // the file and a copy would not both fit the address space (a 32-bit
+  // process), the matrices are read where the file is mapped instead.
+  TinyModelSpec spec = KQuantSpec();
+  spec.tied_output = true;
+  spec.weight_type = GgmlType::kF16;
+  const std::string path = test::TempPath("f16_tied.gguf");
+  REQUIRE(test::BuildTinyModel(spec, path).ok());
+  std::unique_ptr<Model> copied, in_place;
+  REQUIRE(Model::Load(path, nullptr, &copied).ok());
+  CheckMatrices(*copied);
+  const WeightView& e = copied->weights().token_embd;
+  CHECK(e.data == copied->weights().output.data);
+  CHECK_FALSE(InFile(*copied, e.data));
+  CheckEmbeddingExact(*copied);
+  LoadOptions o;
+  o.address_limit = copied->gguf().file_size() + 4096;  // no room for a copy
+  REQUIRE(Model::Load(path, o, nullptr, &in_place).ok());
+  for (const WeightView* v : {&in_place->weights().token_embd, &in_place->weights().output,
+                              &in_place->weights().layers[0].wq}) {
+    CHECK(v->packed == nullptr);
+    CHECK(InFile(*in_place, v->data));
+  }
+  CheckEmbeddingExact(*in_place);
+  const std::vector<float> a = Logits(*copied, 2), b = Logits(*in_place, 2);
+  CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }
 
 TEST_CASE("model: an F16 model's prompt in one batch and token by token", "[model][quant]") {
