@@ -434,8 +434,8 @@ std::unordered_set<const uint8_t*> Model::CopyFloatWeights(const std::vector<Wei
   // streamed_memory.h), as the packed ones live, and the file's pages of each
   // go once it is copied. Read from the mapping, an F16 decode took a TLB
   // miss per 4 KiB (one 2048-column row) and the hardware prefetchers stop at
-  // every page: TinyLlama-shape F16 decode read 6.4 -> 7.1 tok/s at 1 thread
-  // and 10.8 -> 11.3 at 2 on the AVX2-only host with the copy (docs/FLOAT.md).
+  // every page: TinyLlama-shape F16 decode ran 6.46 -> 7.05 tok/s at 1 thread
+  // and 11.11 -> 11.90 at 2 on the AVX2-only host with the copy (docs/FLOAT.md).
   // A tied embedding (in `views` before its output) is copied once and its
   // lookups read the copy; an embedding of its own stays mapped (a row per
   // token). The file stays mapped beside the copy: where both would not fit
