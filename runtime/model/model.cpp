@@ -418,17 +418,21 @@ Status Model::RepackWeights(const LoadProgressFn& progress, uint64_t address_lim
     }
     v->packed = packed;
   }
-  const std::unordered_set<const uint8_t*> copied = CopyFloatWeights(views, address_limit);
+  CopyFloatWeights(views, tensor_at, address_limit);
+  const uint8_t* const copies = float_storage_.get();
   for (WeightView* v : views) {
     if (IsNativeType(v->type)) maps_weights_ = true;
     if (v->packed != nullptr) v->data = nullptr;  // released: only the packed copy remains
-    if (v->data != nullptr && copied.count(v->data) == 0) maps_weights_ = true;
+    const bool copied = copies != nullptr && v->data >= copies && v->data < copies + float_bytes_;
+    if (v->data != nullptr && !copied) maps_weights_ = true;
   }
   return Status::Ok();
 }
 
-std::unordered_set<const uint8_t*> Model::CopyFloatWeights(const std::vector<WeightView*>& views,
-                                                           uint64_t address_limit) {
+void Model::CopyFloatWeights(
+    const std::vector<WeightView*>& views,
+    const std::unordered_map<const uint8_t*, const GgufTensorInfo*>& tensor_at,
+    uint64_t address_limit) {
   // Float matrices multiplied as stored (not repacked: docs/FLOAT.md) are
   // copied out of the file into memory in huge pages (platform/
   // streamed_memory.h), as the packed ones live, and the file's pages of each
@@ -440,13 +444,10 @@ std::unordered_set<const uint8_t*> Model::CopyFloatWeights(const std::vector<Wei
   // lookups read the copy; an embedding of its own stays mapped (a row per
   // token). The file stays mapped beside the copy: where both would not fit
   // the address space (a 32-bit process), nothing is copied.
-  std::unordered_set<const uint8_t*> out;
   auto moved = [&](const WeightView* v) {
     return v->packed == nullptr && v->data != nullptr && IsFloatWeight(v->type) &&
            (v != &weights_.token_embd || v->data == weights_.output.data);
   };
-  std::unordered_map<const uint8_t*, const GgufTensorInfo*> tensor_at;
-  for (const GgufTensorInfo& t : gguf_->tensors()) tensor_at.emplace(t.data, &t);
   uint64_t bytes = 0;
   std::unordered_set<const uint8_t*> seen;
   for (const WeightView* v : views) {
@@ -454,8 +455,9 @@ std::unordered_set<const uint8_t*> Model::CopyFloatWeights(const std::vector<Wei
       bytes += (v->row_bytes * static_cast<uint64_t>(v->n_rows) + 63) / 64 * 64;
     }
   }
-  if (bytes == 0 || bytes > address_limit || gguf_->file_size() > address_limit - bytes) return out;
+  if (bytes == 0 || bytes > address_limit || gguf_->file_size() > address_limit - bytes) return;
   float_storage_ = AllocStreamed(static_cast<size_t>(bytes));
+  float_bytes_ = bytes;
   std::unordered_map<const uint8_t*, uint8_t*> copy_of;
   uint64_t used = 0;
   for (WeightView* v : views) {
@@ -470,11 +472,9 @@ std::unordered_set<const uint8_t*> Model::CopyFloatWeights(const std::vector<Wei
         gguf_->ReleaseTensorData(*t->second);
       }
       it = copy_of.emplace(v->data, slot).first;
-      out.insert(slot);
     }
     v->data = it->second;
   }
-  return out;
 }
 
 uint64_t Model::CountLoadedWeightBytes() const {

@@ -7,7 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <unordered_set>
+#include <unordered_map>
 #include <vector>
 
 #include "ops/matmul.h"
@@ -118,10 +118,11 @@ class Model {
  private:
   Status RepackWeights(const LoadProgressFn& progress, uint64_t address_limit);
   uint64_t CountLoadedWeightBytes() const;
-  // Moves the float matrices used as stored into float_storage_; returns
-  // their new addresses.
-  std::unordered_set<const uint8_t*> CopyFloatWeights(const std::vector<WeightView*>& views,
-                                                      uint64_t address_limit);
+  // Moves the float matrices used as stored into float_storage_ (tensor_at:
+  // the tensor behind each view's data, whose file pages go after the copy).
+  void CopyFloatWeights(const std::vector<WeightView*>& views,
+                        const std::unordered_map<const uint8_t*, const GgufTensorInfo*>& tensor_at,
+                        uint64_t address_limit);
 
   std::string path_;
   uint64_t fingerprint_ = 0;
@@ -139,6 +140,7 @@ class Model {
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<GrammarCache> grammar_cache_;
   StreamedBuffer float_storage_;                       // float matrices used as stored, copied
+  uint64_t float_bytes_ = 0;                           // float_storage_'s size
   StreamedBuffer packed_storage_;                      // the repacked matrices' bytes
   std::vector<std::unique_ptr<PackedMatrix>> packed_;  // native layouts of repacked weights
 };
