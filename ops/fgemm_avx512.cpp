@@ -39,23 +39,32 @@ struct Avx512 {
                     int64_t ldy) {
     const int64_t k = w.n_cols, k16 = k - k % 16;
     const uint8_t* rows[R];
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) rows[r] = w.row(r0 + r);
     const float* xs[T];
+#pragma GCC unroll 8
     for (int t = 0; t < T; ++t) xs[t] = x + (t0 + t) * k;
     __m512 acc[R][T];
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 8
       for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
     }
     for (int64_t i = 0; i < k16; i += 16) {
-      fgemm::PrefetchAhead<R>(rows[0], i, w.elem_bytes());
+      fgemm::PrefetchAhead<R, W>(rows[0], i);
       __m512 xv[T];
+#pragma GCC unroll 8
       for (int t = 0; t < T; ++t) xv[t] = _mm512_loadu_ps(xs[t] + i);
+#pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
         const __m512 wv = Load16<W>(rows[r], i);
+#pragma GCC unroll 8
         for (int t = 0; t < T; ++t) acc[r][t] = _mm512_fmadd_ps(wv, xv[t], acc[r][t]);
       }
     }
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
         y[(t0 + t) * ldy + r0 + r] = fgemm::Tail<W>(Reduce(acc[r][t]), rows[r], xs[t], k16, k);
       }

@@ -55,29 +55,38 @@ struct Neon {
                     int64_t ldy) {
     const int64_t k = w.n_cols, k16 = k - k % 16;
     const uint8_t* rows[R];
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) rows[r] = w.row(r0 + r);
     const float* xs[T];
+#pragma GCC unroll 8
     for (int t = 0; t < T; ++t) xs[t] = x + (t0 + t) * k;
     float32x4_t acc[R][T][4];
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
         for (int j = 0; j < 4; ++j) acc[r][t][j] = vdupq_n_f32(0.0f);
       }
     }
     for (int64_t i = 0; i < k16; i += 16) {
       float32x4_t xv[T][4];
+#pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
         for (int j = 0; j < 4; ++j) xv[t][j] = vld1q_f32(xs[t] + i + 4 * j);
       }
+#pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
         float32x4_t wv[4];
         Load16<W>(rows[r], i, wv);
+#pragma GCC unroll 8
         for (int t = 0; t < T; ++t) {
           for (int j = 0; j < 4; ++j) acc[r][t][j] = vfmaq_f32(acc[r][t][j], wv[j], xv[t][j]);
         }
       }
     }
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
         y[(t0 + t) * ldy + r0 + r] = fgemm::Tail<W>(Reduce(acc[r][t]), rows[r], xs[t], k16, k);
       }
