@@ -17,16 +17,16 @@
 namespace ember {
 namespace {
 
-// Columns i .. i + 15 of a row, widened: lanes 0-7 in lo, 8-15 in hi.
+// The 16 weights at p (a chunk of a row), widened: lanes 0-7 in lo, 8-15 in hi.
 template <FloatWeight W>
-inline void Load16(const uint8_t* row, int64_t i, __m256* lo, __m256* hi) {
+inline void Load16(const uint8_t* p, __m256* lo, __m256* hi) {
   if constexpr (W == FloatWeight::kF32) {
-    const float* p = reinterpret_cast<const float*>(row) + i;
-    *lo = _mm256_loadu_ps(p);
-    *hi = _mm256_loadu_ps(p + 8);
+    const float* f = reinterpret_cast<const float*>(p);
+    *lo = _mm256_loadu_ps(f);
+    *hi = _mm256_loadu_ps(f + 8);
   } else {
-    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * i));
-    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * i + 16));
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16));
     if constexpr (W == FloatWeight::kF16) {
       *lo = _mm256_cvtph_ps(a);
       *hi = _mm256_cvtph_ps(b);
@@ -51,9 +51,9 @@ struct Avx2 {
   static constexpr int kTokens = kT;
 
   template <FloatWeight W>
-  static void Widen16(const uint8_t* row, int64_t i, float* out) {
+  static void Widen16(const uint8_t* p, float* out) {
     __m256 lo, hi;
-    Load16<W>(row, i, &lo, &hi);
+    Load16<W>(p, &lo, &hi);
     _mm256_storeu_ps(out, lo);
     _mm256_storeu_ps(out + 8, hi);
   }
@@ -62,9 +62,7 @@ struct Avx2 {
   static void Block(const FloatMatrix& w, int64_t r0, const float* x, int64_t t0, float* y,
                     int64_t ldy) {
     const int64_t k = w.n_cols, k16 = k - k % 16;
-    const uint8_t* rows[R];
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) rows[r] = w.row(r0 + r);
+    const fgemm::BlockRows<R> rows(w, r0);
     const float* xs[T];
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) xs[t] = x + (t0 + t) * k;
@@ -74,8 +72,10 @@ struct Avx2 {
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) lo[r][t] = hi[r][t] = _mm256_setzero_ps();
     }
-    for (int64_t i = 0; i < k16; i += 16) {
-      fgemm::PrefetchAhead<R, W>(rows[0], i);
+    int64_t off = 0;  // chunk i / 16 of each row
+    const uint8_t* pf = rows.prefetch;
+    for (int64_t i = 0; i < k16; i += 16, off += rows.stride, pf += rows.prefetch_step) {
+      rows.template Prefetch<kFloatGroupAvx2, W>(pf);
       __m256 xl[T], xh[T];
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
@@ -85,7 +85,7 @@ struct Avx2 {
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
         __m256 wl, wh;
-        Load16<W>(rows[r], i, &wl, &wh);
+        Load16<W>(rows.start[r] + off, &wl, &wh);
 #pragma GCC unroll 8
         for (int t = 0; t < T; ++t) {
           lo[r][t] = _mm256_fmadd_ps(wl, xl[t], lo[r][t]);
@@ -98,7 +98,7 @@ struct Avx2 {
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
         y[(t0 + t) * ldy + r0 + r] =
-            fgemm::Tail<W>(Reduce(lo[r][t], hi[r][t]), rows[r], xs[t], k16, k);
+            fgemm::Tail<W>(Reduce(lo[r][t], hi[r][t]), rows.tail[r], xs[t], k16, k);
       }
     }
   }
@@ -107,12 +107,21 @@ struct Avx2 {
 }  // namespace
 
 void FloatRow_avx2(const FloatMatrix& w, int64_t r, float* out) {
-  fgemm::WidenRow<Avx2<6, 1>>(w, r, out);
+  fgemm::WidenRow<Avx2<1, 1>>(w, r, out);
 }
 
 void FGemm_avx2(const FloatMatrix& w, int64_t row_begin, int64_t row_end, const float* x, int64_t m,
                 float* y, int64_t ldy) {
-  if (m == 1) return fgemm::Dispatch<Avx2<6, 1>>(w, row_begin, row_end, x, m, y, ldy);
+  // In row groups (every F16 / BF16 matrix of a loaded model) the 6-row block
+  // serves every m: its first token's pass reads the group's bytes as one
+  // stream and the other tokens find them in cache. The 2 x 2 block read a
+  // third of each group's chunk per pass, and from memory (F16, 22,002 x
+  // 2048, one thread) ran m = 2 / 4 / 16 at 10.3 / - / - GB/s where 6 x 1
+  // runs 11.9 / 8.3 / 2.6 and the 2 x 2 over GGUF's rows 13.3 / 7.7 / 2.0
+  // (docs/FLOAT.md). GGUF's row order (F32) keeps 2 x 2 for m > 1.
+  if (m == 1 || w.group != 1) {
+    return fgemm::Dispatch<Avx2<kFloatGroupAvx2, 1>>(w, row_begin, row_end, x, m, y, ldy);
+  }
   fgemm::Dispatch<Avx2<2, 2>>(w, row_begin, row_end, x, m, y, ldy);
 }
 

@@ -10,12 +10,13 @@
 namespace ember {
 namespace {
 
+// The 16 weights at p (a chunk of a row), widened.
 template <FloatWeight W>
-inline __m512 Load16(const uint8_t* row, int64_t i) {
+inline __m512 Load16(const uint8_t* p) {
   if constexpr (W == FloatWeight::kF32) {
-    return _mm512_loadu_ps(reinterpret_cast<const float*>(row) + i);
+    return _mm512_loadu_ps(reinterpret_cast<const float*>(p));
   } else {
-    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * i));
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
     if constexpr (W == FloatWeight::kF16) return _mm512_cvtph_ps(h);
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
   }
@@ -31,16 +32,14 @@ inline float Reduce(__m512 s) {
 }
 
 struct Avx512 {
-  static constexpr int kRows = 4;
+  static constexpr int kRows = kFloatGroupAvx512;
   static constexpr int kTokens = 4;
 
   template <FloatWeight W, int R, int T>
   static void Block(const FloatMatrix& w, int64_t r0, const float* x, int64_t t0, float* y,
                     int64_t ldy) {
     const int64_t k = w.n_cols, k16 = k - k % 16;
-    const uint8_t* rows[R];
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) rows[r] = w.row(r0 + r);
+    const fgemm::BlockRows<R> rows(w, r0);
     const float* xs[T];
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) xs[t] = x + (t0 + t) * k;
@@ -50,14 +49,16 @@ struct Avx512 {
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
     }
-    for (int64_t i = 0; i < k16; i += 16) {
-      fgemm::PrefetchAhead<R, W>(rows[0], i);
+    int64_t off = 0;  // chunk i / 16 of each row
+    const uint8_t* pf = rows.prefetch;
+    for (int64_t i = 0; i < k16; i += 16, off += rows.stride, pf += rows.prefetch_step) {
+      rows.template Prefetch<kFloatGroupAvx512, W>(pf);
       __m512 xv[T];
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) xv[t] = _mm512_loadu_ps(xs[t] + i);
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
-        const __m512 wv = Load16<W>(rows[r], i);
+        const __m512 wv = Load16<W>(rows.start[r] + off);
 #pragma GCC unroll 8
         for (int t = 0; t < T; ++t) acc[r][t] = _mm512_fmadd_ps(wv, xv[t], acc[r][t]);
       }
@@ -66,7 +67,7 @@ struct Avx512 {
     for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
-        y[(t0 + t) * ldy + r0 + r] = fgemm::Tail<W>(Reduce(acc[r][t]), rows[r], xs[t], k16, k);
+        y[(t0 + t) * ldy + r0 + r] = fgemm::Tail<W>(Reduce(acc[r][t]), rows.tail[r], xs[t], k16, k);
       }
     }
   }

@@ -11,15 +11,16 @@
 namespace ember {
 namespace {
 
+// The 16 weights at p (a chunk of a row), widened.
 template <FloatWeight W>
-inline void Load16(const uint8_t* row, int64_t i, float32x4_t v[4]) {
+inline void Load16(const uint8_t* p, float32x4_t v[4]) {
   if constexpr (W == FloatWeight::kF32) {
-    const float* p = reinterpret_cast<const float*>(row) + i;
-    for (int j = 0; j < 4; ++j) v[j] = vld1q_f32(p + 4 * j);
+    const float* f = reinterpret_cast<const float*>(p);
+    for (int j = 0; j < 4; ++j) v[j] = vld1q_f32(f + 4 * j);
   } else {
-    const uint16_t* p = reinterpret_cast<const uint16_t*>(row) + i;
+    const uint16_t* h16 = reinterpret_cast<const uint16_t*>(p);
     for (int j = 0; j < 4; ++j) {
-      const uint16x4_t h = vld1_u16(p + 4 * j);
+      const uint16x4_t h = vld1_u16(h16 + 4 * j);
       if constexpr (W == FloatWeight::kF16) {
         v[j] = vcvt_f32_f16(vreinterpret_f16_u16(h));
       } else {
@@ -44,9 +45,9 @@ struct Neon {
   static constexpr int kTokens = kT;
 
   template <FloatWeight W>
-  static void Widen16(const uint8_t* row, int64_t i, float* out) {
+  static void Widen16(const uint8_t* p, float* out) {
     float32x4_t v[4];
-    Load16<W>(row, i, v);
+    Load16<W>(p, v);
     for (int j = 0; j < 4; ++j) vst1q_f32(out + 4 * j, v[j]);
   }
 
@@ -54,9 +55,7 @@ struct Neon {
   static void Block(const FloatMatrix& w, int64_t r0, const float* x, int64_t t0, float* y,
                     int64_t ldy) {
     const int64_t k = w.n_cols, k16 = k - k % 16;
-    const uint8_t* rows[R];
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) rows[r] = w.row(r0 + r);
+    const fgemm::BlockRows<R> rows(w, r0);
     const float* xs[T];
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) xs[t] = x + (t0 + t) * k;
@@ -68,7 +67,8 @@ struct Neon {
         for (int j = 0; j < 4; ++j) acc[r][t][j] = vdupq_n_f32(0.0f);
       }
     }
-    for (int64_t i = 0; i < k16; i += 16) {
+    int64_t off = 0;  // chunk i / 16 of each row
+    for (int64_t i = 0; i < k16; i += 16, off += rows.stride) {
       float32x4_t xv[T][4];
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
@@ -77,7 +77,7 @@ struct Neon {
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
         float32x4_t wv[4];
-        Load16<W>(rows[r], i, wv);
+        Load16<W>(rows.start[r] + off, wv);
 #pragma GCC unroll 8
         for (int t = 0; t < T; ++t) {
           for (int j = 0; j < 4; ++j) acc[r][t][j] = vfmaq_f32(acc[r][t][j], wv[j], xv[t][j]);
@@ -88,7 +88,7 @@ struct Neon {
     for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
-        y[(t0 + t) * ldy + r0 + r] = fgemm::Tail<W>(Reduce(acc[r][t]), rows[r], xs[t], k16, k);
+        y[(t0 + t) * ldy + r0 + r] = fgemm::Tail<W>(Reduce(acc[r][t]), rows.tail[r], xs[t], k16, k);
       }
     }
   }
@@ -103,7 +103,11 @@ void FloatRow_neon(const FloatMatrix& w, int64_t r, float* out) {
 void FGemm_neon(const FloatMatrix& w, int64_t row_begin, int64_t row_end, const float* x, int64_t m,
                 float* y, int64_t ldy) {
 #if defined(__aarch64__)
-  if (m == 1) return fgemm::Dispatch<Neon<4, 1>>(w, row_begin, row_end, x, m, y, ldy);
+  // As on AVX2 (ops/fgemm_avx2.cpp): row groups read by the group's block for
+  // every m, so each pass over a group is one stream (not measured on ARM).
+  if (m == 1 || w.group != 1) {
+    return fgemm::Dispatch<Neon<kFloatGroupNeon64, 1>>(w, row_begin, row_end, x, m, y, ldy);
+  }
   fgemm::Dispatch<Neon<2, 2>>(w, row_begin, row_end, x, m, y, ldy);
 #else
   fgemm::Dispatch<Neon<1, 1>>(w, row_begin, row_end, x, m, y, ldy);

@@ -41,6 +41,7 @@ Kernels KernelsFor(Isa isa) {
     k.quantize_acts = QuantizeActs_avx2;
     k.fgemm = FGemm_avx2;
     k.float_row = FloatRow_avx2;
+    k.float_group = kFloatGroupAvx2;
     k.swiglu = SwiGlu_avx2;
     k.rms_norm = RmsNorm_avx2;
     k.rope_apply = RopeApply_avx2;
@@ -50,6 +51,7 @@ Kernels KernelsFor(Isa isa) {
   if (isa == Isa::kAvx512 || isa == Isa::kAvx512Vnni) {
     k.attend_block = AttendBlock_avx512;
     k.fgemm = FGemm_avx512;
+    k.float_group = kFloatGroupAvx512;
     k.ggml_dot_f16 = GgmlDotF16_avx512;
     k.ggml_scale_f16 = GgmlScaleF16_avx512;
     k.ggml_mad_f16 = GgmlMadF16_avx512;
@@ -77,6 +79,9 @@ Kernels KernelsFor(Isa isa) {
     // product or partial sum is subnormal (ops/fgemm.h).
     k.fgemm = FGemm_neon;
     k.float_row = FloatRow_neon;
+#if defined(__aarch64__)
+    k.float_group = kFloatGroupNeon64;
+#endif
   }
   if (isa == Isa::kNeon) {
     k.SetQGemm(QGemmQ4x16_neon, QGemmQ5x16_neon, QGemmQ8x16_neon, QGemmIQ4x16_neon);

@@ -21,6 +21,9 @@ struct Kernels {
   QuantizeActsFn quantize_acts = nullptr;  // the activations every QGemm reads
   FGemmFn fgemm = nullptr;                 // F32 / F16 / BF16 weights as stored
   FloatRowFn float_row = nullptr;          // one such row widened to f32
+  // The rows fgemm's decode block reads at once: F16 / BF16 matrices are
+  // grouped by it at load (FloatMatrix::group), so the block reads one stream.
+  int64_t float_group = 1;
   AttendHeadFn attend_head = nullptr;
   AttendHeadQ8Fn attend_head_q8 = nullptr;
   AttendHeadF32Fn attend_head_f32 = nullptr;  // --kv-type f32

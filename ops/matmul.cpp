@@ -97,10 +97,12 @@ void MatMulPacked(const WeightView& w, const float* x, int64_t m, float* y, int6
 }
 
 // Float weights as stored: a library for batches where it wins (prefill),
-// else ember's own kernel, rows split over the threads in blocks of 16.
+// else ember's own kernel, rows split over the threads in blocks of 16 (y's
+// cache lines; a thread's first rows up to a row group's start go one by one,
+// ops/fgemm_driver.h).
 void MatMulFloat(const WeightView& w, const float* x, int64_t m, float* y, int64_t ldy,
                  int n_threads, bool use_library) {
-  const FloatMatrix f{FloatWeightOf(w.type), w.data, w.n_rows, w.n_cols};
+  const FloatMatrix f{FloatWeightOf(w.type), w.data, w.n_rows, w.n_cols, w.float_group};
   const FloatLibrary* lib = use_library ? DefaultFloatLibrary() : nullptr;
   // A library error (none is expected for valid shapes) leaves y to the own
   // kernel, which computes every output.
@@ -108,7 +110,8 @@ void MatMulFloat(const WeightView& w, const float* x, int64_t m, float* y, int64
     return;
   }
   const FGemmFn fn = Active().fgemm;
-  const int64_t n_blocks = (w.n_rows + 15) / 16;
+  constexpr int64_t kSplit = 16;
+  const int64_t n_blocks = (w.n_rows + kSplit - 1) / kSplit;
   const int chunks = static_cast<int>(std::min<int64_t>(n_threads, n_blocks));
   if (chunks <= 1) {
     fn(f, 0, w.n_rows, x, m, y, ldy);
@@ -116,8 +119,8 @@ void MatMulFloat(const WeightView& w, const float* x, int64_t m, float* y, int64
   }
 #pragma omp parallel for num_threads(chunks) schedule(static, 1)
   for (int c = 0; c < chunks; ++c) {
-    const int64_t begin = std::min(w.n_rows, 16 * (n_blocks * c / chunks));
-    const int64_t end = std::min(w.n_rows, 16 * (n_blocks * (c + 1) / chunks));
+    const int64_t begin = std::min(w.n_rows, kSplit * (n_blocks * c / chunks));
+    const int64_t end = std::min(w.n_rows, kSplit * (n_blocks * (c + 1) / chunks));
     fn(f, begin, end, x, m, y, ldy);
   }
 }
@@ -178,6 +181,11 @@ void MatMul(const WeightView& w, const float* x, int64_t m, float* y, int64_t ld
 void WeightRow(const WeightView& w, int64_t row, float* out) {
   if (w.packed != nullptr) {
     for (int64_t c = 0; c < w.n_cols; ++c) out[c] = PackedWeight(*w.packed, row, c);
+    return;
+  }
+  if (w.float_group != 1) {
+    const FloatMatrix f{FloatWeightOf(w.type), w.data, w.n_rows, w.n_cols, w.float_group};
+    Active().float_row(f, row, out);
     return;
   }
   DequantizeRow(w.type, w.data + static_cast<size_t>(row) * w.row_bytes, out, w.n_cols);

@@ -35,6 +35,9 @@ struct WeightView {
   int64_t n_cols = 0;                    // input features
   size_t row_bytes = 0;                  // of a GGUF row
   const PackedMatrix* packed = nullptr;  // native layout, when repacked
+  // F16 / BF16 copied at load: rows grouped (FloatMatrix::group); 1: GGUF's
+  // row order, row_bytes apart.
+  int64_t float_group = 1;
   // Set for models loaded with ggml numerics (GGUF rows, never repacked):
   // products with llama.cpp's activation quantizer and dot product.
   const GgmlVecDotPair* ggml_dot = nullptr;

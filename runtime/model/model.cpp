@@ -9,8 +9,10 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "ops/fgemm.h"
+#include "ops/kernels.h"
 #include "ops/vec_dot.h"
 #include "platform/hash.h"
 #include "quant/quantize.h"
@@ -458,7 +460,12 @@ void Model::CopyFloatWeights(
   if (bytes == 0 || bytes > address_limit || gguf_->file_size() > address_limit - bytes) return;
   float_storage_ = AllocStreamed(static_cast<size_t>(bytes));
   float_bytes_ = bytes;
-  std::unordered_map<const uint8_t*, uint8_t*> copy_of;
+  // F16 and BF16 rows go in the active kernels' row groups (ops/fgemm.h):
+  // the decode block then reads one stream instead of a stream per row
+  // (docs/FLOAT.md). F32 stays in GGUF's order, which the libraries' prefill
+  // reads in place.
+  const int64_t group = Active().float_group;
+  std::unordered_map<const uint8_t*, std::pair<uint8_t*, int64_t>> copy_of;
   uint64_t used = 0;
   for (WeightView* v : views) {
     if (!moved(v)) continue;
@@ -467,13 +474,16 @@ void Model::CopyFloatWeights(
       const uint64_t n = v->row_bytes * static_cast<uint64_t>(v->n_rows);
       uint8_t* slot = float_storage_.get() + used;
       used += (n + 63) / 64 * 64;
-      std::memcpy(slot, v->data, static_cast<size_t>(n));
+      const FloatMatrix plain{FloatWeightOf(v->type), v->data, v->n_rows, v->n_cols};
+      const int64_t g = plain.type == FloatWeight::kF32 ? 1 : group;
+      GroupFloatRows(plain, g, slot);
       if (const auto t = tensor_at.find(v->data); t != tensor_at.end()) {
         gguf_->ReleaseTensorData(*t->second);
       }
-      it = copy_of.emplace(v->data, slot).first;
+      it = copy_of.emplace(v->data, std::make_pair(slot, g)).first;
     }
-    v->data = it->second;
+    v->data = it->second.first;
+    v->float_group = it->second.second;
   }
 }
 

@@ -4,6 +4,7 @@
 // F16 and BF16 weights and a strided output; the _ref is checked against
 // double-precision sums; the float libraries (ops/fgemm_library.h) within
 // f32 rounding of the same sums.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
@@ -81,6 +82,54 @@ TEST_CASE("fgemm: every variant gives FGemm_ref's bits on ragged shapes", "[fgem
             for (int64_t t = 0; t < m; ++t) {
               kt.fgemm(w, 0, n, x.data() + t * k, 1, one.data(), ldy);
               REQUIRE(std::memcmp(one.data(), want.data() + t * ldy, n * sizeof(float)) == 0);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("fgemm: rows in groups give the plain rows' bits in every variant", "[fgemm]") {
+  // The order F16 / BF16 matrices get at load (FloatMatrix::group): groups
+  // that match a decode block (4, 6), that do not (3, 7), a last group of
+  // fewer rows, k with and without a tail; calls split at rows that are not
+  // a group's start.
+  std::vector<Isa> isas = test::SimdIsasToTest();
+  isas.push_back(Isa::kRef);
+  std::mt19937 rng(15);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  for (FloatWeight type : kTypes) {
+    for (int64_t group : {2, 3, 4, 6, 7}) {
+      for (int64_t n : {1, 5, 13, 26}) {
+        for (int64_t k : {15, 16, 37, 64}) {
+          std::vector<float> wv;
+          const std::vector<uint8_t> wb = RandomWeights(type, n, k, rng, &wv);
+          const FloatMatrix plain{type, wb.data(), n, k};
+          std::vector<uint8_t> gb(wb.size(), 0xEE);
+          const FloatMatrix w = GroupFloatRows(plain, group, gb.data());
+          REQUIRE(w.group == group);
+          REQUIRE(w.data == gb.data());
+          if (n > group && k >= 32) REQUIRE(gb != wb);  // the order did change
+          for (int64_t m : {1, 3}) {
+            std::vector<float> x(static_cast<size_t>(m * k));
+            for (float& v : x) v = d(rng);
+            std::vector<float> want(static_cast<size_t>(m * n), -1.0f);
+            FGemm_ref(plain, 0, n, x.data(), m, want.data(), n);
+            for (Isa isa : isas) {
+              const Kernels kt = KernelsFor(isa);
+              std::vector<float> got(want.size(), -1.0f);
+              const int64_t split = std::min<int64_t>(n, n / 2 + 1);
+              kt.fgemm(w, 0, split, x.data(), m, got.data(), n);
+              kt.fgemm(w, split, n, x.data(), m, got.data(), n);
+              INFO(IsaName(isa) << " " << Name(type) << " group=" << group << " n=" << n
+                                << " k=" << k << " m=" << m);
+              REQUIRE(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
+              std::vector<float> row(static_cast<size_t>(k));
+              for (int64_t r = 0; r < n; ++r) {
+                kt.float_row(w, r, row.data());
+                REQUIRE(std::memcmp(row.data(), &wv[r * k], k * sizeof(float)) == 0);
+              }
             }
           }
         }
