@@ -1,14 +1,14 @@
 // Float GEMM with AVX2 + FMA + F16C: the contract's 16 lanes are two ymm
 // (lanes 0-7 and 8-15). With 16 ymm registers a block is 6 rows x 1 token
 // (decode: 12 accumulators, the two activation and two weight registers
-// fill the rest) or 2 rows x 2 tokens (8 accumulators, 2 + 2 loads); Run
-// picks by m. Decode reads the weights from memory, row after row of a
-// block at once: 6 rows in flight decoded an F16 model ~10% faster than 4
-// (docs/FLOAT.md), and 8 (which spill accumulators) no faster than 6.
-// Every loop over the block's rows and tokens is unrolled by pragma: where
-// one was left a loop (the reduction after the column loop), GCC kept the
-// accumulator arrays in memory and stored all 12 of them every 16 columns,
-// and the 6 x 1 F16 block ran at 14 instead of 22 G weights/s in L2.
+// fill the rest) or 2 rows x 2 tokens (8 accumulators, 2 + 2 loads);
+// FGemm_avx2 picks by m and the rows' order. Decode reads the weights from
+// memory, a block's rows at once: 6 rows in flight decoded an F16 model ~10%
+// faster than 4 (docs/FLOAT.md), and 8 (which spill accumulators) no faster
+// than 6. Every loop over the block's rows and tokens is unrolled by pragma:
+// where one was left a loop (the reduction after the column loop), GCC kept
+// the accumulator arrays in memory and stored all 12 of them every 16
+// columns, and the 6 x 1 F16 block ran at 14 instead of 22 G weights/s in L2.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -75,7 +75,7 @@ struct Avx2 {
     int64_t off = 0;  // chunk i / 16 of each row
     const uint8_t* pf = rows.prefetch;
     for (int64_t i = 0; i < k16; i += 16, off += rows.stride, pf += rows.prefetch_step) {
-      rows.template Prefetch<kFloatGroupAvx2, W>(pf);
+      fgemm::PrefetchRows<R, W>(pf);
       __m256 xl[T], xh[T];
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
@@ -115,10 +115,11 @@ void FGemm_avx2(const FloatMatrix& w, int64_t row_begin, int64_t row_end, const 
   // In row groups (every F16 / BF16 matrix of a loaded model) the 6-row block
   // serves every m: its first token's pass reads the group's bytes as one
   // stream and the other tokens find them in cache. The 2 x 2 block read a
-  // third of each group's chunk per pass, and from memory (F16, 22,002 x
-  // 2048, one thread) ran m = 2 / 4 / 16 at 10.3 / - / - GB/s where 6 x 1
-  // runs 11.9 / 8.3 / 2.6 and the 2 x 2 over GGUF's rows 13.3 / 7.7 / 2.0
-  // (docs/FLOAT.md). GGUF's row order (F32) keeps 2 x 2 for m > 1.
+  // third of each group's chunk per pass: from memory (F16, 22,002 x 2048,
+  // one thread) at m = 2 it ran 10.3 GB/s on groups where 6 x 1 runs 11.9
+  // (2 x 2 on GGUF's rows: 13.3); at m = 4 / 16, 6 x 1 on groups runs
+  // 8.3 / 2.6 and 2 x 2 on GGUF's rows 7.7 / 2.0 (docs/FLOAT.md). GGUF's row
+  // order (F32) keeps 2 x 2 for m > 1.
   if (m == 1 || w.group != 1) {
     return fgemm::Dispatch<Avx2<kFloatGroupAvx2, 1>>(w, row_begin, row_end, x, m, y, ldy);
   }

@@ -52,7 +52,7 @@ struct Avx512 {
     int64_t off = 0;  // chunk i / 16 of each row
     const uint8_t* pf = rows.prefetch;
     for (int64_t i = 0; i < k16; i += 16, off += rows.stride, pf += rows.prefetch_step) {
-      rows.template Prefetch<kFloatGroupAvx512, W>(pf);
+      fgemm::PrefetchRows<R, W>(pf);
       __m512 xv[T];
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) xv[t] = _mm512_loadu_ps(xs[t] + i);

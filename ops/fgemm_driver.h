@@ -83,13 +83,13 @@ struct BlockRows {
   const uint8_t* start[R];
   const uint8_t* tail[R];
   int64_t stride;
-  // Where Prefetch asks at the first 16 columns, and how far that moves per
-  // 16: the block's place in its linear order in memory plus the distance.
-  // In GGUF's order the block's R rows are one run of R rows, R x 16
-  // elements per 16 columns; in a group, the group's chunks, `stride` apart.
+  // Where PrefetchRows asks at the first 16 columns, and how far that moves
+  // per 16: the block's place in its linear order in memory plus the
+  // distance. In GGUF's order the block's R rows are one run of R rows, R x
+  // 16 elements per 16 columns; in a group, the group's chunks, `stride`
+  // apart (a block reads a whole group: Run and the variants' group sizes).
   const uint8_t* prefetch;
   int64_t prefetch_step;
-  bool grouped;
 
   BlockRows(const FloatMatrix& w, int64_t r0) {
 #pragma GCC unroll 8
@@ -99,25 +99,11 @@ struct BlockRows {
       tail[r] = ref.tail;
       stride = ref.stride;
     }
-    grouped = w.group != 1;
+    const bool grouped = w.group != 1;
     const int64_t eb = static_cast<int64_t>(w.elem_bytes());
     prefetch = grouped ? start[0] - r0 % w.group * 16 * eb + kGroupedPrefetchAhead
                        : start[0] + kPrefetchAhead;
     prefetch_step = grouped ? stride : 16 * R * eb;
-  }
-
-  // The prefetch of one step: the block's rows in GGUF's order; in a group,
-  // all of the group's chunk (kGroup rows, the variant's own group), so that
-  // a block of fewer rows than the group (small batches: 2 rows x 2 tokens)
-  // brings the whole group in its first pass over it and the blocks of the
-  // group's other rows find it in cache.
-  template <int kGroup, FloatWeight W>
-  void Prefetch(const uint8_t* p) const {
-    if (grouped) {
-      PrefetchRows<kGroup, W>(p);
-    } else {
-      PrefetchRows<R, W>(p);
-    }
   }
 };
 
