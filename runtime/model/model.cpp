@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -341,9 +342,31 @@ Status Model::RepackWeights(const LoadProgressFn& progress, uint64_t address_lim
     done.emplace(v->data, p.get());
     packed_.push_back(std::move(p));
   }
-  // Progress is the fraction of the bytes to repack done (repacking is most
-  // of the loading time); Load reports the final 1.
+  // Float matrices used as stored are copied out of the file after the
+  // repacking (CopyFloatWeights): the views that are not repacked, once per
+  // tensor (a tied embedding is its output's).
+  std::vector<WeightView*> float_views;
+  for (WeightView* v : views) {
+    if (!repacked(v) && v->data != nullptr && IsFloatWeight(v->type) &&
+        (v != &weights_.token_embd || v->data == weights_.output.data)) {
+      float_views.push_back(v);
+    }
+  }
+  // Progress is the fraction of the bytes to repack or copy done (they are
+  // most of the loading time; an F16 model's is all copying); Load reports
+  // the final 1.
   uint64_t total = 0, finished = 0;
+  auto advance = [&](uint64_t bytes) {
+    finished += bytes;
+    return !progress || finished >= total ||
+           progress(static_cast<float>(static_cast<double>(finished) / static_cast<double>(total)));
+  };
+  {
+    std::unordered_set<const uint8_t*> seen;
+    for (const WeightView* v : float_views) {
+      if (seen.insert(v->data).second) total += v->row_bytes * static_cast<uint64_t>(v->n_rows);
+    }
+  }
   // All packed matrices share one allocation, in huge pages where the system
   // gives them (platform/streamed_memory.h): 64-byte aligned slots in the
   // order they are repacked. Sizes in 64 bits, checked against the address
@@ -411,16 +434,15 @@ Status Model::RepackWeights(const LoadProgressFn& progress, uint64_t address_lim
       done.emplace(v->data, packed);
       packed_.push_back(std::move(p));
       if (release != nullptr) gguf_->ReleaseTensorData(*release);
-      finished += v->row_bytes * static_cast<uint64_t>(v->n_rows);
-      if (progress && finished < total &&
-          !progress(
-              static_cast<float>(static_cast<double>(finished) / static_cast<double>(total)))) {
+      if (!advance(v->row_bytes * static_cast<uint64_t>(v->n_rows))) {
         return Status(Code::kCancelled, "model loading was cancelled");
       }
     }
     v->packed = packed;
   }
-  CopyFloatWeights(views, tensor_at, address_limit);
+  if (!CopyFloatWeights(float_views, tensor_at, address_limit, advance)) {
+    return Status(Code::kCancelled, "model loading was cancelled");
+  }
   const uint8_t* const copies = float_storage_.get();
   for (WeightView* v : views) {
     if (IsNativeType(v->type)) maps_weights_ = true;
@@ -431,10 +453,10 @@ Status Model::RepackWeights(const LoadProgressFn& progress, uint64_t address_lim
   return Status::Ok();
 }
 
-void Model::CopyFloatWeights(
+bool Model::CopyFloatWeights(
     const std::vector<WeightView*>& views,
     const std::unordered_map<const uint8_t*, const GgufTensorInfo*>& tensor_at,
-    uint64_t address_limit) {
+    uint64_t address_limit, const std::function<bool(uint64_t)>& advance) {
   // Float matrices multiplied as stored (not repacked: docs/FLOAT.md) are
   // copied out of the file into memory in huge pages (platform/
   // streamed_memory.h), as the packed ones live, and the file's pages of each
@@ -446,18 +468,16 @@ void Model::CopyFloatWeights(
   // lookups read the copy; an embedding of its own stays mapped (a row per
   // token). The file stays mapped beside the copy: where both would not fit
   // the address space (a 32-bit process), nothing is copied.
-  auto moved = [&](const WeightView* v) {
-    return v->packed == nullptr && v->data != nullptr && IsFloatWeight(v->type) &&
-           (v != &weights_.token_embd || v->data == weights_.output.data);
-  };
   uint64_t bytes = 0;
   std::unordered_set<const uint8_t*> seen;
   for (const WeightView* v : views) {
-    if (moved(v) && seen.insert(v->data).second) {
+    if (seen.insert(v->data).second) {
       bytes += (v->row_bytes * static_cast<uint64_t>(v->n_rows) + 63) / 64 * 64;
     }
   }
-  if (bytes == 0 || bytes > address_limit || gguf_->file_size() > address_limit - bytes) return;
+  if (bytes == 0 || bytes > address_limit || gguf_->file_size() > address_limit - bytes) {
+    return true;
+  }
   float_storage_ = AllocStreamed(static_cast<size_t>(bytes));
   float_bytes_ = bytes;
   // F16 and BF16 rows go in the active kernels' row groups (ops/fgemm.h):
@@ -468,7 +488,6 @@ void Model::CopyFloatWeights(
   std::unordered_map<const uint8_t*, std::pair<uint8_t*, int64_t>> copy_of;
   uint64_t used = 0;
   for (WeightView* v : views) {
-    if (!moved(v)) continue;
     auto it = copy_of.find(v->data);
     if (it == copy_of.end()) {
       const uint64_t n = v->row_bytes * static_cast<uint64_t>(v->n_rows);
@@ -481,10 +500,12 @@ void Model::CopyFloatWeights(
         gguf_->ReleaseTensorData(*t->second);
       }
       it = copy_of.emplace(v->data, std::make_pair(slot, g)).first;
+      if (!advance(n)) return false;
     }
     v->data = it->second.first;
     v->float_group = it->second.second;
   }
+  return true;
 }
 
 uint64_t Model::CountLoadedWeightBytes() const {

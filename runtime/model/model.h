@@ -118,11 +118,14 @@ class Model {
  private:
   Status RepackWeights(const LoadProgressFn& progress, uint64_t address_limit);
   uint64_t CountLoadedWeightBytes() const;
-  // Moves the float matrices used as stored into float_storage_ (tensor_at:
-  // the tensor behind each view's data, whose file pages go after the copy).
-  void CopyFloatWeights(const std::vector<WeightView*>& views,
+  // Moves the float matrices used as stored (`views`: not repacked, a tied
+  // embedding with its output) into float_storage_ (tensor_at: the tensor
+  // behind each view's data, whose file pages go after the copy), calling
+  // advance(bytes) after each matrix; false when advance said stop (the
+  // model is then discarded by Load).
+  bool CopyFloatWeights(const std::vector<WeightView*>& views,
                         const std::unordered_map<const uint8_t*, const GgufTensorInfo*>& tensor_at,
-                        uint64_t address_limit);
+                        uint64_t address_limit, const std::function<bool(uint64_t)>& advance);
 
   std::string path_;
   uint64_t fingerprint_ = 0;

@@ -253,6 +253,38 @@ TEST_CASE("model: an F16 model's prompt in one batch and token by token", "[mode
   if (lib == nullptr || lib->from_m > 40) CHECK(err == 0.0);
 }
 
+TEST_CASE("model: loading an F16 model reports the float copy's progress and can cancel it",
+          "[model][quant]") {
+  // Nothing is repacked in an F16 model: its loading is the copy of the
+  // float matrices out of the file (CopyFloatWeights), one progress call
+  // per matrix (2 layers x 7 and the output; the embedding of its own stays
+  // mapped), rising, then Load's final 1.
+  TinyModelSpec spec = KQuantSpec();
+  spec.weight_type = GgmlType::kF16;
+  const std::string path = test::TempPath("f16_progress.gguf");
+  REQUIRE(test::BuildTinyModel(spec, path).ok());
+  std::vector<float> seen;
+  std::unique_ptr<Model> m;
+  REQUIRE(Model::Load(
+              path, [&](float f) { return seen.push_back(f), true; }, &m)
+              .ok());
+  const int64_t matrices = 7 * spec.n_layer + 1;
+  REQUIRE(static_cast<int64_t>(seen.size()) == matrices);  // the last copy reaches 1: no call
+  for (size_t i = 1; i < seen.size(); ++i) CHECK(seen[i] > seen[i - 1]);
+  CHECK(seen.front() > 0.0f);
+  CHECK(seen.back() == 1.0f);
+  // Cancelled after the third matrix: no model, and the same error as a
+  // cancelled repacking.
+  int calls = 0;
+  std::unique_ptr<Model> cancelled;
+  const Status s = Model::Load(
+      path, [&](float) { return ++calls < 3; }, &cancelled);
+  CHECK(s.code() == Code::kCancelled);
+  CHECK(s.message() == "model loading was cancelled");
+  CHECK(calls == 3);
+  CHECK(cancelled == nullptr);
+}
+
 TEST_CASE("model: IQ4_XS matrices with a tied IQ4_NL embedding", "[model][quant]") {
   // IQ4x16 keeps both at 4.5 bits per weight; IQ4_NL exactly, so the tied
   // embedding and output share one packed copy and lookups stay exact.
