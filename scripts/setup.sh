@@ -37,16 +37,18 @@ done
 install_python_packages() {
   # The server's Python test (tests/serve/openai_client_test.py) talks to
   # `ember serve` with the openai client and checks JSON with jsonschema, both
-  # from PyPI. Debian 12's python3 is "externally managed": pip then needs
-  # --break-system-packages (a pyenv or venv python does not).
-  if python3 -c "import openai, jsonschema" 2>/dev/null; then
-    echo "setup: python packages openai and jsonschema are installed"
+  # from PyPI; scripts/validate.sh (not CI) computes its per-position KL with
+  # numpy when it is there (pure Python over a 150k vocabulary took minutes per
+  # text instead of seconds). Debian 12's python3 is "externally managed": pip
+  # then needs --break-system-packages (a pyenv or venv python does not).
+  if python3 -c "import openai, jsonschema, numpy" 2>/dev/null; then
+    echo "setup: python packages openai, jsonschema and numpy are installed"
     return 0
   fi
-  echo "setup: pip install openai jsonschema"
-  python3 -m pip install --quiet openai jsonschema 2>/dev/null ||
-    python3 -m pip install --quiet --break-system-packages openai jsonschema ||
-    echo "setup: warning: pip could not install openai/jsonschema; the server's Python test will be skipped" >&2
+  echo "setup: pip install openai jsonschema numpy"
+  python3 -m pip install --quiet openai jsonschema numpy 2>/dev/null ||
+    python3 -m pip install --quiet --break-system-packages openai jsonschema numpy ||
+    echo "setup: warning: pip could not install openai/jsonschema/numpy; the server's Python test will be skipped" >&2
 }
 
 if [ ${#missing[@]} -eq 0 ]; then
