@@ -70,62 +70,63 @@ size_t KvCache::bytes() const {
 
 void KvCache::Store(int64_t layer, int64_t slot, const float* k, const float* v) {
   StoreK(layer, slot, k);
-  const size_t r = Row(layer, slot);
-  if (type_ == KvType::kF16) {
-    Active().fp32_to_fp16_row(v, &v16_[r], kv_dim_);
-  } else if (type_ == KvType::kF32) {
-    std::memcpy(&v32_[r], v, static_cast<size_t>(kv_dim_) * sizeof(float));
-  } else {
-    const size_t sr = ScaleRow(layer, slot);
-    for (int64_t h = 0; h < n_head_kv_; ++h) {
-      QuantizeGroupI8(v + h * head_dim_, &v8_[r + h * head_dim_], &vs_[sr + h], head_dim_);
+  const size_t hd = static_cast<size_t>(head_dim_);
+  for (int64_t h = 0; h < n_head_kv_; ++h) {
+    const size_t r = At(layer, slot, h);
+    const float* vh = v + h * head_dim_;
+    if (type_ == KvType::kF16) {
+      Active().fp32_to_fp16_row(vh, &v16_[r], head_dim_);
+    } else if (type_ == KvType::kF32) {
+      std::memcpy(&v32_[r], vh, hd * sizeof(float));
+    } else {
+      QuantizeGroupI8(vh, &v8_[r], &vs_[ScaleAt(layer, slot, h)], head_dim_);
     }
   }
 }
 
 void KvCache::StoreK(int64_t layer, int64_t slot, const float* k) {
-  const size_t r = Row(layer, slot);
-  if (type_ == KvType::kF16) {
-    Active().fp32_to_fp16_row(k, &k16_[r], kv_dim_);
-  } else if (type_ == KvType::kF32) {
-    std::memcpy(&k32_[r], k, static_cast<size_t>(kv_dim_) * sizeof(float));
-  } else {
-    const size_t sr = ScaleRow(layer, slot);
-    for (int64_t h = 0; h < n_head_kv_; ++h) {
-      QuantizeGroupI8(k + h * head_dim_, &k8_[r + h * head_dim_], &ks_[sr + h], head_dim_);
+  const size_t hd = static_cast<size_t>(head_dim_);
+  for (int64_t h = 0; h < n_head_kv_; ++h) {
+    const size_t r = At(layer, slot, h);
+    const float* kh = k + h * head_dim_;
+    if (type_ == KvType::kF16) {
+      Active().fp32_to_fp16_row(kh, &k16_[r], head_dim_);
+    } else if (type_ == KvType::kF32) {
+      std::memcpy(&k32_[r], kh, hd * sizeof(float));
+    } else {
+      QuantizeGroupI8(kh, &k8_[r], &ks_[ScaleAt(layer, slot, h)], head_dim_);
     }
   }
 }
 
 void KvCache::LoadK(int64_t layer, int64_t slot, float* k) const {
-  const size_t r = Row(layer, slot);
-  if (type_ == KvType::kF16) {
-    for (int64_t i = 0; i < kv_dim_; ++i) k[i] = Fp16ToFp32(k16_[r + i]);
-  } else if (type_ == KvType::kF32) {
-    std::memcpy(k, &k32_[r], static_cast<size_t>(kv_dim_) * sizeof(float));
-  } else {
-    const size_t sr = ScaleRow(layer, slot);
-    for (int64_t h = 0; h < n_head_kv_; ++h) {
-      for (int64_t i = 0; i < head_dim_; ++i) {
-        k[h * head_dim_ + i] = ks_[sr + h] * static_cast<float>(k8_[r + h * head_dim_ + i]);
-      }
+  const size_t hd = static_cast<size_t>(head_dim_);
+  for (int64_t h = 0; h < n_head_kv_; ++h) {
+    const size_t r = At(layer, slot, h);
+    float* kh = k + h * head_dim_;
+    if (type_ == KvType::kF16) {
+      for (size_t i = 0; i < hd; ++i) kh[i] = Fp16ToFp32(k16_[r + i]);
+    } else if (type_ == KvType::kF32) {
+      std::memcpy(kh, &k32_[r], hd * sizeof(float));
+    } else {
+      const float s = ks_[ScaleAt(layer, slot, h)];
+      for (size_t i = 0; i < hd; ++i) kh[i] = s * static_cast<float>(k8_[r + i]);
     }
   }
 }
 
 KvSpan KvCache::SpanF16(int64_t layer, int64_t begin, int64_t n, int64_t h) const {
-  const size_t o = Row(layer, begin) + static_cast<size_t>(h * head_dim_);
+  const size_t o = At(layer, begin, h);
   return {k16_.data() + o, v16_.data() + o, n};
 }
 
 KvSpanF32 KvCache::SpanF32(int64_t layer, int64_t begin, int64_t n, int64_t h) const {
-  const size_t o = Row(layer, begin) + static_cast<size_t>(h * head_dim_);
+  const size_t o = At(layer, begin, h);
   return {k32_.data() + o, v32_.data() + o, n};
 }
 
 KvSpanQ8 KvCache::SpanQ8(int64_t layer, int64_t begin, int64_t n, int64_t h) const {
-  const size_t o = Row(layer, begin) + static_cast<size_t>(h * head_dim_);
-  const size_t so = ScaleRow(layer, begin) + static_cast<size_t>(h);
+  const size_t o = At(layer, begin, h), so = ScaleAt(layer, begin, h);
   return {k8_.data() + o, v8_.data() + o, ks_.data() + so, vs_.data() + so, n};
 }
 
@@ -135,42 +136,76 @@ size_t KvCache::RowBytes() const {
   return 2 * static_cast<size_t>(kv_dim_) + 2 * static_cast<size_t>(n_head_kv_) * sizeof(float);
 }
 
+namespace {
+
+// The bytes of a stored row in its serialized order: `part(h, offset)` for
+// K then V of each head (head_bytes each), then for q8 `scale(h, offset)`
+// for the K scales, then the V scales (a float each). `offset` counts from
+// the start of the serialized row.
+template <class Part, class Scale>
+void ForRowParts(int64_t n_head_kv, size_t head_bytes, bool q8, Part&& part, Scale&& scale) {
+  const size_t kv = static_cast<size_t>(n_head_kv) * head_bytes;
+  for (int64_t h = 0; h < n_head_kv; ++h) {
+    part(h, static_cast<size_t>(h) * head_bytes, static_cast<size_t>(h) * head_bytes + kv);
+  }
+  if (!q8) return;
+  const size_t hs = static_cast<size_t>(n_head_kv) * sizeof(float);
+  for (int64_t h = 0; h < n_head_kv; ++h) {
+    scale(h, 2 * kv + static_cast<size_t>(h) * sizeof(float),
+          2 * kv + hs + static_cast<size_t>(h) * sizeof(float));
+  }
+}
+
+}  // namespace
+
 void KvCache::ReadRow(int64_t layer, int64_t slot, uint8_t* out) const {
-  const size_t r = Row(layer, slot), d = static_cast<size_t>(kv_dim_);
-  if (type_ == KvType::kF16) {
-    std::memcpy(out, &k16_[r], d * sizeof(uint16_t));
-    std::memcpy(out + d * sizeof(uint16_t), &v16_[r], d * sizeof(uint16_t));
-    return;
-  }
-  if (type_ == KvType::kF32) {
-    std::memcpy(out, &k32_[r], d * sizeof(float));
-    std::memcpy(out + d * sizeof(float), &v32_[r], d * sizeof(float));
-    return;
-  }
-  const size_t sr = ScaleRow(layer, slot), hs = static_cast<size_t>(n_head_kv_) * sizeof(float);
-  std::memcpy(out, &k8_[r], d);
-  std::memcpy(out + d, &v8_[r], d);
-  std::memcpy(out + 2 * d, &ks_[sr], hs);
-  std::memcpy(out + 2 * d + hs, &vs_[sr], hs);
+  const size_t hd = static_cast<size_t>(head_dim_);
+  const size_t elem = type_ == KvType::kF16 ? 2 : type_ == KvType::kF32 ? 4 : 1;
+  ForRowParts(
+      n_head_kv_, hd * elem, type_ == KvType::kQ8,
+      [&](int64_t h, size_t ko, size_t vo) {
+        const size_t r = At(layer, slot, h);
+        if (type_ == KvType::kF16) {
+          std::memcpy(out + ko, &k16_[r], hd * elem);
+          std::memcpy(out + vo, &v16_[r], hd * elem);
+        } else if (type_ == KvType::kF32) {
+          std::memcpy(out + ko, &k32_[r], hd * elem);
+          std::memcpy(out + vo, &v32_[r], hd * elem);
+        } else {
+          std::memcpy(out + ko, &k8_[r], hd);
+          std::memcpy(out + vo, &v8_[r], hd);
+        }
+      },
+      [&](int64_t h, size_t ko, size_t vo) {
+        const size_t sr = ScaleAt(layer, slot, h);
+        std::memcpy(out + ko, &ks_[sr], sizeof(float));
+        std::memcpy(out + vo, &vs_[sr], sizeof(float));
+      });
 }
 
 void KvCache::WriteRow(int64_t layer, int64_t slot, const uint8_t* in) {
-  const size_t r = Row(layer, slot), d = static_cast<size_t>(kv_dim_);
-  if (type_ == KvType::kF16) {
-    std::memcpy(&k16_[r], in, d * sizeof(uint16_t));
-    std::memcpy(&v16_[r], in + d * sizeof(uint16_t), d * sizeof(uint16_t));
-    return;
-  }
-  if (type_ == KvType::kF32) {
-    std::memcpy(&k32_[r], in, d * sizeof(float));
-    std::memcpy(&v32_[r], in + d * sizeof(float), d * sizeof(float));
-    return;
-  }
-  const size_t sr = ScaleRow(layer, slot), hs = static_cast<size_t>(n_head_kv_) * sizeof(float);
-  std::memcpy(&k8_[r], in, d);
-  std::memcpy(&v8_[r], in + d, d);
-  std::memcpy(&ks_[sr], in + 2 * d, hs);
-  std::memcpy(&vs_[sr], in + 2 * d + hs, hs);
+  const size_t hd = static_cast<size_t>(head_dim_);
+  const size_t elem = type_ == KvType::kF16 ? 2 : type_ == KvType::kF32 ? 4 : 1;
+  ForRowParts(
+      n_head_kv_, hd * elem, type_ == KvType::kQ8,
+      [&](int64_t h, size_t ko, size_t vo) {
+        const size_t r = At(layer, slot, h);
+        if (type_ == KvType::kF16) {
+          std::memcpy(&k16_[r], in + ko, hd * elem);
+          std::memcpy(&v16_[r], in + vo, hd * elem);
+        } else if (type_ == KvType::kF32) {
+          std::memcpy(&k32_[r], in + ko, hd * elem);
+          std::memcpy(&v32_[r], in + vo, hd * elem);
+        } else {
+          std::memcpy(&k8_[r], in + ko, hd);
+          std::memcpy(&v8_[r], in + vo, hd);
+        }
+      },
+      [&](int64_t h, size_t ko, size_t vo) {
+        const size_t sr = ScaleAt(layer, slot, h);
+        std::memcpy(&ks_[sr], in + ko, sizeof(float));
+        std::memcpy(&vs_[sr], in + vo, sizeof(float));
+      });
 }
 
 void KvCache::CopyRuns(const std::vector<int64_t>& src, const std::vector<int64_t>& dst, int64_t n,

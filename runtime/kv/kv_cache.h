@@ -1,15 +1,19 @@
 // Keys and values of every layer, one row per cached token (which row holds
-// which token is KvRing's business). Per layer l: K [n_rows(l), kv_dim] and
-// V [n_rows(l), kv_dim], kv_dim = n_head_kv * head_dim, heads contiguous in a
-// row. Layers may have different row counts: a sliding-window layer's cache is
-// a ring of about the window's size (runtime/kv/window_ring.h), the others
-// hold the whole context.
+// which token is KvRing's business). Per layer l: K [n_head_kv, n_rows(l),
+// head_dim] and V alike: head-major, so that the rows one KV head's attention
+// reads lie end to end (a span's stride is head_dim). With a token's heads
+// side by side instead (K [n_rows, kv_dim]), one head's rows were 2 of every
+// 6 cache lines for SmolLM2, and its decode attention at a 4096-token context
+// ran at a little over half the speed (docs/PERFORMANCE.md, stop 44). Layers
+// may have different row counts: a sliding-window layer's cache is a ring of
+// about the window's size (runtime/kv/window_ring.h), the others hold the
+// whole context.
 //   f16 (default): 2 bytes per element.
 //   f32 (--kv-type f32): 4 bytes per element, no rounding (to compare with
 //       llama.cpp's most precise configuration, `--fa off -ctk f32 -ctv f32`).
 //   q8  (--kv-type q8): int8 per element plus one f32 scale per (row, head) in
-//       K-scales / V-scales [n_ctx, n_head_kv] — 1 + 4/head_dim bytes per
-//       element, about half of f16 at head_dim 64.
+//       K-scales / V-scales [n_head_kv, n_rows] per layer — 1 + 4/head_dim
+//       bytes per element, about half of f16 at head_dim 64.
 #pragma once
 
 #include <cstddef>
@@ -55,11 +59,12 @@ class KvCache {
   KvSpan SpanF16(int64_t layer, int64_t begin, int64_t n, int64_t h) const;
   KvSpanQ8 SpanQ8(int64_t layer, int64_t begin, int64_t n, int64_t h) const;
   KvSpanF32 SpanF32(int64_t layer, int64_t begin, int64_t n, int64_t h) const;
-  size_t row_stride() const { return static_cast<size_t>(kv_dim_); }       // elements
-  size_t scale_stride() const { return static_cast<size_t>(n_head_kv_); }  // floats
+  size_t row_stride() const { return static_cast<size_t>(head_dim_); }  // elements
+  size_t scale_stride() const { return 1; }                             // floats
 
-  // One row of a layer in its stored form (K data, V data, then for q8 the K
-  // and V scales): what session state files hold.
+  // One row of a layer in its stored form (K data, V data, each [kv_dim] in
+  // head order, then for q8 the K and V scales [n_head_kv]): what session
+  // state files hold.
   size_t RowBytes() const;
   void ReadRow(int64_t layer, int64_t slot, uint8_t* out) const;
   void WriteRow(int64_t layer, int64_t slot, const uint8_t* in);
@@ -72,11 +77,15 @@ class KvCache {
                 const std::vector<bool>& layer_mask = {});
 
  private:
-  size_t Row(int64_t layer, int64_t slot) const {  // element offset of a row
-    return static_cast<size_t>((first_row_[static_cast<size_t>(layer)] + slot) * kv_dim_);
+  // Element offset of head h's part of a row.
+  size_t At(int64_t layer, int64_t slot, int64_t h) const {
+    const size_t l = static_cast<size_t>(layer);
+    return static_cast<size_t>(first_row_[l] * kv_dim_ + (h * rows_[l] + slot) * head_dim_);
   }
-  size_t ScaleRow(int64_t layer, int64_t slot) const {
-    return static_cast<size_t>((first_row_[static_cast<size_t>(layer)] + slot) * n_head_kv_);
+  // Offset of head h's scale of a row (q8).
+  size_t ScaleAt(int64_t layer, int64_t slot, int64_t h) const {
+    const size_t l = static_cast<size_t>(layer);
+    return static_cast<size_t>(first_row_[l] * n_head_kv_ + h * rows_[l] + slot);
   }
 
   KvType type_;
