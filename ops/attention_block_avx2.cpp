@@ -5,8 +5,8 @@
 // transposed into qt[d][m]); each key row is converted to f32 once and its
 // dims broadcast, so a lane holds one query's fma chain over d in order — the
 // reference's chain. For fewer (a decode step's GQA group) the keys lie in
-// the lanes instead, 8 rows transposed per 8 dims (BlockScoresKeys): the same
-// chain per lane, every lane used.
+// the lanes instead, 8 rows transposed per 8 dims as f16 (BlockScoresKeys):
+// the same chain per lane, every lane used.
 // Softmax: per lane over the rows (masked below n_first and from n_visible on),
 // sums in double.
 // Values: dims in the lanes, four queries' probabilities broadcast per row:
@@ -82,31 +82,10 @@ void BlockScores(const float* qt, const KvSpan* spans, int n_spans, size_t strid
   }
 }
 
-// The 8x8 transpose of r[0..7]: r[j] becomes the 8 rows' element j.
-inline void Transpose8(__m256 (&r)[8]) {
-  __m256 t[8], u[8];
-  for (int i = 0; i < 4; ++i) {
-    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-  for (int h = 0; h < 2; ++h) {  // rows 0-3, then 4-7
-    __m256* tt = t + 4 * h;
-    __m256* uu = u + 4 * h;
-    uu[0] = _mm256_shuffle_ps(tt[0], tt[2], 0x44);
-    uu[1] = _mm256_shuffle_ps(tt[0], tt[2], 0xEE);
-    uu[2] = _mm256_shuffle_ps(tt[1], tt[3], 0x44);
-    uu[3] = _mm256_shuffle_ps(tt[1], tt[3], 0xEE);
-  }
-  for (int j = 0; j < 4; ++j) {
-    r[j] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x20);
-    r[4 + j] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x31);
-  }
-}
-
 // BlockScores for NQ <= 7 queries, keys in the lanes: the same st[row][8]
 // (lanes from NQ on left unset). With the queries in the lanes a GQA group of
 // 3 (SmolLM2) or 4 (Gemma 3, Llama 3) used 3 or 4 of 8 lanes of every fma;
-// here 8 keys' rows are converted and transposed once per 8 dims, and each
+// here 8 keys' rows are transposed (as f16) and converted once per 8 dims, and each
 // query's chain over d stays in order in its key's lane (the reference's
 // chain), one fma per query and 8 dims.
 template <int NQ>
@@ -139,13 +118,39 @@ void BlockScoresKeys(const float* qt, const KvSpan* spans, int n_spans, size_t s
       }
       __m256 acc[NQ];
       for (int m = 0; m < NQ; ++m) acc[m] = _mm256_setzero_ps();
+      // Dims d0 .. d0 + 7 of the 8 keys, transposed as f16 (three rounds of
+      // 128-bit unpacks: 24, where the f32 transpose of 8 ymm took 24 ymm
+      // shuffles plus 8 widening loads), then widened two dims at a time:
+      // c0, c1 hold dims e0, e0 + 1 of the 8 keys. ~5% of SmolLM2's decode at
+      // depth 4096 (docs/PERFORMANCE.md, stop 44).
       for (int d0 = 0; d0 < hd; d0 += 8) {
-        __m256 c[8];
-        for (int b = 0; b < 8; ++b) c[b] = LoadF16(k[b] + d0);
-        Transpose8(c);  // c[e]: dim d0 + e of the 8 keys
-        for (int e = 0; e < 8; ++e) {
-          for (int m = 0; m < NQ; ++m) {
-            acc[m] = _mm256_fmadd_ps(_mm256_broadcast_ss(qt + (d0 + e) * W + m), c[e], acc[m]);
+        __m128i r[8], t[8], u[8];
+        for (int b = 0; b < 8; ++b) {
+          r[b] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(k[b] + d0));
+        }
+        for (int i = 0; i < 4; ++i) {  // t[2i]: dims 0-3 of keys 2i, 2i+1; t[2i+1]: 4-7
+          t[2 * i] = _mm_unpacklo_epi16(r[2 * i], r[2 * i + 1]);
+          t[2 * i + 1] = _mm_unpackhi_epi16(r[2 * i], r[2 * i + 1]);
+        }
+        for (int h = 0; h < 2;
+             ++h) {  // u[4h + q]: dims 4h + 2q, +1 of keys 0-3; u[4h + 2 + q]: 4-7
+          u[4 * h + 0] = _mm_unpacklo_epi32(t[h], t[2 + h]);
+          u[4 * h + 1] = _mm_unpackhi_epi32(t[h], t[2 + h]);
+          u[4 * h + 2] = _mm_unpacklo_epi32(t[4 + h], t[6 + h]);
+          u[4 * h + 3] = _mm_unpackhi_epi32(t[4 + h], t[6 + h]);
+        }
+        for (int h = 0; h < 2; ++h) {
+          for (int q = 0; q < 2; ++q) {
+            const __m128i lo = u[4 * h + q], hi = u[4 * h + 2 + q];
+            const int e0 = d0 + 4 * h + 2 * q;
+            const __m256 c0 = _mm256_cvtph_ps(_mm_unpacklo_epi64(lo, hi));
+            const __m256 c1 = _mm256_cvtph_ps(_mm_unpackhi_epi64(lo, hi));
+            for (int m = 0; m < NQ; ++m) {
+              acc[m] = _mm256_fmadd_ps(_mm256_broadcast_ss(qt + e0 * W + m), c0, acc[m]);
+            }
+            for (int m = 0; m < NQ; ++m) {
+              acc[m] = _mm256_fmadd_ps(_mm256_broadcast_ss(qt + (e0 + 1) * W + m), c1, acc[m]);
+            }
           }
         }
       }
