@@ -69,32 +69,25 @@ size_t KvCache::bytes() const {
 }
 
 void KvCache::Store(int64_t layer, int64_t slot, const float* k, const float* v) {
-  StoreK(layer, slot, k);
-  const size_t hd = static_cast<size_t>(head_dim_);
-  for (int64_t h = 0; h < n_head_kv_; ++h) {
-    const size_t r = At(layer, slot, h);
-    const float* vh = v + h * head_dim_;
-    if (type_ == KvType::kF16) {
-      Active().fp32_to_fp16_row(vh, &v16_[r], head_dim_);
-    } else if (type_ == KvType::kF32) {
-      std::memcpy(&v32_[r], vh, hd * sizeof(float));
-    } else {
-      QuantizeGroupI8(vh, &v8_[r], &vs_[ScaleAt(layer, slot, h)], head_dim_);
-    }
-  }
+  StoreHeads(layer, slot, k, false);
+  StoreHeads(layer, slot, v, true);
 }
 
 void KvCache::StoreK(int64_t layer, int64_t slot, const float* k) {
-  const size_t hd = static_cast<size_t>(head_dim_);
+  StoreHeads(layer, slot, k, false);
+}
+
+void KvCache::StoreHeads(int64_t layer, int64_t slot, const float* x, bool value) {
   for (int64_t h = 0; h < n_head_kv_; ++h) {
     const size_t r = At(layer, slot, h);
-    const float* kh = k + h * head_dim_;
+    const float* xh = x + h * head_dim_;
     if (type_ == KvType::kF16) {
-      Active().fp32_to_fp16_row(kh, &k16_[r], head_dim_);
+      Active().fp32_to_fp16_row(xh, value ? &v16_[r] : &k16_[r], head_dim_);
     } else if (type_ == KvType::kF32) {
-      std::memcpy(&k32_[r], kh, hd * sizeof(float));
+      std::memcpy(value ? &v32_[r] : &k32_[r], xh, static_cast<size_t>(head_dim_) * sizeof(float));
     } else {
-      QuantizeGroupI8(kh, &k8_[r], &ks_[ScaleAt(layer, slot, h)], head_dim_);
+      const size_t sr = ScaleAt(layer, slot, h);
+      QuantizeGroupI8(xh, value ? &v8_[r] : &k8_[r], value ? &vs_[sr] : &ks_[sr], head_dim_);
     }
   }
 }
@@ -136,76 +129,45 @@ size_t KvCache::RowBytes() const {
   return 2 * static_cast<size_t>(kv_dim_) + 2 * static_cast<size_t>(n_head_kv_) * sizeof(float);
 }
 
-namespace {
-
-// The bytes of a stored row in its serialized order: `part(h, offset)` for
-// K then V of each head (head_bytes each), then for q8 `scale(h, offset)`
-// for the K scales, then the V scales (a float each). `offset` counts from
-// the start of the serialized row.
-template <class Part, class Scale>
-void ForRowParts(int64_t n_head_kv, size_t head_bytes, bool q8, Part&& part, Scale&& scale) {
-  const size_t kv = static_cast<size_t>(n_head_kv) * head_bytes;
-  for (int64_t h = 0; h < n_head_kv; ++h) {
-    part(h, static_cast<size_t>(h) * head_bytes, static_cast<size_t>(h) * head_bytes + kv);
+const uint8_t* KvCache::PartBytes(int64_t layer, int64_t slot, int64_t h, bool value) const {
+  const size_t r = At(layer, slot, h);
+  if (type_ == KvType::kF16) {
+    return reinterpret_cast<const uint8_t*>(value ? &v16_[r] : &k16_[r]);
   }
-  if (!q8) return;
-  const size_t hs = static_cast<size_t>(n_head_kv) * sizeof(float);
-  for (int64_t h = 0; h < n_head_kv; ++h) {
-    scale(h, 2 * kv + static_cast<size_t>(h) * sizeof(float),
-          2 * kv + hs + static_cast<size_t>(h) * sizeof(float));
+  if (type_ == KvType::kF32) {
+    return reinterpret_cast<const uint8_t*>(value ? &v32_[r] : &k32_[r]);
   }
+  return reinterpret_cast<const uint8_t*>(value ? &v8_[r] : &k8_[r]);
 }
 
-}  // namespace
-
+// The stored form: K of each head in head order, then V, then for q8 the K
+// scales and the V scales, one float per head.
 void KvCache::ReadRow(int64_t layer, int64_t slot, uint8_t* out) const {
-  const size_t hd = static_cast<size_t>(head_dim_);
-  const size_t elem = type_ == KvType::kF16 ? 2 : type_ == KvType::kF32 ? 4 : 1;
-  ForRowParts(
-      n_head_kv_, hd * elem, type_ == KvType::kQ8,
-      [&](int64_t h, size_t ko, size_t vo) {
-        const size_t r = At(layer, slot, h);
-        if (type_ == KvType::kF16) {
-          std::memcpy(out + ko, &k16_[r], hd * elem);
-          std::memcpy(out + vo, &v16_[r], hd * elem);
-        } else if (type_ == KvType::kF32) {
-          std::memcpy(out + ko, &k32_[r], hd * elem);
-          std::memcpy(out + vo, &v32_[r], hd * elem);
-        } else {
-          std::memcpy(out + ko, &k8_[r], hd);
-          std::memcpy(out + vo, &v8_[r], hd);
-        }
-      },
-      [&](int64_t h, size_t ko, size_t vo) {
-        const size_t sr = ScaleAt(layer, slot, h);
-        std::memcpy(out + ko, &ks_[sr], sizeof(float));
-        std::memcpy(out + vo, &vs_[sr], sizeof(float));
-      });
+  const size_t part = PartSize(), kv = static_cast<size_t>(n_head_kv_) * part;
+  for (int64_t h = 0; h < n_head_kv_; ++h) {
+    const size_t o = static_cast<size_t>(h) * part;
+    std::memcpy(out + o, PartBytes(layer, slot, h, false), part);
+    std::memcpy(out + kv + o, PartBytes(layer, slot, h, true), part);
+    if (type_ == KvType::kQ8) {
+      const size_t sr = ScaleAt(layer, slot, h), so = 2 * kv + static_cast<size_t>(h) * 4;
+      std::memcpy(out + so, &ks_[sr], sizeof(float));
+      std::memcpy(out + so + static_cast<size_t>(n_head_kv_) * 4, &vs_[sr], sizeof(float));
+    }
+  }
 }
 
 void KvCache::WriteRow(int64_t layer, int64_t slot, const uint8_t* in) {
-  const size_t hd = static_cast<size_t>(head_dim_);
-  const size_t elem = type_ == KvType::kF16 ? 2 : type_ == KvType::kF32 ? 4 : 1;
-  ForRowParts(
-      n_head_kv_, hd * elem, type_ == KvType::kQ8,
-      [&](int64_t h, size_t ko, size_t vo) {
-        const size_t r = At(layer, slot, h);
-        if (type_ == KvType::kF16) {
-          std::memcpy(&k16_[r], in + ko, hd * elem);
-          std::memcpy(&v16_[r], in + vo, hd * elem);
-        } else if (type_ == KvType::kF32) {
-          std::memcpy(&k32_[r], in + ko, hd * elem);
-          std::memcpy(&v32_[r], in + vo, hd * elem);
-        } else {
-          std::memcpy(&k8_[r], in + ko, hd);
-          std::memcpy(&v8_[r], in + vo, hd);
-        }
-      },
-      [&](int64_t h, size_t ko, size_t vo) {
-        const size_t sr = ScaleAt(layer, slot, h);
-        std::memcpy(&ks_[sr], in + ko, sizeof(float));
-        std::memcpy(&vs_[sr], in + vo, sizeof(float));
-      });
+  const size_t part = PartSize(), kv = static_cast<size_t>(n_head_kv_) * part;
+  for (int64_t h = 0; h < n_head_kv_; ++h) {
+    const size_t o = static_cast<size_t>(h) * part;
+    std::memcpy(const_cast<uint8_t*>(PartBytes(layer, slot, h, false)), in + o, part);
+    std::memcpy(const_cast<uint8_t*>(PartBytes(layer, slot, h, true)), in + kv + o, part);
+    if (type_ == KvType::kQ8) {
+      const size_t sr = ScaleAt(layer, slot, h), so = 2 * kv + static_cast<size_t>(h) * 4;
+      std::memcpy(&ks_[sr], in + so, sizeof(float));
+      std::memcpy(&vs_[sr], in + so + static_cast<size_t>(n_head_kv_) * 4, sizeof(float));
+    }
+  }
 }
 
 void KvCache::CopyRuns(const std::vector<int64_t>& src, const std::vector<int64_t>& dst, int64_t n,

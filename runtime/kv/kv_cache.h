@@ -77,6 +77,14 @@ class KvCache {
                 const std::vector<bool>& layer_mask = {});
 
  private:
+  // K (value false) or V of a row's heads from x [kv_dim].
+  void StoreHeads(int64_t layer, int64_t slot, const float* x, bool value);
+  // Head h's K or V part of a row: its first byte, and its size in bytes.
+  const uint8_t* PartBytes(int64_t layer, int64_t slot, int64_t h, bool value) const;
+  size_t PartSize() const {
+    const size_t elem = type_ == KvType::kF16 ? 2 : type_ == KvType::kF32 ? 4 : 1;
+    return static_cast<size_t>(head_dim_) * elem;
+  }
   // Element offset of head h's part of a row.
   size_t At(int64_t layer, int64_t slot, int64_t h) const {
     const size_t l = static_cast<size_t>(layer);
