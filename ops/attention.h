@@ -75,6 +75,70 @@ void AttendBlock_ref(const float* const* q, const int64_t* n_first, const int64_
                      int n_q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
                      float scale, float* scratch, float* const* out);
 
+// AttendBlock in stages, for a block too big for one thread: a decode step's
+// GQA group over a long context, when a model has fewer KV heads than threads
+// (Gemma 3: 1; SmolLM2: 3 on 2 threads), so that the rows of the scores and
+// of the softmax and the dims of the values can go to different threads. Each
+// stage computes exactly its part of the formulas above, so every split of
+// the rows among AttendScores / AttendMax / AttendExp calls and of the dims
+// among AttendValues calls, by any variant, gives the bits of AttendBlock_ref.
+// For n_q <= kAttendLanes queries:
+//   qt:  [head_dim][kAttendLanes] the f16-rounded queries (AttendQueriesT);
+//   st:  [n_rows][kAttendLanes] lane m = query m: scores, then probabilities;
+//   mx:  [kAttendLanes] a maximum of scores per query.
+// Lanes from n_q on hold unspecified values that no stage stores to out.
+constexpr int kAttendLanes = 8;
+
+// qt from q[0..n_q) (lanes from n_q on repeat the last query). Plain code:
+// it runs once per block, before the stages are split.
+void AttendQueriesT(const float* const* q, int n_q, int head_dim, float* qt);
+
+// st[r][m] = s_j of query m for the r-th row of `spans` (a run of the block's
+// rows: the caller points st at the run's first row). Every row is scored,
+// whether its queries see it or not. kf: kAttendBlockKeyRows * head_dim floats.
+using AttendScoresFn = void (*)(const float* qt, int n_q, const KvSpan* spans, int n_spans,
+                                size_t stride, int head_dim, float scale, float* kf, float* st);
+// mx[m] = the largest st[j][m] over the rows j in [r0, r1) that query m sees
+// (n_first[m] <= j < n_visible[m]; n_first may be null: 0), -inf if none.
+// The maximum of these over runs that cover the rows is the block's maximum.
+using AttendMaxFn = void (*)(const int64_t* n_first, const int64_t* n_visible, int n_q, int64_t r0,
+                             int64_t r1, const float* st, float* mx);
+// In place over rows [r0, r1) of st: p_j = ExpPoly(s_j - mx[m]) for the rows
+// query m sees, 0 for the others (mx: the block's maximum).
+using AttendExpFn = void (*)(const int64_t* n_first, const int64_t* n_visible, int n_q, int64_t r0,
+                             int64_t r1, const float* mx, float* st);
+// out[m][d0, d1) for every query over all rows of the spans (st[r] the r-th
+// row's probabilities), scaled by float(1 / sum p), the sum in double over
+// all rows in order (each call sums them itself). d0, d1: multiples of
+// kAttendBlockDimMultiple, or 0 and head_dim.
+using AttendValuesFn = void (*)(const float* st, int n_q, const KvSpan* spans, int n_spans,
+                                size_t stride, int d0, int d1, float* const* out);
+
+// The rows [r0, r1) of spans[0..n_spans) (rows counted in span order) as
+// spans in out[] (at most n_spans of them); returns how many.
+inline int SubSpans(const KvSpan* spans, int n_spans, size_t stride, int64_t r0, int64_t r1,
+                    KvSpan* out) {
+  int n_out = 0;
+  int64_t base = 0;  // row index of spans[i]'s first row
+  for (int i = 0; i < n_spans; base += spans[i].n, ++i) {
+    const int64_t lo = r0 > base ? r0 - base : 0;
+    const int64_t hi = r1 - base < spans[i].n ? r1 - base : spans[i].n;
+    if (hi <= lo) continue;
+    const size_t off = static_cast<size_t>(lo) * stride;
+    out[n_out++] = {spans[i].k + off, spans[i].v + off, hi - lo};
+  }
+  return n_out;
+}
+
+void AttendScores_ref(const float* qt, int n_q, const KvSpan* spans, int n_spans, size_t stride,
+                      int head_dim, float scale, float* kf, float* st);
+void AttendMax_ref(const int64_t* n_first, const int64_t* n_visible, int n_q, int64_t r0,
+                   int64_t r1, const float* st, float* mx);
+void AttendExp_ref(const int64_t* n_first, const int64_t* n_visible, int n_q, int64_t r0,
+                   int64_t r1, const float* mx, float* st);
+void AttendValues_ref(const float* st, int n_q, const KvSpan* spans, int n_spans, size_t stride,
+                      int d0, int d1, float* const* out);
+
 // The same over an int8 cache (--kv-type q8): row j of a span holds head_dim
 // int8 values at k + j * stride with one f32 scale per (token, head) at
 // k_scale + j * scale_stride, so k_j = k_scale_j * k[j] (and v alike).

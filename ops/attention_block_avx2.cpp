@@ -285,6 +285,152 @@ void AttendBlockW(const float* const* q, const int64_t* n_first, const int64_t* 
   }
 }
 
+// The stages (ops/attention.h), below: the same arithmetic in pieces, for
+// one block split over threads.
+
+// Which lanes of st[row][W] see row j: lane 8v + l is query min(8v + l,
+// n_q - 1), which sees n_first <= j < n_visible (n_first may be null: 0).
+template <int QV>
+class Visibility {
+ public:
+  Visibility(const int64_t* n_first, const int64_t* n_visible, int n_q) {
+    for (int v = 0; v < QV; ++v) {
+      alignas(32) int32_t first[8], lanes[8];
+      for (int l = 0; l < 8; ++l) {
+        const int m = std::min(8 * v + l, n_q - 1);
+        first[l] = n_first ? static_cast<int32_t>(n_first[m]) : 0;
+        lanes[l] = static_cast<int32_t>(n_visible[m]);
+      }
+      nf_[v] = _mm256_load_si256(reinterpret_cast<const __m256i*>(first));
+      nv_[v] = _mm256_load_si256(reinterpret_cast<const __m256i*>(lanes));
+    }
+  }
+  // Lanes with n_first <= j < n_visible: not (n_first > j), and n_visible > j.
+  __m256 At(int v, int64_t j) const {
+    const __m256i row = _mm256_set1_epi32(static_cast<int>(j));
+    return _mm256_castsi256_ps(
+        _mm256_andnot_si256(_mm256_cmpgt_epi32(nf_[v], row), _mm256_cmpgt_epi32(nv_[v], row)));
+  }
+
+ private:
+  __m256i nf_[QV], nv_[QV];
+};
+
+// mx[v] = max(mx[v], the visible scores of rows [r0, r1) in its lanes).
+template <int QV>
+void RowMax(const Visibility<QV>& vis, int64_t r0, int64_t r1, const float* st, __m256* mx) {
+  constexpr int W = 8 * QV;
+  const __m256 neg_inf = _mm256_set1_ps(-__builtin_inff());
+  for (int v = 0; v < QV; ++v) {
+    __m256 m = mx[v];
+    for (int64_t j = r0; j < r1; ++j) {
+      m = _mm256_max_ps(
+          m, _mm256_blendv_ps(neg_inf, _mm256_loadu_ps(st + j * W + 8 * v), vis.At(v, j)));
+    }
+    mx[v] = m;
+  }
+}
+
+// In place over rows [r0, r1): p = ExpPoly(s - mx) where visible, 0
+// elsewhere; with sums (2 QV of them: lanes 0-3, 4-7 of each vector) the p
+// are added in double, in row order.
+template <int QV>
+void RowExp(const Visibility<QV>& vis, int64_t r0, int64_t r1, const __m256* mx, float* st,
+            __m256d* sums) {
+  constexpr int W = 8 * QV;
+  for (int v = 0; v < QV; ++v) {
+    __m256d sum_lo = _mm256_setzero_pd(), sum_hi = _mm256_setzero_pd();
+    for (int64_t j = r0; j < r1; ++j) {
+      float* s = st + j * W + 8 * v;
+      const __m256 p =
+          _mm256_and_ps(ExpPoly8(_mm256_sub_ps(_mm256_loadu_ps(s), mx[v])), vis.At(v, j));
+      _mm256_storeu_ps(s, p);
+      if (sums) {
+        sum_lo = _mm256_add_pd(sum_lo, _mm256_cvtps_pd(_mm256_castps256_ps128(p)));
+        sum_hi = _mm256_add_pd(sum_hi, _mm256_cvtps_pd(_mm256_extractf128_ps(p, 1)));
+      }
+    }
+    if (sums) {
+      sums[2 * v] = sum_lo;
+      sums[2 * v + 1] = sum_hi;
+    }
+  }
+}
+
+// float(1 / sum) of four double sums, as _ref's static_cast<float>(1.0 / sum).
+inline __m128 InvOf(__m256d sum) {
+  return _mm256_cvtpd_ps(_mm256_div_pd(_mm256_set1_pd(1.0), sum));
+}
+
+// BlockValues for the stages: with kSum, inv[m0 + i] is set first, from the
+// four sums of p taken here in double and row order, as BlockSoftmax takes
+// them. (BlockValues itself stays as it is: a shared template measured ~10%
+// slower on the whole block's path, stop 45.)
+template <int W, bool kSum>
+void BlockValuesSum(const float* st, float* inv, const KvSpan* spans, int n_spans, size_t stride,
+                    int m0, int n_out, int d0, float* const* out) {
+  __m256 acc[4][2];
+  for (int i = 0; i < 4; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+  __m256d sum = _mm256_setzero_pd();
+  const float* p = st + m0;
+  for (int s = 0; s < n_spans; ++s) {
+    const uint16_t* v = spans[s].v + d0;
+    for (int64_t r = 0; r < spans[s].n; ++r, v += stride, p += W) {
+      const __m256 v0 = LoadF16(v), v1 = LoadF16(v + 8);
+      for (int i = 0; i < 4; ++i) {
+        const __m256 pi = _mm256_broadcast_ss(p + i);
+        acc[i][0] = _mm256_fmadd_ps(pi, v0, acc[i][0]);
+        acc[i][1] = _mm256_fmadd_ps(pi, v1, acc[i][1]);
+      }
+      if constexpr (kSum) sum = _mm256_add_pd(sum, _mm256_cvtps_pd(_mm_loadu_ps(p)));
+    }
+  }
+  if constexpr (kSum) _mm_storeu_ps(inv + m0, InvOf(sum));
+  for (int i = 0; i < 4; ++i) {  // constant indices, as in BlockScores
+    if (i >= n_out) break;
+    const __m256 s = _mm256_set1_ps(inv[m0 + i]);
+    _mm256_storeu_ps(out[m0 + i] + d0, _mm256_mul_ps(acc[i][0], s));
+    _mm256_storeu_ps(out[m0 + i] + d0 + 8, _mm256_mul_ps(acc[i][1], s));
+  }
+}
+
+// Scores of up to 8 queries into st[row][8]: keys in the lanes for fewer
+// than 8, queries in the lanes for 8.
+void Scores8(const float* qt, int n_q, const KvSpan* spans, int n_spans, size_t stride, int hd,
+             float scale, float* kf, float* st) {
+  using ScoresFn = void (*)(const float*, const KvSpan*, int, size_t, int, float, float*);
+  constexpr ScoresFn kKeysInLanes[8] = {nullptr,
+                                        BlockScoresKeys<1>,
+                                        BlockScoresKeys<2>,
+                                        BlockScoresKeys<3>,
+                                        BlockScoresKeys<4>,
+                                        BlockScoresKeys<5>,
+                                        BlockScoresKeys<6>,
+                                        BlockScoresKeys<7>};
+  if (n_q < 8) {
+    kKeysInLanes[n_q](qt, spans, n_spans, stride, hd, scale, st);
+  } else {
+    BlockScores<1>(qt, spans, n_spans, stride, hd, scale, kf, st);
+  }
+}
+
+// out[m][d0, d1) of every query from st[row][W]: four queries x 16 dims per
+// pass. kSum: inv[W] is scratch, set by each group's first pass.
+template <int W, bool kSum>
+void ValuesW(const float* st, float* inv, int n_q, const KvSpan* spans, int n_spans, size_t stride,
+             int d0, int d1, float* const* out) {
+  for (int m0 = 0; m0 < n_q; m0 += 4) {
+    const int n_out = std::min(4, n_q - m0);
+    for (int d = d0; d < d1; d += 16) {
+      if (kSum && d == d0) {
+        BlockValuesSum<W, true>(st, inv, spans, n_spans, stride, m0, n_out, d, out);
+      } else {
+        BlockValuesSum<W, false>(st, inv, spans, n_spans, stride, m0, n_out, d, out);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void AttendBlock_avx2(const float* const* q, const int64_t* n_first, const int64_t* n_visible,
@@ -302,6 +448,44 @@ void AttendBlock_avx2(const float* const* q, const int64_t* n_first, const int64
     AttendBlockW<2>(q, n_first, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch,
                     out);
   }
+}
+
+// The stages (ops/attention.h) with the kernels above; head dims that are
+// not a multiple of 16 take _ref's.
+void AttendScores_avx2(const float* qt, int n_q, const KvSpan* spans, int n_spans, size_t stride,
+                       int head_dim, float scale, float* kf, float* st) {
+  if (head_dim % kAttendBlockDimMultiple != 0) {
+    AttendScores_ref(qt, n_q, spans, n_spans, stride, head_dim, scale, kf, st);
+    return;
+  }
+  Scores8(qt, n_q, spans, n_spans, stride, head_dim, scale, kf, st);
+}
+
+void AttendMax_avx2(const int64_t* n_first, const int64_t* n_visible, int n_q, int64_t r0,
+                    int64_t r1, const float* st, float* mx) {
+  __m256 m = _mm256_set1_ps(-__builtin_inff());
+  RowMax<1>(Visibility<1>(n_first, n_visible, n_q), r0, r1, st, &m);
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, m);
+  std::copy(lanes, lanes + n_q, mx);
+}
+
+void AttendExp_avx2(const int64_t* n_first, const int64_t* n_visible, int n_q, int64_t r0,
+                    int64_t r1, const float* mx, float* st) {
+  alignas(32) float lanes[8];
+  for (int l = 0; l < 8; ++l) lanes[l] = mx[std::min(l, n_q - 1)];
+  const __m256 m = _mm256_load_ps(lanes);
+  RowExp<1>(Visibility<1>(n_first, n_visible, n_q), r0, r1, &m, st, nullptr);
+}
+
+void AttendValues_avx2(const float* st, int n_q, const KvSpan* spans, int n_spans, size_t stride,
+                       int d0, int d1, float* const* out) {
+  if (d0 % kAttendBlockDimMultiple != 0 || d1 % kAttendBlockDimMultiple != 0) {
+    AttendValues_ref(st, n_q, spans, n_spans, stride, d0, d1, out);
+    return;
+  }
+  alignas(32) float inv[kAttendLanes];
+  ValuesW<kAttendLanes, true>(st, inv, n_q, spans, n_spans, stride, d0, d1, out);
 }
 
 }  // namespace ember

@@ -179,6 +179,133 @@ void AttendBlockW(const float* const* q, const int64_t* n_first, const int64_t* 
   }
 }
 
+// The stages (ops/attention.h), below: the same arithmetic in pieces, for
+// one block split over threads.
+
+// Which lanes of st[row][W] see row j: lane 4v + l is query min(4v + l,
+// n_q - 1), which sees n_first <= j < n_visible (n_first may be null: 0).
+template <int QV>
+class Visibility {
+ public:
+  Visibility(const int64_t* n_first, const int64_t* n_visible, int n_q) {
+    for (int v = 0; v < QV; ++v) {
+      int32_t first[4], lanes[4];
+      for (int l = 0; l < 4; ++l) {
+        const int m = std::min(4 * v + l, n_q - 1);
+        first[l] = n_first ? static_cast<int32_t>(n_first[m]) : 0;
+        lanes[l] = static_cast<int32_t>(n_visible[m]);
+      }
+      nf_[v] = vld1q_s32(first);
+      nv_[v] = vld1q_s32(lanes);
+    }
+  }
+  uint32x4_t At(int v, int64_t j) const {
+    const int32x4_t row = vdupq_n_s32(static_cast<int32_t>(j));
+    return vandq_u32(vcleq_s32(nf_[v], row), vcgtq_s32(nv_[v], row));
+  }
+
+ private:
+  int32x4_t nf_[QV], nv_[QV];
+};
+
+// mx[v] = max(mx[v], the visible scores of rows [r0, r1) in its lanes).
+template <int QV>
+void RowMax(const Visibility<QV>& vis, int64_t r0, int64_t r1, const float* st, float32x4_t* mx) {
+  constexpr int W = 4 * QV;
+  const float32x4_t neg_inf = vdupq_n_f32(-std::numeric_limits<float>::infinity());
+  for (int v = 0; v < QV; ++v) {
+    float32x4_t m = mx[v];
+    for (int64_t j = r0; j < r1; ++j) {
+      m = vmaxq_f32(m, vbslq_f32(vis.At(v, j), vld1q_f32(st + j * W + 4 * v), neg_inf));
+    }
+    mx[v] = m;
+  }
+}
+
+// In place over rows [r0, r1): p = ExpPoly(s - mx) where visible, 0
+// elsewhere; with sums (2 QV of them: lanes 0-1, 2-3 of each vector) the p
+// are added in double, in row order.
+template <int QV>
+void RowExp(const Visibility<QV>& vis, int64_t r0, int64_t r1, const float32x4_t* mx, float* st,
+            float64x2_t* sums) {
+  constexpr int W = 4 * QV;
+  for (int v = 0; v < QV; ++v) {
+    float64x2_t sum_lo = vdupq_n_f64(0.0), sum_hi = vdupq_n_f64(0.0);
+    for (int64_t j = r0; j < r1; ++j) {
+      float* s = st + j * W + 4 * v;
+      const float32x4_t e = ExpPoly4(vsubq_f32(vld1q_f32(s), mx[v]));
+      const float32x4_t p =
+          vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(e), vis.At(v, j)));
+      vst1q_f32(s, p);
+      if (sums) {
+        sum_lo = vaddq_f64(sum_lo, vcvt_f64_f32(vget_low_f32(p)));
+        sum_hi = vaddq_f64(sum_hi, vcvt_high_f64_f32(p));
+      }
+    }
+    if (sums) {
+      sums[2 * v] = sum_lo;
+      sums[2 * v + 1] = sum_hi;
+    }
+  }
+}
+
+// float(1 / sum) of two double sums each, as _ref's static_cast<float>(1.0 / sum).
+inline float32x4_t InvOf(float64x2_t lo, float64x2_t hi) {
+  const float64x2_t one = vdupq_n_f64(1.0);
+  return vcombine_f32(vcvt_f32_f64(vdivq_f64(one, lo)), vcvt_f32_f64(vdivq_f64(one, hi)));
+}
+
+// BlockValues for the stages: the four sums of p are taken here, in double
+// and row order, as BlockSoftmax takes them (BlockValues itself stays as it
+// is, as on AVX2).
+template <int W>
+void BlockValuesSum(const float* st, const float* inv, const KvSpan* spans, int n_spans,
+                    size_t stride, int m0, int n_out, int d0, float* const* out) {
+  float32x4_t acc[4][4];
+  for (int i = 0; i < 4; ++i) {
+    for (int c = 0; c < 4; ++c) acc[i][c] = vdupq_n_f32(0.0f);
+  }
+  float64x2_t sum_lo = vdupq_n_f64(0.0), sum_hi = vdupq_n_f64(0.0);
+  const float* p = st + m0;
+  for (int s = 0; s < n_spans; ++s) {
+    const uint16_t* v = spans[s].v + d0;
+    for (int64_t r = 0; r < spans[s].n; ++r, v += stride, p += W) {
+      float32x4_t vv[4];
+      LoadF16x8(v, &vv[0], &vv[1]);
+      LoadF16x8(v + 8, &vv[2], &vv[3]);
+      const float32x4_t p4 = vld1q_f32(p);
+      for (int c = 0; c < 4; ++c) {
+        acc[0][c] = vfmaq_laneq_f32(acc[0][c], vv[c], p4, 0);
+        acc[1][c] = vfmaq_laneq_f32(acc[1][c], vv[c], p4, 1);
+        acc[2][c] = vfmaq_laneq_f32(acc[2][c], vv[c], p4, 2);
+        acc[3][c] = vfmaq_laneq_f32(acc[3][c], vv[c], p4, 3);
+      }
+      if (!inv) {
+        sum_lo = vaddq_f64(sum_lo, vcvt_f64_f32(vget_low_f32(p4)));
+        sum_hi = vaddq_f64(sum_hi, vcvt_high_f64_f32(p4));
+      }
+    }
+  }
+  float own[4];
+  if (!inv) vst1q_f32(own, InvOf(sum_lo, sum_hi));
+  for (int i = 0; i < 4; ++i) {  // constant indices, as in BlockScores
+    if (i >= n_out) break;
+    const float s = inv ? inv[m0 + i] : own[i];
+    for (int c = 0; c < 4; ++c) vst1q_f32(out[m0 + i] + d0 + 4 * c, vmulq_n_f32(acc[i][c], s));
+  }
+}
+
+// out[m][d0, d1) of every query from st[row][W]: four queries x 16 dims per pass.
+template <int W>
+void ValuesSumW(const float* st, const float* inv, int n_q, const KvSpan* spans, int n_spans,
+                size_t stride, int d0, int d1, float* const* out) {
+  for (int m0 = 0; m0 < n_q; m0 += 4) {
+    for (int d = d0; d < d1; d += 16) {
+      BlockValuesSum<W>(st, inv, spans, n_spans, stride, m0, std::min(4, n_q - m0), d, out);
+    }
+  }
+}
+
 using AttendBlockWFn = void (*)(const float* const*, const int64_t*, const int64_t*, int,
                                 const KvSpan*, int, size_t, int, float, float*, float* const*);
 constexpr AttendBlockWFn kByVectors[5] = {nullptr, AttendBlockW<1>, AttendBlockW<2>,
@@ -196,6 +323,47 @@ void AttendBlock_neon(const float* const* q, const int64_t* n_first, const int64
   }
   kByVectors[(n_q + 3) / 4](q, n_first, n_visible, n_q, spans, n_spans, stride, head_dim, scale,
                             scratch, out);
+}
+
+// The stages (ops/attention.h) on two vectors of queries (kAttendLanes = 8);
+// head dims that are not a multiple of 16 take _ref's.
+static_assert(kAttendLanes == 8);
+
+void AttendScores_neon(const float* qt, int n_q, const KvSpan* spans, int n_spans, size_t stride,
+                       int head_dim, float scale, float* kf, float* st) {
+  if (head_dim % kAttendBlockDimMultiple != 0) {
+    AttendScores_ref(qt, n_q, spans, n_spans, stride, head_dim, scale, kf, st);
+    return;
+  }
+  BlockScores<2>(qt, spans, n_spans, stride, head_dim, scale, kf, st);
+}
+
+void AttendMax_neon(const int64_t* n_first, const int64_t* n_visible, int n_q, int64_t r0,
+                    int64_t r1, const float* st, float* mx) {
+  float32x4_t m[2];
+  m[0] = m[1] = vdupq_n_f32(-std::numeric_limits<float>::infinity());
+  RowMax<2>(Visibility<2>(n_first, n_visible, n_q), r0, r1, st, m);
+  float lanes[8];
+  vst1q_f32(lanes, m[0]);
+  vst1q_f32(lanes + 4, m[1]);
+  std::copy(lanes, lanes + n_q, mx);
+}
+
+void AttendExp_neon(const int64_t* n_first, const int64_t* n_visible, int n_q, int64_t r0,
+                    int64_t r1, const float* mx, float* st) {
+  float lanes[8];
+  for (int l = 0; l < 8; ++l) lanes[l] = mx[std::min(l, n_q - 1)];
+  const float32x4_t m[2] = {vld1q_f32(lanes), vld1q_f32(lanes + 4)};
+  RowExp<2>(Visibility<2>(n_first, n_visible, n_q), r0, r1, m, st, nullptr);
+}
+
+void AttendValues_neon(const float* st, int n_q, const KvSpan* spans, int n_spans, size_t stride,
+                       int d0, int d1, float* const* out) {
+  if (d0 % kAttendBlockDimMultiple != 0 || d1 % kAttendBlockDimMultiple != 0) {
+    AttendValues_ref(st, n_q, spans, n_spans, stride, d0, d1, out);
+    return;
+  }
+  ValuesSumW<kAttendLanes>(st, nullptr, n_q, spans, n_spans, stride, d0, d1, out);
 }
 
 }  // namespace ember

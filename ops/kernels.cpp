@@ -15,6 +15,10 @@ Kernels KernelsFor(Isa isa) {
   k.attend_head_q8 = AttendHeadQ8_ref;
   k.attend_head_f32 = AttendHeadF32_ref;
   k.attend_block = AttendBlock_ref;
+  k.attend_scores = AttendScores_ref;
+  k.attend_max = AttendMax_ref;
+  k.attend_exp = AttendExp_ref;
+  k.attend_values = AttendValues_ref;
   k.swiglu = SwiGlu_ref;
   k.rms_norm = RmsNorm_ref;
   k.rope_apply = RopeApply_ref;
@@ -38,6 +42,10 @@ Kernels KernelsFor(Isa isa) {
     k.attend_head_q8 = AttendHeadQ8_avx2;
     k.attend_head_f32 = AttendHeadF32_avx2;
     k.attend_block = AttendBlock_avx2;
+    k.attend_scores = AttendScores_avx2;
+    k.attend_max = AttendMax_avx2;
+    k.attend_exp = AttendExp_avx2;
+    k.attend_values = AttendValues_avx2;
     k.quantize_acts = QuantizeActs_avx2;
     k.fgemm = FGemm_avx2;
     k.float_row = FloatRow_avx2;
@@ -97,6 +105,10 @@ Kernels KernelsFor(Isa isa) {
     k.attend_head_f32 = AttendHeadF32_neon;
     k.attend_head_q8 = AttendHeadQ8_neon;
     k.attend_block = AttendBlock_neon;
+    k.attend_scores = AttendScores_neon;
+    k.attend_max = AttendMax_neon;
+    k.attend_exp = AttendExp_neon;
+    k.attend_values = AttendValues_neon;
     k.swiglu = SwiGlu_neon;
     k.rms_norm = RmsNorm_neon;
     k.rope_apply = RopeApply_neon;

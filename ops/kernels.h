@@ -28,6 +28,11 @@ struct Kernels {
   AttendHeadQ8Fn attend_head_q8 = nullptr;
   AttendHeadF32Fn attend_head_f32 = nullptr;  // --kv-type f32
   AttendBlockFn attend_block = nullptr;       // prefill: tokens x GQA heads per call
+  // attend_block in stages, for one block split over threads (ops/attention.h)
+  AttendScoresFn attend_scores = nullptr;
+  AttendMaxFn attend_max = nullptr;
+  AttendExpFn attend_exp = nullptr;
+  AttendValuesFn attend_values = nullptr;
   SwiGluFn swiglu = nullptr;
   RmsNormFn rms_norm = nullptr;
   RopeApplyFn rope_apply = nullptr;  // every variant gives RopeApply_ref's bits
@@ -85,6 +90,14 @@ void AttendHead_avx2(const float* q, const KvSpan* spans, int n_spans, size_t st
 void AttendBlock_avx2(const float* const* q, const int64_t* n_first, const int64_t* n_visible,
                       int n_q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
                       float scale, float* scratch, float* const* out);
+void AttendScores_avx2(const float* qt, int n_q, const KvSpan* spans, int n_spans, size_t stride,
+                       int head_dim, float scale, float* kf, float* st);
+void AttendMax_avx2(const int64_t* n_first, const int64_t* n_visible, int n_q, int64_t r0,
+                    int64_t r1, const float* st, float* mx);
+void AttendExp_avx2(const int64_t* n_first, const int64_t* n_visible, int n_q, int64_t r0,
+                    int64_t r1, const float* mx, float* st);
+void AttendValues_avx2(const float* st, int n_q, const KvSpan* spans, int n_spans, size_t stride,
+                       int d0, int d1, float* const* out);
 // 16 queries per zmm; 8 or fewer, or head_dim % 32 != 0, go to AttendBlock_avx2.
 void AttendBlock_avx512(const float* const* q, const int64_t* n_first, const int64_t* n_visible,
                         int n_q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
@@ -130,6 +143,14 @@ void AttendHeadQ8_neon(const float* q, const KvSpanQ8* spans, int n_spans, size_
 void AttendBlock_neon(const float* const* q, const int64_t* n_first, const int64_t* n_visible,
                       int n_q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
                       float scale, float* scratch, float* const* out);
+void AttendScores_neon(const float* qt, int n_q, const KvSpan* spans, int n_spans, size_t stride,
+                       int head_dim, float scale, float* kf, float* st);
+void AttendMax_neon(const int64_t* n_first, const int64_t* n_visible, int n_q, int64_t r0,
+                    int64_t r1, const float* st, float* mx);
+void AttendExp_neon(const int64_t* n_first, const int64_t* n_visible, int n_q, int64_t r0,
+                    int64_t r1, const float* mx, float* st);
+void AttendValues_neon(const float* st, int n_q, const KvSpan* spans, int n_spans, size_t stride,
+                       int d0, int d1, float* const* out);
 void QGemmQ4x16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ5x16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ8x16_neon(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);

@@ -219,8 +219,23 @@ AttendPlan PlanOf(const AttentionArgs& a, int64_t heads) {
   return p;
 }
 
-// Block job `job` of a sequence: its tokens x heads through attend_block.
-void RunBlockJob(const AttentionArgs& a, const AttendPlan& p, int64_t job, float* scores) {
+// One block job's operands: its queries (tokens x heads of one KV head) and
+// the cache rows they read. At most 6 spans: a token's rows are up to three
+// ranges, and a sliding block adds its last token's new rows (up to three).
+constexpr int kMaxBlockSpans = 6;
+struct Block {
+  const float* qs[kAttendBlockQueries];
+  float* outs[kAttendBlockQueries];
+  int64_t first[kAttendBlockQueries], visible[kAttendBlockQueries];
+  const int64_t* n_first;  // first, or null (a chain: every query from row 0)
+  int n_q = 0;
+  KvSpan spans[kMaxBlockSpans];
+  int n_spans = 0;
+  int64_t n_rows = 0;
+};
+
+// Block job `job` of a sequence.
+void MakeBlock(const AttentionArgs& a, const AttendPlan& p, int64_t job, Block* b) {
   const KvCache& kv = *a.kv;
   const int64_t n = a.n, hd = a.head_dim, Q = a.n_head * hd;
   const int64_t group = a.n_head / a.n_head_kv, n_head_kv = a.n_head_kv;
@@ -230,31 +245,32 @@ void RunBlockJob(const AttentionArgs& a, const AttendPlan& p, int64_t job, float
   const int64_t kvh = job / head_parts % n_head_kv;
   const int64_t h0 = kvh * group + job % head_parts * heads;
   const int64_t t1 = std::min(n, t0 + tokens), h1 = std::min((kvh + 1) * group, h0 + heads);
-  const float* qs[kAttendBlockQueries];
-  float* outs[kAttendBlockQueries];
-  int64_t first[kAttendBlockQueries], visible[kAttendBlockQueries];
   // The block's rows: the last token's (chain), or all its tokens'.
   const TokenPlace& last = places[t1 - 1];
   thread_local std::vector<RowRange> rows;
   rows = p.sliding ? BlockRows(places[t0], last, t1 - 1 - t0) : RowsFrom(last, 0);
-  int64_t n_rows = 0;
-  for (const RowRange& r : rows) n_rows += r.n;
-  int n_q = 0;
+  b->n_rows = 0;
+  b->n_spans = 0;
+  for (const RowRange& r : rows) {
+    b->n_rows += r.n;
+    b->spans[b->n_spans++] = kv.SpanF16(a.layer, r.begin, r.n, kvh);
+  }
+  b->n_q = 0;
   for (int64_t t = t0; t < t1; ++t) {
-    for (int64_t h = h0; h < h1; ++h, ++n_q) {
-      qs[n_q] = &a.q[t * Q + h * hd];
-      outs[n_q] = &a.out[t * Q + h * hd];
+    for (int64_t h = h0; h < h1; ++h, ++b->n_q) {
+      b->qs[b->n_q] = &a.q[t * Q + h * hd];
+      b->outs[b->n_q] = &a.out[t * Q + h * hd];
       // Token t's own row is (t1 - 1 - t) rows before the block's last.
-      visible[n_q] = p.sliding ? n_rows - (t1 - 1 - t) : RowsOf(places[t]);
-      first[n_q] = visible[n_q] - RowsOf(places[t]);
+      b->visible[b->n_q] = p.sliding ? b->n_rows - (t1 - 1 - t) : RowsOf(places[t]);
+      b->first[b->n_q] = b->visible[b->n_q] - RowsOf(places[t]);
     }
   }
-  thread_local std::vector<KvSpan> spans;
-  spans.clear();
-  for (const RowRange& r : rows) spans.push_back(kv.SpanF16(a.layer, r.begin, r.n, kvh));
-  Active().attend_block(qs, p.sliding ? first : nullptr, visible, n_q, spans.data(),
-                        static_cast<int>(spans.size()), kv.row_stride(), static_cast<int>(hd),
-                        a.scale, scores, outs);
+  b->n_first = p.sliding ? b->first : nullptr;
+}
+
+void RunBlock(const Block& b, size_t stride, int head_dim, float scale, float* scores) {
+  Active().attend_block(b.qs, b.n_first, b.visible, b.n_q, b.spans, b.n_spans, stride, head_dim,
+                        scale, scores, b.outs);
 }
 
 // Head job `job` of a sequence: one query head of one token.
@@ -289,6 +305,143 @@ void RunHeadJob(const AttentionArgs& a, int64_t job, float* scores) {
 
 }  // namespace
 
+namespace {
+
+// Rows a block needs before it is split over threads: below this the two
+// extra barriers cost more than the idle thread.
+constexpr int64_t kSplitMinRows = 256;
+// Row runs of a split block's scores start at multiples of this (the AVX2
+// scores take keys 8 at a time and prefetch 16 ahead).
+constexpr int64_t kSplitRowUnit = 32;
+// Dims of the values go to threads in runs of this many (a head dim that is
+// not a multiple: one run). Two threads reading the halves of the same
+// 128-byte line pairs (SmolLM2's 64 dims of f16) each pull the whole pair:
+// measured 1.4x slower than one thread reading them all.
+constexpr int64_t kSplitDimUnit = 64;
+
+int64_t Gcd(int64_t a, int64_t b) { return b == 0 ? a : Gcd(b, a % b); }
+
+// Into how many parts each block job of a step is split: 1 (none) unless
+// every job is a block of at most kAttendLanes queries over kSplitMinRows
+// rows or more, and the jobs do not fill the threads evenly; then enough
+// parts for every thread to get the same number (a decode step of SmolLM2's 3
+// KV heads on 2 threads: 2 parts each, 3 per thread; Gemma 3's one: 2).
+int64_t SplitParts(const AttentionArgs* args, const AttendPlan* plans, int64_t count, int64_t total,
+                   int n_threads) {
+  if (n_threads <= 1) return 1;
+  if (total >= n_threads) return 1;
+  const int64_t parts = n_threads / Gcd(total, n_threads);
+  for (int64_t i = 0; i < count; ++i) {
+    const AttentionArgs& a = args[i];
+    const AttendPlan& p = plans[i];
+    if (!p.block || std::min(a.n, p.tokens) * p.heads > kAttendLanes) return 1;
+    if (RowsOf(a.places[a.n - 1]) < kSplitMinRows) return 1;
+  }
+  return parts;
+}
+
+// The rows [r0, r1) of run `part` of a block's rows split in `parts` runs.
+void RowRun(int64_t n_rows, int64_t part, int64_t parts, int64_t* r0, int64_t* r1) {
+  const int64_t run =
+      (n_rows + parts * kSplitRowUnit - 1) / (parts * kSplitRowUnit) * kSplitRowUnit;
+  *r0 = std::min(n_rows, part * run);
+  *r1 = std::min(n_rows, *r0 + run);
+}
+
+// The split form of AttendMany's block jobs (ops/attention.h's stages), in
+// three rounds over the threads, each job in `parts` tasks per round:
+//   1. the scores of a run of the rows, and their maximum per query;
+//   2. the probabilities of the same run (thread by thread the same rows as
+//      in round 1: a static schedule of the same loop);
+//   3. the values of a run of the dims (each task sums the probabilities).
+// The bits are those of one attend_block call per job.
+void AttendSplit(const AttentionArgs* args, const AttendPlan* plans, const int64_t* first_job,
+                 int64_t count, int64_t parts, size_t per_thread) {
+  const int64_t total = first_job[count];
+  // Per job: its operands, sequence, and where its floats start in `shared`:
+  // st [n_rows][8], qt [head_dim][8], then the runs' maxima [parts][8].
+  struct Job {
+    Block b;
+    const AttentionArgs* a;
+    float *st, *qt, *mx;
+  };
+  thread_local std::vector<Job> jobs;
+  thread_local std::vector<float> shared;
+  jobs.resize(static_cast<size_t>(total));
+  thread_local std::vector<size_t> at;
+  at.resize(static_cast<size_t>(total));
+  size_t floats = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    for (int64_t job = first_job[i]; job < first_job[i + 1]; ++job) {
+      Job& j = jobs[static_cast<size_t>(job)];
+      MakeBlock(args[i], plans[i], job - first_job[i], &j.b);
+      j.a = &args[i];
+      at[static_cast<size_t>(job)] = floats;
+      floats += static_cast<size_t>((j.b.n_rows + args[i].head_dim + parts) * kAttendLanes);
+    }
+  }
+  if (shared.size() < floats) shared.resize(floats);
+  for (int64_t job = 0; job < total; ++job) {
+    Job& j = jobs[static_cast<size_t>(job)];
+    j.st = shared.data() + at[static_cast<size_t>(job)];
+    j.qt = j.st + j.b.n_rows * kAttendLanes;
+    j.mx = j.qt + j.a->head_dim * kAttendLanes;
+    AttendQueriesT(j.b.qs, j.b.n_q, static_cast<int>(j.a->head_dim), j.qt);
+  }
+  const Kernels& k = Active();
+  float* const scores = args[0].scores;
+  const Job* const js = jobs.data();  // workers see their own thread_local `jobs`
+  // Runs of the dims for the values: whole kSplitDimUnit, as many as parts.
+  int64_t vparts = 1;
+  for (int64_t job = 0; job < total; ++job) {
+    const int64_t hd = js[job].a->head_dim;
+    if (hd % kSplitDimUnit == 0) vparts = std::max(vparts, std::min(parts, hd / kSplitDimUnit));
+  }
+#pragma omp parallel num_threads(args[0].n_threads)
+  {
+    float* kf = &scores[static_cast<size_t>(omp_get_thread_num()) * per_thread];
+#pragma omp for schedule(static, 1)
+    for (int64_t task = 0; task < total * parts; ++task) {
+      const Job& j = js[task / parts];
+      const int64_t part = task % parts;
+      const size_t stride = j.a->kv->row_stride();
+      int64_t r0, r1;
+      RowRun(j.b.n_rows, part, parts, &r0, &r1);
+      KvSpan sub[kMaxBlockSpans];
+      const int n_sub = SubSpans(j.b.spans, j.b.n_spans, stride, r0, r1, sub);
+      k.attend_scores(j.qt, j.b.n_q, sub, n_sub, stride, static_cast<int>(j.a->head_dim),
+                      j.a->scale, kf, j.st + r0 * kAttendLanes);
+      k.attend_max(j.b.n_first, j.b.visible, j.b.n_q, r0, r1, j.st, j.mx + part * kAttendLanes);
+    }
+#pragma omp for schedule(static, 1)
+    for (int64_t task = 0; task < total * parts; ++task) {
+      const Job& j = js[task / parts];
+      float mx[kAttendLanes];
+      for (int m = 0; m < j.b.n_q; ++m) {
+        mx[m] = j.mx[m];
+        for (int64_t r = 1; r < parts; ++r) mx[m] = std::max(mx[m], j.mx[r * kAttendLanes + m]);
+      }
+      int64_t r0, r1;
+      RowRun(j.b.n_rows, task % parts, parts, &r0, &r1);
+      k.attend_exp(j.b.n_first, j.b.visible, j.b.n_q, r0, r1, mx, j.st);
+    }
+#pragma omp for schedule(static, 1)
+    for (int64_t task = 0; task < total * vparts; ++task) {
+      const Job& j = js[task / vparts];
+      const int64_t part = task % vparts, hd = j.a->head_dim;
+      const int64_t unit = hd % kSplitDimUnit == 0 ? kSplitDimUnit : hd;
+      const int64_t units = hd / unit, n = std::min(vparts, units);
+      const int64_t d0 = part * units / n * unit, d1 = (part + 1) * units / n * unit;
+      if (part < n) {
+        k.attend_values(j.st, j.b.n_q, j.b.spans, j.b.n_spans, j.a->kv->row_stride(),
+                        static_cast<int>(d0), static_cast<int>(d1), j.b.outs);
+      }
+    }
+  }
+}
+
+}  // namespace
+
 void AttendMany(const AttentionArgs* args, int64_t count) {
   if (count <= 0) return;
   // Every query's result is AttendBlock_ref's (or its head kernel's) whatever
@@ -303,6 +456,7 @@ void AttendMany(const AttentionArgs* args, int64_t count) {
   thread_local std::vector<AttendPlan> plans;   // per sequence; no allocation per step
   thread_local std::vector<int64_t> first_job;  // [count + 1] each sequence's first job
   int64_t total = 0;
+  int64_t parts = 1;
   for (;;) {
     plans.clear();
     first_job.assign(1, 0);
@@ -313,7 +467,12 @@ void AttendMany(const AttentionArgs* args, int64_t count) {
       if (plans.back().block) max_heads = std::max(max_heads, plans.back().heads);
     }
     total = first_job.back();
-    if (total >= n_threads || max_heads <= 1) break;
+    // Whole groups first: split over rows and dims when the jobs leave
+    // threads idle and are long; halving the groups' heads instead reads
+    // every key and value row once per part.
+    if (heads == kAttendBlockQueries)
+      parts = SplitParts(args, plans.data(), count, total, n_threads);
+    if (parts > 1 || total >= n_threads || max_heads <= 1) break;
     heads = (max_heads + 1) / 2;
   }
   // The threads' scratch: one stride for all sequences (their caches may
@@ -322,6 +481,10 @@ void AttendMany(const AttentionArgs* args, int64_t count) {
   for (int64_t i = 0; i < count; ++i) {
     per_thread = std::max(
         per_thread, static_cast<size_t>(AttentionScratchPerThread(*args[i].kv, args[i].layer)));
+  }
+  if (parts > 1) {
+    AttendSplit(args, plans.data(), first_job.data(), count, parts, per_thread);
+    return;
   }
   float* const scores = args[0].scores;
   const AttentionArgs* const as = args;
@@ -334,7 +497,9 @@ void AttendMany(const AttentionArgs* args, int64_t count) {
     while (firsts[i + 1] <= job) ++i;
     float* s = &scores[static_cast<size_t>(omp_get_thread_num()) * per_thread];
     if (ps[i].block) {
-      RunBlockJob(as[i], ps[i], job - firsts[i], s);
+      Block b;
+      MakeBlock(as[i], ps[i], job - firsts[i], &b);
+      RunBlock(b, as[i].kv->row_stride(), static_cast<int>(as[i].head_dim), as[i].scale, s);
     } else {
       RunHeadJob(as[i], job - firsts[i], s);
     }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <string>
 #include <utility>
@@ -359,4 +360,127 @@ TEST_CASE("attention block: every ISA variant gives _ref's bits", "[attention][i
   }
   INFO("variant checks: " << checked);
   SUCCEED();
+}
+
+namespace {
+
+struct Stages {
+  std::string name;
+  AttendScoresFn scores;
+  AttendMaxFn max;
+  AttendExpFn exp;
+  AttendValuesFn values;
+};
+
+// _ref's stages and those of every compiled variant this CPU runs.
+std::vector<Stages> StageVariants() {
+  std::vector<Stages> v = {
+      {"ref", AttendScores_ref, AttendMax_ref, AttendExp_ref, AttendValues_ref}};
+  for (Isa isa :
+       {Isa::kAvx2, Isa::kAvx512, Isa::kAvx512Vnni, Isa::kNeon, Isa::kNeonDot, Isa::kNeonI8mm}) {
+    if (test::CanTestVariants(isa)) {
+      const Kernels k = KernelsFor(isa);
+      v.push_back({IsaName(isa), k.attend_scores, k.attend_max, k.attend_exp, k.attend_values});
+    }
+  }
+  return v;
+}
+
+// Sorted cut points 0 = c_0 < ... < c_parts = n, at multiples of `unit`
+// (parts may come out fewer when n is small).
+std::vector<int64_t> Cuts(std::mt19937& rng, int64_t n, int64_t unit, int parts) {
+  std::vector<int64_t> cuts = {0, n};
+  std::uniform_int_distribution<int64_t> at(1, n / unit > 1 ? n / unit - 1 : 1);
+  for (int i = 1; i < parts && n / unit > 1; ++i) cuts.push_back(at(rng) * unit);
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  return cuts;
+}
+
+// The stages as the scheduler runs them for one block split over threads:
+// for each run of rows its scores and maximum, then its probabilities (under
+// the maximum of the runs' maxima), then the values of each run of dims,
+// part i by stages[(i + shift) % size].
+std::vector<std::vector<float>> RunStaged(const std::vector<Stages>& stages, int shift,
+                                          const std::vector<int64_t>& row_cuts,
+                                          const std::vector<int64_t>& dim_cuts, const Case& c) {
+  const int64_t n_rows = c.n_rows();
+  std::vector<float> st(static_cast<size_t>(n_rows) * kAttendLanes, -3.0f);
+  std::vector<float> qt(static_cast<size_t>(c.head_dim) * kAttendLanes);
+  std::vector<float> kf(static_cast<size_t>(kAttendBlockKeyRows) * c.head_dim);
+  std::vector<std::vector<float>> out(c.n_q, std::vector<float>(c.head_dim, -7.0f));
+  std::vector<const float*> qp;
+  std::vector<float*> op;
+  for (int m = 0; m < c.n_q; ++m) {
+    qp.push_back(c.q[m].data());
+    op.push_back(out[m].data());
+  }
+  const auto pick = [&](size_t part) -> const Stages& {
+    return stages[(part + static_cast<size_t>(shift)) % stages.size()];
+  };
+  const int64_t* first = c.n_first.empty() ? nullptr : c.n_first.data();
+  AttendQueriesT(qp.data(), c.n_q, c.head_dim, qt.data());
+  std::vector<float> mx(kAttendLanes, -std::numeric_limits<float>::infinity());
+  for (size_t i = 0; i + 1 < row_cuts.size(); ++i) {
+    KvSpan sub[2];
+    const int n_sub = SubSpans(c.spans.data(), static_cast<int>(c.spans.size()), c.stride,
+                               row_cuts[i], row_cuts[i + 1], sub);
+    pick(i).scores(qt.data(), c.n_q, sub, n_sub, c.stride, c.head_dim, kScale, kf.data(),
+                   &st[static_cast<size_t>(row_cuts[i]) * kAttendLanes]);
+    float run_mx[kAttendLanes];
+    pick(i + 1).max(first, c.n_visible.data(), c.n_q, row_cuts[i], row_cuts[i + 1], st.data(),
+                    run_mx);
+    for (int m = 0; m < c.n_q; ++m) mx[m] = std::max(mx[m], run_mx[m]);
+  }
+  for (size_t i = 0; i + 1 < row_cuts.size(); ++i) {
+    pick(i + 2).exp(first, c.n_visible.data(), c.n_q, row_cuts[i], row_cuts[i + 1], mx.data(),
+                    st.data());
+  }
+  for (size_t i = 0; i + 1 < dim_cuts.size(); ++i) {
+    pick(i + 3).values(st.data(), c.n_q, c.spans.data(), static_cast<int>(c.spans.size()), c.stride,
+                       static_cast<int>(dim_cuts[i]), static_cast<int>(dim_cuts[i + 1]), op.data());
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("attention block: the stages split over rows and dims give AttendBlock_ref's bits",
+          "[attention][isa]") {
+  std::mt19937 rng(13);
+  const std::vector<Stages> all = StageVariants();
+  int checked = 0;
+  for (size_t only = 0; only <= all.size(); ++only) {
+    // Each variant alone, then all of them mixed in one block.
+    const std::vector<Stages> stages = only < all.size() ? std::vector<Stages>{all[only]} : all;
+    const std::string name = only < all.size() ? all[only].name : "mixed";
+    for (int head_dim : {16, 64, 72, 128, 256}) {  // 72: not a multiple of 16, _ref's stages
+      for (int n_q = 1; n_q <= kAttendLanes; ++n_q) {
+        for (auto [n_a, n_b] :
+             {std::pair<int64_t, int64_t>{1, 0}, {13, 0}, {12, 7}, {33, 40}, {300, 77}}) {
+          Case c = MakeCase(rng, head_dim, n_q, n_a, n_b);
+          for (int windows = 0; windows < 2; ++windows) {
+            if (windows > 0) AddWindows(rng, &c);
+            const auto want = Run(AttendBlock_ref, c);
+            const int64_t dim_unit =
+                head_dim % kAttendBlockDimMultiple == 0 ? kAttendBlockDimMultiple : head_dim;
+            for (int parts : {1, 2, 3, 5}) {
+              const auto rows = Cuts(rng, c.n_rows(), 1, parts);
+              const auto dims = Cuts(rng, head_dim, dim_unit, parts);
+              const auto got = RunStaged(stages, parts, rows, dims, c);
+              for (int m = 0; m < n_q; ++m) {
+                INFO(name << " head_dim " << head_dim << " n_q " << n_q << " rows " << n_a << "+"
+                          << n_b << " windows " << windows << " parts " << rows.size() - 1 << " x "
+                          << dims.size() - 1 << " query " << m);
+                REQUIRE(got[m] == want[m]);
+              }
+              ++checked;
+            }
+          }
+        }
+      }
+    }
+  }
+  INFO("staged checks: " << checked);
+  CHECK(checked > 0);
 }
