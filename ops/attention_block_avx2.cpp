@@ -238,6 +238,67 @@ void BlockValues(const float* st, const float* inv, const KvSpan* spans, int n_s
   }
 }
 
+// BlockValues for a tile of rows whose chains continue those of the tiles
+// before it: acc starts from out (or 0 for the first tile) and goes back to
+// out unscaled. The chain of each (query, dim) stays in row order, so the
+// bits are BlockValues'.
+template <int W>
+void TileValues(const float* st, const KvSpan* spans, int n_spans, size_t stride, int m0, int n_out,
+                int d0, bool first, float* const* out) {
+  __m256 acc[4][2];
+  for (int i = 0; i < 4; ++i) {
+    const bool load = !first && i < n_out;
+    acc[i][0] = load ? _mm256_loadu_ps(out[m0 + i] + d0) : _mm256_setzero_ps();
+    acc[i][1] = load ? _mm256_loadu_ps(out[m0 + i] + d0 + 8) : _mm256_setzero_ps();
+  }
+  const float* p = st + m0;
+  for (int s = 0; s < n_spans; ++s) {
+    const uint16_t* v = spans[s].v + d0;
+    for (int64_t r = 0; r < spans[s].n; ++r, v += stride, p += W) {
+      const __m256 v0 = LoadF16(v), v1 = LoadF16(v + 8);
+      for (int i = 0; i < 4; ++i) {
+        const __m256 pi = _mm256_broadcast_ss(p + i);
+        acc[i][0] = _mm256_fmadd_ps(pi, v0, acc[i][0]);
+        acc[i][1] = _mm256_fmadd_ps(pi, v1, acc[i][1]);
+      }
+    }
+  }
+  for (int i = 0; i < 4; ++i) {  // constant indices, as in BlockScores
+    if (i >= n_out) break;
+    _mm256_storeu_ps(out[m0 + i] + d0, acc[i][0]);
+    _mm256_storeu_ps(out[m0 + i] + d0 + 8, acc[i][1]);
+  }
+}
+
+// The values of all queries in tiles of kValueTileRows rows, every 16-dim
+// run of a tile before the next tile: a tile's value rows (16 KB at head dim
+// 64) come from memory once and from L1 for the other runs. Row by row over
+// all rows per run, SmolLM2's 4 runs read its 512 KB of values per KV head
+// at depth 4096 four times, from L3 after the first.
+constexpr int64_t kValueTileRows = 128;
+constexpr int kValueTileSpans = 8;
+
+template <int W>
+void TiledValues(const float* st, const float* inv, int n_q, const KvSpan* spans, int n_spans,
+                 size_t stride, int hd, int64_t n_rows, float* const* out) {
+  for (int64_t r0 = 0; r0 < n_rows; r0 += kValueTileRows) {
+    KvSpan sub[kValueTileSpans];
+    const int n_sub =
+        SubSpans(spans, n_spans, stride, r0, std::min(n_rows, r0 + kValueTileRows), sub);
+    for (int m0 = 0; m0 < n_q; m0 += 4) {
+      for (int d0 = 0; d0 < hd; d0 += 16) {
+        TileValues<W>(st + r0 * W, sub, n_sub, stride, m0, std::min(4, n_q - m0), d0, r0 == 0, out);
+      }
+    }
+  }
+  for (int m = 0; m < n_q; ++m) {
+    const __m256 s = _mm256_set1_ps(inv[m]);
+    for (int d = 0; d < hd; d += 8) {
+      _mm256_storeu_ps(out[m] + d, _mm256_mul_ps(_mm256_loadu_ps(out[m] + d), s));
+    }
+  }
+}
+
 template <int QV>
 void AttendBlockW(const float* const* q, const int64_t* n_first, const int64_t* n_visible, int n_q,
                   const KvSpan* spans, int n_spans, size_t stride, int hd, float scale,
@@ -278,6 +339,10 @@ void AttendBlockW(const float* const* q, const int64_t* n_first, const int64_t* 
   }
   alignas(32) float inv[W];
   BlockSoftmax<QV>(n_first, n_visible, n_q, n_rows, st, inv);
+  if (n_spans <= kValueTileSpans) {  // always, from the runtime (at most 6 spans)
+    TiledValues<W>(st, inv, n_q, spans, n_spans, stride, hd, n_rows, out);
+    return;
+  }
   for (int m0 = 0; m0 < n_q; m0 += 4) {
     for (int d0 = 0; d0 < hd; d0 += 16) {
       BlockValues<W>(st, inv, spans, n_spans, stride, m0, std::min(4, n_q - m0), d0, out);

@@ -148,6 +148,67 @@ void BlockValues(const float* st, const float* inv, const KvSpan* spans, int n_s
   }
 }
 
+// BlockValues for a tile of rows whose chains continue those of the tiles
+// before it: acc starts from out (or 0 for the first tile) and goes back to
+// out unscaled. The chain of each (query, dim) stays in row order, so the
+// bits are BlockValues'.
+template <int W>
+void TileValues(const float* st, const KvSpan* spans, int n_spans, size_t stride, int m0, int n_out,
+                int d0, bool first, float* const* out) {
+  float32x4_t acc[4][4];
+  for (int i = 0; i < 4; ++i) {
+    const bool load = !first && i < n_out;
+    for (int c = 0; c < 4; ++c) {
+      acc[i][c] = load ? vld1q_f32(out[m0 + i] + d0 + 4 * c) : vdupq_n_f32(0.0f);
+    }
+  }
+  const float* p = st + m0;
+  for (int s = 0; s < n_spans; ++s) {
+    const uint16_t* v = spans[s].v + d0;
+    for (int64_t r = 0; r < spans[s].n; ++r, v += stride, p += W) {
+      float32x4_t vv[4];
+      LoadF16x8(v, &vv[0], &vv[1]);
+      LoadF16x8(v + 8, &vv[2], &vv[3]);
+      const float32x4_t p4 = vld1q_f32(p);
+      for (int c = 0; c < 4; ++c) {
+        acc[0][c] = vfmaq_laneq_f32(acc[0][c], vv[c], p4, 0);
+        acc[1][c] = vfmaq_laneq_f32(acc[1][c], vv[c], p4, 1);
+        acc[2][c] = vfmaq_laneq_f32(acc[2][c], vv[c], p4, 2);
+        acc[3][c] = vfmaq_laneq_f32(acc[3][c], vv[c], p4, 3);
+      }
+    }
+  }
+  for (int i = 0; i < 4; ++i) {  // constant indices, as in BlockScores
+    if (i >= n_out) break;
+    for (int c = 0; c < 4; ++c) vst1q_f32(out[m0 + i] + d0 + 4 * c, acc[i][c]);
+  }
+}
+
+// The values of all queries in tiles of rows, every 16-dim run of a tile
+// before the next tile (as on AVX2: a tile's value rows come from memory
+// once, and from L1 for the other runs).
+constexpr int64_t kValueTileRows = 128;
+constexpr int kValueTileSpans = 8;
+
+template <int W>
+void TiledValues(const float* st, const float* inv, int n_q, const KvSpan* spans, int n_spans,
+                 size_t stride, int hd, int64_t n_rows, float* const* out) {
+  for (int64_t r0 = 0; r0 < n_rows; r0 += kValueTileRows) {
+    KvSpan sub[kValueTileSpans];
+    const int n_sub =
+        SubSpans(spans, n_spans, stride, r0, std::min(n_rows, r0 + kValueTileRows), sub);
+    for (int m0 = 0; m0 < n_q; m0 += 4) {
+      for (int d0 = 0; d0 < hd; d0 += 16) {
+        TileValues<W>(st + r0 * W, sub, n_sub, stride, m0, std::min(4, n_q - m0), d0, r0 == 0, out);
+      }
+    }
+  }
+  for (int m = 0; m < n_q; ++m) {
+    for (int d = 0; d < hd; d += 4)
+      vst1q_f32(out[m] + d, vmulq_n_f32(vld1q_f32(out[m] + d), inv[m]));
+  }
+}
+
 template <int QV>
 void AttendBlockW(const float* const* q, const int64_t* n_first, const int64_t* n_visible, int n_q,
                   const KvSpan* spans, int n_spans, size_t stride, int hd, float scale,
@@ -172,6 +233,10 @@ void AttendBlockW(const float* const* q, const int64_t* n_first, const int64_t* 
   BlockScores<QV>(qt, spans, n_spans, stride, hd, scale, kf, st);
   float inv[W];
   BlockSoftmax<QV>(n_first, n_visible, n_q, n_rows, st, inv);
+  if (n_spans <= kValueTileSpans) {  // always, from the runtime (at most 6 spans)
+    TiledValues<W>(st, inv, n_q, spans, n_spans, stride, hd, n_rows, out);
+    return;
+  }
   for (int m0 = 0; m0 < n_q; m0 += 4) {
     for (int d0 = 0; d0 < hd; d0 += 16) {
       BlockValues<W>(st, inv, spans, n_spans, stride, m0, std::min(4, n_q - m0), d0, out);
