@@ -19,6 +19,7 @@
 #include <cstdint>
 
 #include "ops/attention.h"
+#include "ops/attention_value_tiles.h"
 #include "ops/exp_poly_avx2.h"
 #include "ops/kernels.h"
 
@@ -165,194 +166,6 @@ void BlockScoresKeys(const float* qt, const KvSpan* spans, int n_spans, size_t s
   }
 }
 
-// In place over st[n_rows][W]: p = ExpPoly(s - max) on the visible rows of
-// each lane (n_first <= row < n_visible), 0 elsewhere; inv[m] = float(1 / sum
-// p) with the sum in double. n_first may be null (0).
-template <int QV>
-void BlockSoftmax(const int64_t* n_first, const int64_t* n_visible, int n_q, int64_t n_rows,
-                  float* st, float* inv) {
-  constexpr int W = 8 * QV;
-  __m256i nf[QV], nv[QV];
-  for (int v = 0; v < QV; ++v) {
-    alignas(32) int32_t first[8], lanes[8];
-    for (int l = 0; l < 8; ++l) {
-      const int m = std::min(8 * v + l, n_q - 1);
-      first[l] = n_first ? static_cast<int32_t>(n_first[m]) : 0;
-      lanes[l] = static_cast<int32_t>(n_visible[m]);
-    }
-    nf[v] = _mm256_load_si256(reinterpret_cast<const __m256i*>(first));
-    nv[v] = _mm256_load_si256(reinterpret_cast<const __m256i*>(lanes));
-  }
-  const __m256 neg_inf = _mm256_set1_ps(-__builtin_inff());
-  for (int v = 0; v < QV; ++v) {
-    // Lanes with n_first <= j < n_visible: not (n_first > j), and n_visible > j.
-    const auto visible = [&](int64_t j) {
-      const __m256i row = _mm256_set1_epi32(static_cast<int>(j));
-      return _mm256_castsi256_ps(
-          _mm256_andnot_si256(_mm256_cmpgt_epi32(nf[v], row), _mm256_cmpgt_epi32(nv[v], row)));
-    };
-    __m256 mx = neg_inf;
-    for (int64_t j = 0; j < n_rows; ++j) {
-      mx = _mm256_max_ps(
-          mx, _mm256_blendv_ps(neg_inf, _mm256_loadu_ps(st + j * W + 8 * v), visible(j)));
-    }
-    __m256d sum_lo = _mm256_setzero_pd(), sum_hi = _mm256_setzero_pd();
-    for (int64_t j = 0; j < n_rows; ++j) {
-      const __m256 vis = visible(j);
-      float* s = st + j * W + 8 * v;
-      const __m256 p = _mm256_and_ps(ExpPoly8(_mm256_sub_ps(_mm256_loadu_ps(s), mx)), vis);
-      _mm256_storeu_ps(s, p);
-      sum_lo = _mm256_add_pd(sum_lo, _mm256_cvtps_pd(_mm256_castps256_ps128(p)));
-      sum_hi = _mm256_add_pd(sum_hi, _mm256_cvtps_pd(_mm256_extractf128_ps(p, 1)));
-    }
-    const __m256d one = _mm256_set1_pd(1.0);
-    _mm_storeu_ps(inv + 8 * v, _mm256_cvtpd_ps(_mm256_div_pd(one, sum_lo)));
-    _mm_storeu_ps(inv + 8 * v + 4, _mm256_cvtpd_ps(_mm256_div_pd(one, sum_hi)));
-  }
-}
-
-// out[m0 + i][d0, d0 + 16) for four queries: the probabilities of a row are
-// broadcast, its 16 dims converted once for the four.
-template <int W>
-void BlockValues(const float* st, const float* inv, const KvSpan* spans, int n_spans, size_t stride,
-                 int m0, int n_out, int d0, float* const* out) {
-  __m256 acc[4][2];
-  for (int i = 0; i < 4; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
-  const float* p = st + m0;
-  for (int s = 0; s < n_spans; ++s) {
-    const uint16_t* v = spans[s].v + d0;
-    for (int64_t r = 0; r < spans[s].n; ++r, v += stride, p += W) {
-      const __m256 v0 = LoadF16(v), v1 = LoadF16(v + 8);
-      for (int i = 0; i < 4; ++i) {
-        const __m256 pi = _mm256_broadcast_ss(p + i);
-        acc[i][0] = _mm256_fmadd_ps(pi, v0, acc[i][0]);
-        acc[i][1] = _mm256_fmadd_ps(pi, v1, acc[i][1]);
-      }
-    }
-  }
-  for (int i = 0; i < 4; ++i) {  // constant indices, as in BlockScores
-    if (i >= n_out) break;
-    const __m256 s = _mm256_set1_ps(inv[m0 + i]);
-    _mm256_storeu_ps(out[m0 + i] + d0, _mm256_mul_ps(acc[i][0], s));
-    _mm256_storeu_ps(out[m0 + i] + d0 + 8, _mm256_mul_ps(acc[i][1], s));
-  }
-}
-
-// BlockValues for a tile of rows whose chains continue those of the tiles
-// before it: acc starts from out (or 0 for the first tile) and goes back to
-// out unscaled. The chain of each (query, dim) stays in row order, so the
-// bits are BlockValues'.
-template <int W>
-void TileValues(const float* st, const KvSpan* spans, int n_spans, size_t stride, int m0, int n_out,
-                int d0, bool first, float* const* out) {
-  __m256 acc[4][2];
-  for (int i = 0; i < 4; ++i) {
-    const bool load = !first && i < n_out;
-    acc[i][0] = load ? _mm256_loadu_ps(out[m0 + i] + d0) : _mm256_setzero_ps();
-    acc[i][1] = load ? _mm256_loadu_ps(out[m0 + i] + d0 + 8) : _mm256_setzero_ps();
-  }
-  const float* p = st + m0;
-  for (int s = 0; s < n_spans; ++s) {
-    const uint16_t* v = spans[s].v + d0;
-    for (int64_t r = 0; r < spans[s].n; ++r, v += stride, p += W) {
-      const __m256 v0 = LoadF16(v), v1 = LoadF16(v + 8);
-      for (int i = 0; i < 4; ++i) {
-        const __m256 pi = _mm256_broadcast_ss(p + i);
-        acc[i][0] = _mm256_fmadd_ps(pi, v0, acc[i][0]);
-        acc[i][1] = _mm256_fmadd_ps(pi, v1, acc[i][1]);
-      }
-    }
-  }
-  for (int i = 0; i < 4; ++i) {  // constant indices, as in BlockScores
-    if (i >= n_out) break;
-    _mm256_storeu_ps(out[m0 + i] + d0, acc[i][0]);
-    _mm256_storeu_ps(out[m0 + i] + d0 + 8, acc[i][1]);
-  }
-}
-
-// The values of all queries in tiles of kValueTileRows rows, every 16-dim
-// run of a tile before the next tile: a tile's value rows (16 KB at head dim
-// 64) come from memory once and from L1 for the other runs. Row by row over
-// all rows per run, SmolLM2's 4 runs read its 512 KB of values per KV head
-// at depth 4096 four times, from L3 after the first.
-constexpr int64_t kValueTileRows = 128;
-constexpr int kValueTileSpans = 8;
-
-template <int W>
-void TiledValues(const float* st, const float* inv, int n_q, const KvSpan* spans, int n_spans,
-                 size_t stride, int hd, int64_t n_rows, float* const* out) {
-  for (int64_t r0 = 0; r0 < n_rows; r0 += kValueTileRows) {
-    KvSpan sub[kValueTileSpans];
-    const int n_sub =
-        SubSpans(spans, n_spans, stride, r0, std::min(n_rows, r0 + kValueTileRows), sub);
-    for (int m0 = 0; m0 < n_q; m0 += 4) {
-      for (int d0 = 0; d0 < hd; d0 += 16) {
-        TileValues<W>(st + r0 * W, sub, n_sub, stride, m0, std::min(4, n_q - m0), d0, r0 == 0, out);
-      }
-    }
-  }
-  for (int m = 0; m < n_q; ++m) {
-    const __m256 s = _mm256_set1_ps(inv[m]);
-    for (int d = 0; d < hd; d += 8) {
-      _mm256_storeu_ps(out[m] + d, _mm256_mul_ps(_mm256_loadu_ps(out[m] + d), s));
-    }
-  }
-}
-
-template <int QV>
-void AttendBlockW(const float* const* q, const int64_t* n_first, const int64_t* n_visible, int n_q,
-                  const KvSpan* spans, int n_spans, size_t stride, int hd, float scale,
-                  float* scratch, float* const* out) {
-  constexpr int W = 8 * QV;
-  int64_t n_rows = 0;
-  for (int i = 0; i < n_spans; ++i) n_rows += spans[i].n;
-  float* st = scratch;                            // [n_rows][W] scores, then probabilities
-  float* qt = st + kAttendBlockQueries * n_rows;  // [hd][W] queries, f16-rounded
-  float* kf = qt + kAttendBlockQueries * hd;      // [12][hd] converted key rows
-  // Lanes past n_q repeat the last query; their results are not stored.
-  for (int m = 0; m < W; ++m) {
-    const float* src = q[std::min(m, n_q - 1)];
-    for (int d = 0; d < hd; d += 8) {
-      alignas(32) float r[8];
-      _mm256_store_ps(
-          r, _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_loadu_ps(src + d), _MM_FROUND_TO_NEAREST_INT)));
-      for (int l = 0; l < 8; ++l) qt[(d + l) * W + m] = r[l];
-    }
-  }
-  if constexpr (QV == 1) {
-    using ScoresFn = void (*)(const float*, const KvSpan*, int, size_t, int, float, float*);
-    constexpr ScoresFn kKeysInLanes[8] = {nullptr,
-                                          BlockScoresKeys<1>,
-                                          BlockScoresKeys<2>,
-                                          BlockScoresKeys<3>,
-                                          BlockScoresKeys<4>,
-                                          BlockScoresKeys<5>,
-                                          BlockScoresKeys<6>,
-                                          BlockScoresKeys<7>};
-    if (n_q < 8) {
-      kKeysInLanes[n_q](qt, spans, n_spans, stride, hd, scale, st);
-    } else {
-      BlockScores<1>(qt, spans, n_spans, stride, hd, scale, kf, st);
-    }
-  } else {
-    BlockScores<QV>(qt, spans, n_spans, stride, hd, scale, kf, st);
-  }
-  alignas(32) float inv[W];
-  BlockSoftmax<QV>(n_first, n_visible, n_q, n_rows, st, inv);
-  if (n_spans <= kValueTileSpans) {  // always, from the runtime (at most 6 spans)
-    TiledValues<W>(st, inv, n_q, spans, n_spans, stride, hd, n_rows, out);
-    return;
-  }
-  for (int m0 = 0; m0 < n_q; m0 += 4) {
-    for (int d0 = 0; d0 < hd; d0 += 16) {
-      BlockValues<W>(st, inv, spans, n_spans, stride, m0, std::min(4, n_q - m0), d0, out);
-    }
-  }
-}
-
-// The stages (ops/attention.h), below: the same arithmetic in pieces, for
-// one block split over threads.
-
 // Which lanes of st[row][W] see row j: lane 8v + l is query min(8v + l,
 // n_q - 1), which sees n_first <= j < n_visible (n_first may be null: 0).
 template <int QV>
@@ -427,37 +240,65 @@ inline __m128 InvOf(__m256d sum) {
   return _mm256_cvtpd_ps(_mm256_div_pd(_mm256_set1_pd(1.0), sum));
 }
 
-// BlockValues for the stages: with kSum, inv[m0 + i] is set first, from the
-// four sums of p taken here in double and row order, as BlockSoftmax takes
-// them. (BlockValues itself stays as it is: a shared template measured ~10%
-// slower on the whole block's path, stop 45.)
-template <int W, bool kSum>
-void BlockValuesSum(const float* st, float* inv, const KvSpan* spans, int n_spans, size_t stride,
-                    int m0, int n_out, int d0, float* const* out) {
-  __m256 acc[4][2];
-  for (int i = 0; i < 4; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
-  __m256d sum = _mm256_setzero_pd();
-  const float* p = st + m0;
-  for (int s = 0; s < n_spans; ++s) {
-    const uint16_t* v = spans[s].v + d0;
-    for (int64_t r = 0; r < spans[s].n; ++r, v += stride, p += W) {
-      const __m256 v0 = LoadF16(v), v1 = LoadF16(v + 8);
-      for (int i = 0; i < 4; ++i) {
-        const __m256 pi = _mm256_broadcast_ss(p + i);
-        acc[i][0] = _mm256_fmadd_ps(pi, v0, acc[i][0]);
-        acc[i][1] = _mm256_fmadd_ps(pi, v1, acc[i][1]);
+// In place over st[n_rows][W]: p = ExpPoly(s - max) on the visible rows of
+// each lane (n_first <= row < n_visible), 0 elsewhere; inv[m] = float(1 / sum
+// p) with the sum in double. n_first may be null (0).
+template <int QV>
+void BlockSoftmax(const int64_t* n_first, const int64_t* n_visible, int n_q, int64_t n_rows,
+                  float* st, float* inv) {
+  const Visibility<QV> vis(n_first, n_visible, n_q);
+  __m256 mx[QV];
+  for (int v = 0; v < QV; ++v) mx[v] = _mm256_set1_ps(-__builtin_inff());
+  RowMax<QV>(vis, 0, n_rows, st, mx);
+  __m256d sums[2 * QV];
+  RowExp<QV>(vis, 0, n_rows, mx, st, sums);
+  for (int v = 0; v < 2 * QV; ++v) _mm_storeu_ps(inv + 4 * v, InvOf(sums[v]));
+}
+
+// ValuesInTiles' pass (ops/attention_value_tiles.h): a row's 16 dims are
+// converted once for four queries, its probabilities broadcast; one fma chain
+// per (query, dim) in row order. Inlined by force: out of line, g++ 12 kept
+// acc on the stack, storing it after every fma (the block measured ~20%
+// slower, stop 46).
+struct ValuesIsa {
+  template <int W, bool kSum>
+  [[gnu::always_inline]] static void Pass(const float* st, const KvSpan* spans, int n_spans,
+                                          size_t stride, int m0, int n_out, int d0, bool carry,
+                                          double* sum, float* const* out) {
+    __m256 acc[4][2];
+    for (int i = 0; i < 4; ++i) {
+      const bool load = carry && i < n_out;
+      acc[i][0] = load ? _mm256_loadu_ps(out[m0 + i] + d0) : _mm256_setzero_ps();
+      acc[i][1] = load ? _mm256_loadu_ps(out[m0 + i] + d0 + 8) : _mm256_setzero_ps();
+    }
+    __m256d s4 = kSum ? _mm256_loadu_pd(sum) : _mm256_setzero_pd();
+    const float* p = st + m0;
+    for (int s = 0; s < n_spans; ++s) {
+      const uint16_t* v = spans[s].v + d0;
+      for (int64_t r = 0; r < spans[s].n; ++r, v += stride, p += W) {
+        const __m256 v0 = LoadF16(v), v1 = LoadF16(v + 8);
+        for (int i = 0; i < 4; ++i) {
+          const __m256 pi = _mm256_broadcast_ss(p + i);
+          acc[i][0] = _mm256_fmadd_ps(pi, v0, acc[i][0]);
+          acc[i][1] = _mm256_fmadd_ps(pi, v1, acc[i][1]);
+        }
+        if constexpr (kSum) s4 = _mm256_add_pd(s4, _mm256_cvtps_pd(_mm_loadu_ps(p)));
       }
-      if constexpr (kSum) sum = _mm256_add_pd(sum, _mm256_cvtps_pd(_mm_loadu_ps(p)));
+    }
+    if constexpr (kSum) _mm256_storeu_pd(sum, s4);
+    for (int i = 0; i < 4; ++i) {  // constant indices, as in BlockScores
+      if (i >= n_out) break;
+      _mm256_storeu_ps(out[m0 + i] + d0, acc[i][0]);
+      _mm256_storeu_ps(out[m0 + i] + d0 + 8, acc[i][1]);
     }
   }
-  if constexpr (kSum) _mm_storeu_ps(inv + m0, InvOf(sum));
-  for (int i = 0; i < 4; ++i) {  // constant indices, as in BlockScores
-    if (i >= n_out) break;
-    const __m256 s = _mm256_set1_ps(inv[m0 + i]);
-    _mm256_storeu_ps(out[m0 + i] + d0, _mm256_mul_ps(acc[i][0], s));
-    _mm256_storeu_ps(out[m0 + i] + d0 + 8, _mm256_mul_ps(acc[i][1], s));
+  static void Scale(float* o, int d0, int d1, float s) {
+    const __m256 vs = _mm256_set1_ps(s);
+    for (int d = d0; d < d1; d += 8) {
+      _mm256_storeu_ps(o + d, _mm256_mul_ps(_mm256_loadu_ps(o + d), vs));
+    }
   }
-}
+};
 
 // Scores of up to 8 queries into st[row][8]: keys in the lanes for fewer
 // than 8, queries in the lanes for 8.
@@ -479,21 +320,34 @@ void Scores8(const float* qt, int n_q, const KvSpan* spans, int n_spans, size_t 
   }
 }
 
-// out[m][d0, d1) of every query from st[row][W]: four queries x 16 dims per
-// pass. kSum: inv[W] is scratch, set by each group's first pass.
-template <int W, bool kSum>
-void ValuesW(const float* st, float* inv, int n_q, const KvSpan* spans, int n_spans, size_t stride,
-             int d0, int d1, float* const* out) {
-  for (int m0 = 0; m0 < n_q; m0 += 4) {
-    const int n_out = std::min(4, n_q - m0);
-    for (int d = d0; d < d1; d += 16) {
-      if (kSum && d == d0) {
-        BlockValuesSum<W, true>(st, inv, spans, n_spans, stride, m0, n_out, d, out);
-      } else {
-        BlockValuesSum<W, false>(st, inv, spans, n_spans, stride, m0, n_out, d, out);
-      }
+template <int QV>
+void AttendBlockW(const float* const* q, const int64_t* n_first, const int64_t* n_visible, int n_q,
+                  const KvSpan* spans, int n_spans, size_t stride, int hd, float scale,
+                  float* scratch, float* const* out) {
+  constexpr int W = 8 * QV;
+  int64_t n_rows = 0;
+  for (int i = 0; i < n_spans; ++i) n_rows += spans[i].n;
+  float* st = scratch;                            // [n_rows][W] scores, then probabilities
+  float* qt = st + kAttendBlockQueries * n_rows;  // [hd][W] queries, f16-rounded
+  float* kf = qt + kAttendBlockQueries * hd;      // [12][hd] converted key rows
+  // Lanes past n_q repeat the last query; their results are not stored.
+  for (int m = 0; m < W; ++m) {
+    const float* src = q[std::min(m, n_q - 1)];
+    for (int d = 0; d < hd; d += 8) {
+      alignas(32) float r[8];
+      _mm256_store_ps(
+          r, _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_loadu_ps(src + d), _MM_FROUND_TO_NEAREST_INT)));
+      for (int l = 0; l < 8; ++l) qt[(d + l) * W + m] = r[l];
     }
   }
+  if constexpr (QV == 1) {
+    Scores8(qt, n_q, spans, n_spans, stride, hd, scale, kf, st);
+  } else {
+    BlockScores<QV>(qt, spans, n_spans, stride, hd, scale, kf, st);
+  }
+  alignas(32) float inv[W];
+  BlockSoftmax<QV>(n_first, n_visible, n_q, n_rows, st, inv);
+  ValuesInTiles<W, ValuesIsa>(st, inv, n_q, spans, n_spans, stride, 0, hd, n_rows, out);
 }
 
 }  // namespace
@@ -549,8 +403,10 @@ void AttendValues_avx2(const float* st, int n_q, const KvSpan* spans, int n_span
     AttendValues_ref(st, n_q, spans, n_spans, stride, d0, d1, out);
     return;
   }
-  alignas(32) float inv[kAttendLanes];
-  ValuesW<kAttendLanes, true>(st, inv, n_q, spans, n_spans, stride, d0, d1, out);
+  int64_t n_rows = 0;
+  for (int i = 0; i < n_spans; ++i) n_rows += spans[i].n;
+  ValuesInTiles<kAttendLanes, ValuesIsa>(st, nullptr, n_q, spans, n_spans, stride, d0, d1, n_rows,
+                                         out);
 }
 
 }  // namespace ember

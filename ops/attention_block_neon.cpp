@@ -17,6 +17,7 @@
 #include <limits>
 
 #include "ops/attention.h"
+#include "ops/attention_value_tiles.h"
 #include "ops/exp_poly_neon.h"
 #include "ops/kernels.h"
 
@@ -74,178 +75,6 @@ void BlockScores(const float* qt, const KvSpan* spans, int n_spans, size_t strid
     }
   }
 }
-
-// In place over st[n_rows][W]: p = ExpPoly(s - max) on the visible rows of
-// each lane (n_first <= row < n_visible), 0 elsewhere; inv[m] = float(1 / sum
-// p) with the sum in double. n_first may be null (0).
-template <int QV>
-void BlockSoftmax(const int64_t* n_first, const int64_t* n_visible, int n_q, int64_t n_rows,
-                  float* st, float* inv) {
-  constexpr int W = 4 * QV;
-  const float32x4_t neg_inf = vdupq_n_f32(-std::numeric_limits<float>::infinity());
-  for (int v = 0; v < QV; ++v) {
-    int32_t first[4], lanes[4];
-    for (int l = 0; l < 4; ++l) {
-      const int m = std::min(4 * v + l, n_q - 1);
-      first[l] = n_first ? static_cast<int32_t>(n_first[m]) : 0;
-      lanes[l] = static_cast<int32_t>(n_visible[m]);
-    }
-    const int32x4_t nf = vld1q_s32(first), nv = vld1q_s32(lanes);
-    const auto visible = [&](int64_t j) {  // lanes with n_first <= j < n_visible
-      const int32x4_t row = vdupq_n_s32(static_cast<int32_t>(j));
-      return vandq_u32(vcleq_s32(nf, row), vcgtq_s32(nv, row));
-    };
-    float32x4_t mx = neg_inf;
-    for (int64_t j = 0; j < n_rows; ++j) {
-      mx = vmaxq_f32(mx, vbslq_f32(visible(j), vld1q_f32(st + j * W + 4 * v), neg_inf));
-    }
-    float64x2_t sum_lo = vdupq_n_f64(0.0), sum_hi = vdupq_n_f64(0.0);
-    for (int64_t j = 0; j < n_rows; ++j) {
-      const uint32x4_t vis = visible(j);
-      float* s = st + j * W + 4 * v;
-      const float32x4_t e = ExpPoly4(vsubq_f32(vld1q_f32(s), mx));
-      const float32x4_t p = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(e), vis));
-      vst1q_f32(s, p);
-      sum_lo = vaddq_f64(sum_lo, vcvt_f64_f32(vget_low_f32(p)));
-      sum_hi = vaddq_f64(sum_hi, vcvt_high_f64_f32(p));
-    }
-    const float64x2_t one = vdupq_n_f64(1.0);
-    vst1q_f32(inv + 4 * v, vcombine_f32(vcvt_f32_f64(vdivq_f64(one, sum_lo)),
-                                        vcvt_f32_f64(vdivq_f64(one, sum_hi))));
-  }
-}
-
-// out[m0 + i][d0, d0 + 16) for four queries: a row's 16 dims converted once,
-// its four probabilities loaded once and taken lane by lane.
-template <int W>
-void BlockValues(const float* st, const float* inv, const KvSpan* spans, int n_spans, size_t stride,
-                 int m0, int n_out, int d0, float* const* out) {
-  float32x4_t acc[4][4];
-  for (int i = 0; i < 4; ++i) {
-    for (int c = 0; c < 4; ++c) acc[i][c] = vdupq_n_f32(0.0f);
-  }
-  const float* p = st + m0;
-  for (int s = 0; s < n_spans; ++s) {
-    const uint16_t* v = spans[s].v + d0;
-    for (int64_t r = 0; r < spans[s].n; ++r, v += stride, p += W) {
-      float32x4_t vv[4];
-      LoadF16x8(v, &vv[0], &vv[1]);
-      LoadF16x8(v + 8, &vv[2], &vv[3]);
-      const float32x4_t p4 = vld1q_f32(p);
-      for (int c = 0; c < 4; ++c) {
-        acc[0][c] = vfmaq_laneq_f32(acc[0][c], vv[c], p4, 0);
-        acc[1][c] = vfmaq_laneq_f32(acc[1][c], vv[c], p4, 1);
-        acc[2][c] = vfmaq_laneq_f32(acc[2][c], vv[c], p4, 2);
-        acc[3][c] = vfmaq_laneq_f32(acc[3][c], vv[c], p4, 3);
-      }
-    }
-  }
-  for (int i = 0; i < 4; ++i) {  // constant indices, as in BlockScores
-    if (i >= n_out) break;
-    for (int c = 0; c < 4; ++c) {
-      vst1q_f32(out[m0 + i] + d0 + 4 * c, vmulq_n_f32(acc[i][c], inv[m0 + i]));
-    }
-  }
-}
-
-// BlockValues for a tile of rows whose chains continue those of the tiles
-// before it: acc starts from out (or 0 for the first tile) and goes back to
-// out unscaled. The chain of each (query, dim) stays in row order, so the
-// bits are BlockValues'.
-template <int W>
-void TileValues(const float* st, const KvSpan* spans, int n_spans, size_t stride, int m0, int n_out,
-                int d0, bool first, float* const* out) {
-  float32x4_t acc[4][4];
-  for (int i = 0; i < 4; ++i) {
-    const bool load = !first && i < n_out;
-    for (int c = 0; c < 4; ++c) {
-      acc[i][c] = load ? vld1q_f32(out[m0 + i] + d0 + 4 * c) : vdupq_n_f32(0.0f);
-    }
-  }
-  const float* p = st + m0;
-  for (int s = 0; s < n_spans; ++s) {
-    const uint16_t* v = spans[s].v + d0;
-    for (int64_t r = 0; r < spans[s].n; ++r, v += stride, p += W) {
-      float32x4_t vv[4];
-      LoadF16x8(v, &vv[0], &vv[1]);
-      LoadF16x8(v + 8, &vv[2], &vv[3]);
-      const float32x4_t p4 = vld1q_f32(p);
-      for (int c = 0; c < 4; ++c) {
-        acc[0][c] = vfmaq_laneq_f32(acc[0][c], vv[c], p4, 0);
-        acc[1][c] = vfmaq_laneq_f32(acc[1][c], vv[c], p4, 1);
-        acc[2][c] = vfmaq_laneq_f32(acc[2][c], vv[c], p4, 2);
-        acc[3][c] = vfmaq_laneq_f32(acc[3][c], vv[c], p4, 3);
-      }
-    }
-  }
-  for (int i = 0; i < 4; ++i) {  // constant indices, as in BlockScores
-    if (i >= n_out) break;
-    for (int c = 0; c < 4; ++c) vst1q_f32(out[m0 + i] + d0 + 4 * c, acc[i][c]);
-  }
-}
-
-// The values of all queries in tiles of rows, every 16-dim run of a tile
-// before the next tile (as on AVX2: a tile's value rows come from memory
-// once, and from L1 for the other runs).
-constexpr int64_t kValueTileRows = 128;
-constexpr int kValueTileSpans = 8;
-
-template <int W>
-void TiledValues(const float* st, const float* inv, int n_q, const KvSpan* spans, int n_spans,
-                 size_t stride, int hd, int64_t n_rows, float* const* out) {
-  for (int64_t r0 = 0; r0 < n_rows; r0 += kValueTileRows) {
-    KvSpan sub[kValueTileSpans];
-    const int n_sub =
-        SubSpans(spans, n_spans, stride, r0, std::min(n_rows, r0 + kValueTileRows), sub);
-    for (int m0 = 0; m0 < n_q; m0 += 4) {
-      for (int d0 = 0; d0 < hd; d0 += 16) {
-        TileValues<W>(st + r0 * W, sub, n_sub, stride, m0, std::min(4, n_q - m0), d0, r0 == 0, out);
-      }
-    }
-  }
-  for (int m = 0; m < n_q; ++m) {
-    for (int d = 0; d < hd; d += 4)
-      vst1q_f32(out[m] + d, vmulq_n_f32(vld1q_f32(out[m] + d), inv[m]));
-  }
-}
-
-template <int QV>
-void AttendBlockW(const float* const* q, const int64_t* n_first, const int64_t* n_visible, int n_q,
-                  const KvSpan* spans, int n_spans, size_t stride, int hd, float scale,
-                  float* scratch, float* const* out) {
-  constexpr int W = 4 * QV;
-  int64_t n_rows = 0;
-  for (int i = 0; i < n_spans; ++i) n_rows += spans[i].n;
-  float* st = scratch;                            // [n_rows][W] scores, then probabilities
-  float* qt = st + kAttendBlockQueries * n_rows;  // [hd][W] queries, f16-rounded
-  float* kf = qt + kAttendBlockQueries * hd;      // [8][hd] converted key rows
-  // Lanes past n_q repeat the last query; their results are not stored.
-  for (int m = 0; m < W; ++m) {
-    const float* src = q[std::min(m, n_q - 1)];
-    for (int d = 0; d < hd; d += 4) {
-      // f32 -> f16 rounds to nearest even (FPCR default), as Fp32ToFp16.
-      const float32x4_t r = vcvt_f32_f16(vcvt_f16_f32(vld1q_f32(src + d)));
-      float lanes[4];
-      vst1q_f32(lanes, r);
-      for (int l = 0; l < 4; ++l) qt[(d + l) * W + m] = lanes[l];
-    }
-  }
-  BlockScores<QV>(qt, spans, n_spans, stride, hd, scale, kf, st);
-  float inv[W];
-  BlockSoftmax<QV>(n_first, n_visible, n_q, n_rows, st, inv);
-  if (n_spans <= kValueTileSpans) {  // always, from the runtime (at most 6 spans)
-    TiledValues<W>(st, inv, n_q, spans, n_spans, stride, hd, n_rows, out);
-    return;
-  }
-  for (int m0 = 0; m0 < n_q; m0 += 4) {
-    for (int d0 = 0; d0 < hd; d0 += 16) {
-      BlockValues<W>(st, inv, spans, n_spans, stride, m0, std::min(4, n_q - m0), d0, out);
-    }
-  }
-}
-
-// The stages (ops/attention.h), below: the same arithmetic in pieces, for
-// one block split over threads.
 
 // Which lanes of st[row][W] see row j: lane 4v + l is query min(4v + l,
 // n_q - 1), which sees n_first <= j < n_visible (n_first may be null: 0).
@@ -320,55 +149,97 @@ inline float32x4_t InvOf(float64x2_t lo, float64x2_t hi) {
   return vcombine_f32(vcvt_f32_f64(vdivq_f64(one, lo)), vcvt_f32_f64(vdivq_f64(one, hi)));
 }
 
-// BlockValues for the stages: the four sums of p are taken here, in double
-// and row order, as BlockSoftmax takes them (BlockValues itself stays as it
-// is, as on AVX2).
-template <int W>
-void BlockValuesSum(const float* st, const float* inv, const KvSpan* spans, int n_spans,
-                    size_t stride, int m0, int n_out, int d0, float* const* out) {
-  float32x4_t acc[4][4];
-  for (int i = 0; i < 4; ++i) {
-    for (int c = 0; c < 4; ++c) acc[i][c] = vdupq_n_f32(0.0f);
-  }
-  float64x2_t sum_lo = vdupq_n_f64(0.0), sum_hi = vdupq_n_f64(0.0);
-  const float* p = st + m0;
-  for (int s = 0; s < n_spans; ++s) {
-    const uint16_t* v = spans[s].v + d0;
-    for (int64_t r = 0; r < spans[s].n; ++r, v += stride, p += W) {
-      float32x4_t vv[4];
-      LoadF16x8(v, &vv[0], &vv[1]);
-      LoadF16x8(v + 8, &vv[2], &vv[3]);
-      const float32x4_t p4 = vld1q_f32(p);
-      for (int c = 0; c < 4; ++c) {
-        acc[0][c] = vfmaq_laneq_f32(acc[0][c], vv[c], p4, 0);
-        acc[1][c] = vfmaq_laneq_f32(acc[1][c], vv[c], p4, 1);
-        acc[2][c] = vfmaq_laneq_f32(acc[2][c], vv[c], p4, 2);
-        acc[3][c] = vfmaq_laneq_f32(acc[3][c], vv[c], p4, 3);
-      }
-      if (!inv) {
-        sum_lo = vaddq_f64(sum_lo, vcvt_f64_f32(vget_low_f32(p4)));
-        sum_hi = vaddq_f64(sum_hi, vcvt_high_f64_f32(p4));
-      }
-    }
-  }
-  float own[4];
-  if (!inv) vst1q_f32(own, InvOf(sum_lo, sum_hi));
-  for (int i = 0; i < 4; ++i) {  // constant indices, as in BlockScores
-    if (i >= n_out) break;
-    const float s = inv ? inv[m0 + i] : own[i];
-    for (int c = 0; c < 4; ++c) vst1q_f32(out[m0 + i] + d0 + 4 * c, vmulq_n_f32(acc[i][c], s));
-  }
+// In place over st[n_rows][W]: p = ExpPoly(s - max) on the visible rows of
+// each lane (n_first <= row < n_visible), 0 elsewhere; inv[m] = float(1 / sum
+// p) with the sum in double. n_first may be null (0).
+template <int QV>
+void BlockSoftmax(const int64_t* n_first, const int64_t* n_visible, int n_q, int64_t n_rows,
+                  float* st, float* inv) {
+  const Visibility<QV> vis(n_first, n_visible, n_q);
+  float32x4_t mx[QV];
+  for (int v = 0; v < QV; ++v) mx[v] = vdupq_n_f32(-std::numeric_limits<float>::infinity());
+  RowMax<QV>(vis, 0, n_rows, st, mx);
+  float64x2_t sums[2 * QV];
+  RowExp<QV>(vis, 0, n_rows, mx, st, sums);
+  for (int v = 0; v < QV; ++v) vst1q_f32(inv + 4 * v, InvOf(sums[2 * v], sums[2 * v + 1]));
 }
 
-// out[m][d0, d1) of every query from st[row][W]: four queries x 16 dims per pass.
-template <int W>
-void ValuesSumW(const float* st, const float* inv, int n_q, const KvSpan* spans, int n_spans,
-                size_t stride, int d0, int d1, float* const* out) {
-  for (int m0 = 0; m0 < n_q; m0 += 4) {
-    for (int d = d0; d < d1; d += 16) {
-      BlockValuesSum<W>(st, inv, spans, n_spans, stride, m0, std::min(4, n_q - m0), d, out);
+// ValuesInTiles' pass (ops/attention_value_tiles.h): a row's 16 dims are
+// converted once, its four probabilities loaded once and taken lane by lane;
+// one fma chain per (query, dim) in row order. Inlined by force, as on AVX2.
+struct ValuesIsa {
+  template <int W, bool kSum>
+  [[gnu::always_inline]] static void Pass(const float* st, const KvSpan* spans, int n_spans,
+                                          size_t stride, int m0, int n_out, int d0, bool carry,
+                                          double* sum, float* const* out) {
+    float32x4_t acc[4][4];
+    for (int i = 0; i < 4; ++i) {
+      const bool load = carry && i < n_out;
+      for (int c = 0; c < 4; ++c) {
+        acc[i][c] = load ? vld1q_f32(out[m0 + i] + d0 + 4 * c) : vdupq_n_f32(0.0f);
+      }
+    }
+    float64x2_t sum_lo = kSum ? vld1q_f64(sum) : vdupq_n_f64(0.0);
+    float64x2_t sum_hi = kSum ? vld1q_f64(sum + 2) : vdupq_n_f64(0.0);
+    const float* p = st + m0;
+    for (int s = 0; s < n_spans; ++s) {
+      const uint16_t* v = spans[s].v + d0;
+      for (int64_t r = 0; r < spans[s].n; ++r, v += stride, p += W) {
+        float32x4_t vv[4];
+        LoadF16x8(v, &vv[0], &vv[1]);
+        LoadF16x8(v + 8, &vv[2], &vv[3]);
+        const float32x4_t p4 = vld1q_f32(p);
+        for (int c = 0; c < 4; ++c) {
+          acc[0][c] = vfmaq_laneq_f32(acc[0][c], vv[c], p4, 0);
+          acc[1][c] = vfmaq_laneq_f32(acc[1][c], vv[c], p4, 1);
+          acc[2][c] = vfmaq_laneq_f32(acc[2][c], vv[c], p4, 2);
+          acc[3][c] = vfmaq_laneq_f32(acc[3][c], vv[c], p4, 3);
+        }
+        if constexpr (kSum) {
+          sum_lo = vaddq_f64(sum_lo, vcvt_f64_f32(vget_low_f32(p4)));
+          sum_hi = vaddq_f64(sum_hi, vcvt_high_f64_f32(p4));
+        }
+      }
+    }
+    if constexpr (kSum) {
+      vst1q_f64(sum, sum_lo);
+      vst1q_f64(sum + 2, sum_hi);
+    }
+    for (int i = 0; i < 4; ++i) {  // constant indices, as in BlockScores
+      if (i >= n_out) break;
+      for (int c = 0; c < 4; ++c) vst1q_f32(out[m0 + i] + d0 + 4 * c, acc[i][c]);
     }
   }
+  static void Scale(float* o, int d0, int d1, float s) {
+    for (int d = d0; d < d1; d += 4) vst1q_f32(o + d, vmulq_n_f32(vld1q_f32(o + d), s));
+  }
+};
+
+template <int QV>
+void AttendBlockW(const float* const* q, const int64_t* n_first, const int64_t* n_visible, int n_q,
+                  const KvSpan* spans, int n_spans, size_t stride, int hd, float scale,
+                  float* scratch, float* const* out) {
+  constexpr int W = 4 * QV;
+  int64_t n_rows = 0;
+  for (int i = 0; i < n_spans; ++i) n_rows += spans[i].n;
+  float* st = scratch;                            // [n_rows][W] scores, then probabilities
+  float* qt = st + kAttendBlockQueries * n_rows;  // [hd][W] queries, f16-rounded
+  float* kf = qt + kAttendBlockQueries * hd;      // [8][hd] converted key rows
+  // Lanes past n_q repeat the last query; their results are not stored.
+  for (int m = 0; m < W; ++m) {
+    const float* src = q[std::min(m, n_q - 1)];
+    for (int d = 0; d < hd; d += 4) {
+      // f32 -> f16 rounds to nearest even (FPCR default), as Fp32ToFp16.
+      const float32x4_t r = vcvt_f32_f16(vcvt_f16_f32(vld1q_f32(src + d)));
+      float lanes[4];
+      vst1q_f32(lanes, r);
+      for (int l = 0; l < 4; ++l) qt[(d + l) * W + m] = lanes[l];
+    }
+  }
+  BlockScores<QV>(qt, spans, n_spans, stride, hd, scale, kf, st);
+  float inv[W];
+  BlockSoftmax<QV>(n_first, n_visible, n_q, n_rows, st, inv);
+  ValuesInTiles<W, ValuesIsa>(st, inv, n_q, spans, n_spans, stride, 0, hd, n_rows, out);
 }
 
 using AttendBlockWFn = void (*)(const float* const*, const int64_t*, const int64_t*, int,
@@ -428,7 +299,10 @@ void AttendValues_neon(const float* st, int n_q, const KvSpan* spans, int n_span
     AttendValues_ref(st, n_q, spans, n_spans, stride, d0, d1, out);
     return;
   }
-  ValuesSumW<kAttendLanes>(st, nullptr, n_q, spans, n_spans, stride, d0, d1, out);
+  int64_t n_rows = 0;
+  for (int i = 0; i < n_spans; ++i) n_rows += spans[i].n;
+  ValuesInTiles<kAttendLanes, ValuesIsa>(st, nullptr, n_q, spans, n_spans, stride, d0, d1, n_rows,
+                                         out);
 }
 
 }  // namespace ember

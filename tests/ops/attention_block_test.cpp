@@ -422,10 +422,10 @@ std::vector<std::vector<float>> RunStaged(const std::vector<Stages>& stages, int
   AttendQueriesT(qp.data(), c.n_q, c.head_dim, qt.data());
   std::vector<float> mx(kAttendLanes, -std::numeric_limits<float>::infinity());
   for (size_t i = 0; i + 1 < row_cuts.size(); ++i) {
-    KvSpan sub[2];
+    std::vector<KvSpan> sub(c.spans.size());
     const int n_sub = SubSpans(c.spans.data(), static_cast<int>(c.spans.size()), c.stride,
-                               row_cuts[i], row_cuts[i + 1], sub);
-    pick(i).scores(qt.data(), c.n_q, sub, n_sub, c.stride, c.head_dim, kScale, kf.data(),
+                               row_cuts[i], row_cuts[i + 1], sub.data());
+    pick(i).scores(qt.data(), c.n_q, sub.data(), n_sub, c.stride, c.head_dim, kScale, kf.data(),
                    &st[static_cast<size_t>(row_cuts[i]) * kAttendLanes]);
     float run_mx[kAttendLanes];
     pick(i + 1).max(first, c.n_visible.data(), c.n_q, row_cuts[i], row_cuts[i + 1], st.data(),
@@ -482,5 +482,48 @@ TEST_CASE("attention block: the stages split over rows and dims give AttendBlock
     }
   }
   INFO("staged checks: " << checked);
+  CHECK(checked > 0);
+}
+
+// The ISA variants read values in tiles of rows for up to 8 spans (the
+// runtime passes at most 6) and all rows at once for more: both ways, whole
+// block and stages, give the bits of the same rows in one span.
+TEST_CASE("attention block: rows in more spans than a values tile takes give the same bits",
+          "[attention][isa]") {
+  std::mt19937 rng(14);
+  const std::vector<Stages> stages = StageVariants();
+  int checked = 0;
+  for (int n_spans : {8, 10}) {
+    for (int n_q : {1, 3, 8, 16}) {
+      Case c = MakeCase(rng, 64, n_q, 290, 0);
+      AddWindows(rng, &c);
+      const auto want = Run(AttendBlock_ref, c);
+      std::vector<KvSpan> pieces(static_cast<size_t>(n_spans));
+      for (int i = 0; i < n_spans; ++i) {
+        REQUIRE(SubSpans(c.spans.data(), 1, c.stride, 290 * i / n_spans, 290 * (i + 1) / n_spans,
+                         &pieces[static_cast<size_t>(i)]) == 1);
+      }
+      c.spans = pieces;
+      for (const auto& [name, fn] : Variants()) {
+        const auto got = Run(fn, c);
+        for (int m = 0; m < n_q; ++m) {
+          INFO(name << " spans " << n_spans << " n_q " << n_q << " query " << m);
+          REQUIRE(got[m] == want[m]);
+        }
+        ++checked;
+      }
+      if (n_q > kAttendLanes) continue;
+      for (size_t i = 0; i < stages.size(); ++i) {
+        const std::vector<int64_t> rows = {0, 100, 290}, dims = {0, 32, 64};
+        const auto got = RunStaged({stages[i]}, 0, rows, dims, c);
+        for (int m = 0; m < n_q; ++m) {
+          INFO(stages[i].name << " stages, spans " << n_spans << " n_q " << n_q << " query " << m);
+          REQUIRE(got[m] == want[m]);
+        }
+        ++checked;
+      }
+    }
+  }
+  INFO("checks: " << checked);
   CHECK(checked > 0);
 }
