@@ -59,10 +59,18 @@ void AttendBlock_ref(const float* const* q, const int64_t* n_first, const int64_
 // bits as they are (see AttendBlock above).
 namespace ember {
 
+// Each query is rounded once; the lanes past n_q copy the last one (the
+// rounding of 8 lanes was ~0.012 ms of a 256-dim block, serial before the
+// split: 2% of a Gemma 3 token on 2 threads, stop 46).
 void AttendQueriesT(const float* const* q, int n_q, int head_dim, float* qt) {
-  for (int m = 0; m < kAttendLanes; ++m) {
-    const float* src = q[std::min(m, n_q - 1)];
-    for (int d = 0; d < head_dim; ++d) qt[d * kAttendLanes + m] = Fp16ToFp32(Fp32ToFp16(src[d]));
+  for (int m = 0; m < n_q; ++m) {
+    for (int d = 0; d < head_dim; ++d) {
+      qt[d * kAttendLanes + m] = Fp16ToFp32(Fp32ToFp16(q[m][d]));
+    }
+  }
+  for (int d = 0; d < head_dim; ++d) {
+    float* row = qt + d * kAttendLanes;
+    for (int m = n_q; m < kAttendLanes; ++m) row[m] = row[n_q - 1];
   }
 }
 
