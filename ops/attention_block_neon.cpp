@@ -91,8 +91,14 @@ class Visibility {
       }
       nf_[v] = vld1q_s32(first);
       nv_[v] = vld1q_s32(lanes);
+      for (int l = 0; l < 4; ++l) {
+        last_first_ = std::max<int64_t>(last_first_, first[l]);
+        first_end_ = std::min<int64_t>(first_end_, lanes[l]);
+      }
     }
   }
+  // Whether every lane sees every row of [r0, r1): a decode step's, mostly.
+  bool All(int64_t r0, int64_t r1) const { return last_first_ <= r0 && first_end_ >= r1; }
   uint32x4_t At(int v, int64_t j) const {
     const int32x4_t row = vdupq_n_s32(static_cast<int32_t>(j));
     return vandq_u32(vcleq_s32(nf_[v], row), vcgtq_s32(nv_[v], row));
@@ -100,28 +106,40 @@ class Visibility {
 
  private:
   int32x4_t nf_[QV], nv_[QV];
+  int64_t last_first_ = 0, first_end_ = INT64_MAX;
 };
 
 // mx[v] = max(mx[v], the visible scores of rows [r0, r1) in its lanes).
-template <int QV>
-void RowMax(const Visibility<QV>& vis, int64_t r0, int64_t r1, const float* st, float32x4_t* mx) {
+// kAll: every lane sees every row (no masks), as on AVX2.
+template <int QV, bool kAll>
+void RowMaxT(const Visibility<QV>& vis, int64_t r0, int64_t r1, const float* st, float32x4_t* mx) {
   constexpr int W = 4 * QV;
   const float32x4_t neg_inf = vdupq_n_f32(-std::numeric_limits<float>::infinity());
   for (int v = 0; v < QV; ++v) {
     float32x4_t m = mx[v];
     for (int64_t j = r0; j < r1; ++j) {
-      m = vmaxq_f32(m, vbslq_f32(vis.At(v, j), vld1q_f32(st + j * W + 4 * v), neg_inf));
+      const float32x4_t s = vld1q_f32(st + j * W + 4 * v);
+      m = vmaxq_f32(m, kAll ? s : vbslq_f32(vis.At(v, j), s, neg_inf));
     }
     mx[v] = m;
   }
 }
 
+template <int QV>
+void RowMax(const Visibility<QV>& vis, int64_t r0, int64_t r1, const float* st, float32x4_t* mx) {
+  if (vis.All(r0, r1)) {
+    RowMaxT<QV, true>(vis, r0, r1, st, mx);
+  } else {
+    RowMaxT<QV, false>(vis, r0, r1, st, mx);
+  }
+}
+
 // In place over rows [r0, r1): p = ExpPoly(s - mx) where visible, 0
 // elsewhere; with sums (2 QV of them: lanes 0-1, 2-3 of each vector) the p
-// are added in double, in row order.
-template <int QV>
-void RowExp(const Visibility<QV>& vis, int64_t r0, int64_t r1, const float32x4_t* mx, float* st,
-            float64x2_t* sums) {
+// are added in double, in row order. kAll as in RowMaxT.
+template <int QV, bool kAll>
+void RowExpT(const Visibility<QV>& vis, int64_t r0, int64_t r1, const float32x4_t* mx, float* st,
+             float64x2_t* sums) {
   constexpr int W = 4 * QV;
   for (int v = 0; v < QV; ++v) {
     float64x2_t sum_lo = vdupq_n_f64(0.0), sum_hi = vdupq_n_f64(0.0);
@@ -129,7 +147,7 @@ void RowExp(const Visibility<QV>& vis, int64_t r0, int64_t r1, const float32x4_t
       float* s = st + j * W + 4 * v;
       const float32x4_t e = ExpPoly4(vsubq_f32(vld1q_f32(s), mx[v]));
       const float32x4_t p =
-          vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(e), vis.At(v, j)));
+          kAll ? e : vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(e), vis.At(v, j)));
       vst1q_f32(s, p);
       if (sums) {
         sum_lo = vaddq_f64(sum_lo, vcvt_f64_f32(vget_low_f32(p)));
@@ -140,6 +158,16 @@ void RowExp(const Visibility<QV>& vis, int64_t r0, int64_t r1, const float32x4_t
       sums[2 * v] = sum_lo;
       sums[2 * v + 1] = sum_hi;
     }
+  }
+}
+
+template <int QV>
+void RowExp(const Visibility<QV>& vis, int64_t r0, int64_t r1, const float32x4_t* mx, float* st,
+            float64x2_t* sums) {
+  if (vis.All(r0, r1)) {
+    RowExpT<QV, true>(vis, r0, r1, mx, st, sums);
+  } else {
+    RowExpT<QV, false>(vis, r0, r1, mx, st, sums);
   }
 }
 
