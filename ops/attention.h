@@ -114,6 +114,16 @@ using AttendExpFn = void (*)(const int64_t* n_first, const int64_t* n_visible, i
 using AttendValuesFn = void (*)(const float* st, int n_q, const KvSpan* spans, int n_spans,
                                 size_t stride, int d0, int d1, float* const* out);
 
+// Whether each of the n_q queries sees every row of [r0, r1) (n_first may
+// be null: 0): a decode step's, mostly, where the stages may skip the masks.
+inline bool SeesAll(const int64_t* n_first, const int64_t* n_visible, int n_q, int64_t r0,
+                    int64_t r1) {
+  for (int m = 0; m < n_q; ++m) {
+    if ((n_first && n_first[m] > r0) || n_visible[m] < r1) return false;
+  }
+  return true;
+}
+
 // The rows [r0, r1) of spans[0..n_spans) (rows counted in span order) as
 // spans in out[] (at most n_spans of them); returns how many.
 inline int SubSpans(const KvSpan* spans, int n_spans, size_t stride, int64_t r0, int64_t r1,

@@ -176,7 +176,8 @@ void BlockScoresKeys(const float* qt, const KvSpan* spans, int n_spans, size_t s
 template <int QV>
 class Visibility {
  public:
-  Visibility(const int64_t* n_first, const int64_t* n_visible, int n_q) {
+  Visibility(const int64_t* n_first, const int64_t* n_visible, int n_q)
+      : n_first_(n_first), n_visible_(n_visible), n_q_(n_q) {
     for (int v = 0; v < QV; ++v) {
       alignas(32) int32_t first[8], lanes[8];
       for (int l = 0; l < 8; ++l) {
@@ -186,14 +187,10 @@ class Visibility {
       }
       nf_[v] = _mm256_load_si256(reinterpret_cast<const __m256i*>(first));
       nv_[v] = _mm256_load_si256(reinterpret_cast<const __m256i*>(lanes));
-      for (int l = 0; l < 8; ++l) {
-        last_first_ = std::max<int64_t>(last_first_, first[l]);
-        first_end_ = std::min<int64_t>(first_end_, lanes[l]);
-      }
     }
   }
-  // Whether every lane sees every row of [r0, r1): a decode step's, mostly.
-  bool All(int64_t r0, int64_t r1) const { return last_first_ <= r0 && first_end_ >= r1; }
+  // Whether every lane sees every row of [r0, r1) (ops/attention.h).
+  bool All(int64_t r0, int64_t r1) const { return SeesAll(n_first_, n_visible_, n_q_, r0, r1); }
   // Lanes with n_first <= j < n_visible: not (n_first > j), and n_visible > j.
   __m256 At(int v, int64_t j) const {
     const __m256i row = _mm256_set1_epi32(static_cast<int>(j));
@@ -203,7 +200,8 @@ class Visibility {
 
  private:
   __m256i nf_[QV], nv_[QV];
-  int64_t last_first_ = 0, first_end_ = INT64_MAX;
+  const int64_t *n_first_, *n_visible_;
+  int n_q_;
 };
 
 // mx[v] = max(mx[v], the visible scores of rows [r0, r1) in its lanes).
@@ -397,7 +395,7 @@ void AttendBlockW(const float* const* q, const int64_t* n_first, const int64_t* 
   }
   alignas(32) float inv[W];
   BlockSoftmax<QV>(n_first, n_visible, n_q, n_rows, st, inv);
-  ValuesInTiles<W, ValuesIsa>(st, inv, n_q, spans, n_spans, stride, 0, hd, n_rows, out);
+  ValuesInTiles<W, ValuesIsa>(st, inv, n_q, spans, n_spans, stride, 0, hd, out);
 }
 
 }  // namespace
@@ -459,10 +457,7 @@ void AttendValues_avx2(const float* st, int n_q, const KvSpan* spans, int n_span
     AttendValues_ref(st, n_q, spans, n_spans, stride, d0, d1, out);
     return;
   }
-  int64_t n_rows = 0;
-  for (int i = 0; i < n_spans; ++i) n_rows += spans[i].n;
-  ValuesInTiles<kAttendLanes, ValuesIsa>(st, nullptr, n_q, spans, n_spans, stride, d0, d1, n_rows,
-                                         out);
+  ValuesInTiles<kAttendLanes, ValuesIsa>(st, nullptr, n_q, spans, n_spans, stride, d0, d1, out);
 }
 
 }  // namespace ember

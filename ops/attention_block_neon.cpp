@@ -81,7 +81,8 @@ void BlockScores(const float* qt, const KvSpan* spans, int n_spans, size_t strid
 template <int QV>
 class Visibility {
  public:
-  Visibility(const int64_t* n_first, const int64_t* n_visible, int n_q) {
+  Visibility(const int64_t* n_first, const int64_t* n_visible, int n_q)
+      : n_first_(n_first), n_visible_(n_visible), n_q_(n_q) {
     for (int v = 0; v < QV; ++v) {
       int32_t first[4], lanes[4];
       for (int l = 0; l < 4; ++l) {
@@ -91,14 +92,10 @@ class Visibility {
       }
       nf_[v] = vld1q_s32(first);
       nv_[v] = vld1q_s32(lanes);
-      for (int l = 0; l < 4; ++l) {
-        last_first_ = std::max<int64_t>(last_first_, first[l]);
-        first_end_ = std::min<int64_t>(first_end_, lanes[l]);
-      }
     }
   }
-  // Whether every lane sees every row of [r0, r1): a decode step's, mostly.
-  bool All(int64_t r0, int64_t r1) const { return last_first_ <= r0 && first_end_ >= r1; }
+  // Whether every lane sees every row of [r0, r1) (ops/attention.h).
+  bool All(int64_t r0, int64_t r1) const { return SeesAll(n_first_, n_visible_, n_q_, r0, r1); }
   uint32x4_t At(int v, int64_t j) const {
     const int32x4_t row = vdupq_n_s32(static_cast<int32_t>(j));
     return vandq_u32(vcleq_s32(nf_[v], row), vcgtq_s32(nv_[v], row));
@@ -106,7 +103,8 @@ class Visibility {
 
  private:
   int32x4_t nf_[QV], nv_[QV];
-  int64_t last_first_ = 0, first_end_ = INT64_MAX;
+  const int64_t *n_first_, *n_visible_;
+  int n_q_;
 };
 
 // mx[v] = max(mx[v], the visible scores of rows [r0, r1) in its lanes).
@@ -267,7 +265,7 @@ void AttendBlockW(const float* const* q, const int64_t* n_first, const int64_t* 
   BlockScores<QV>(qt, spans, n_spans, stride, hd, scale, kf, st);
   float inv[W];
   BlockSoftmax<QV>(n_first, n_visible, n_q, n_rows, st, inv);
-  ValuesInTiles<W, ValuesIsa>(st, inv, n_q, spans, n_spans, stride, 0, hd, n_rows, out);
+  ValuesInTiles<W, ValuesIsa>(st, inv, n_q, spans, n_spans, stride, 0, hd, out);
 }
 
 using AttendBlockWFn = void (*)(const float* const*, const int64_t*, const int64_t*, int,
@@ -327,10 +325,7 @@ void AttendValues_neon(const float* st, int n_q, const KvSpan* spans, int n_span
     AttendValues_ref(st, n_q, spans, n_spans, stride, d0, d1, out);
     return;
   }
-  int64_t n_rows = 0;
-  for (int i = 0; i < n_spans; ++i) n_rows += spans[i].n;
-  ValuesInTiles<kAttendLanes, ValuesIsa>(st, nullptr, n_q, spans, n_spans, stride, d0, d1, n_rows,
-                                         out);
+  ValuesInTiles<kAttendLanes, ValuesIsa>(st, nullptr, n_q, spans, n_spans, stride, d0, d1, out);
 }
 
 }  // namespace ember

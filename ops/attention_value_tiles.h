@@ -35,7 +35,9 @@ constexpr int kValueTileSpans = 8;  // a tile is cut from at most this many span
 // _ref's static_cast<float>(1.0 / sum).
 template <int W, typename Isa>
 void ValuesInTiles(const float* st, const float* inv, int n_q, const KvSpan* spans, int n_spans,
-                   size_t stride, int d0, int d1, int64_t n_rows, float* const* out) {
+                   size_t stride, int d0, int d1, float* const* out) {
+  int64_t n_rows = 0;
+  for (int i = 0; i < n_spans; ++i) n_rows += spans[i].n;
   // More spans than a tile may be cut into (never from the runtime, which
   // has at most 6): one tile of all rows.
   const bool tiled = n_spans <= kValueTileSpans;
