@@ -405,12 +405,22 @@ std::string DescribeThreads(const ember_session* session, int32_t n_threads,
 }  // namespace cli
 
 namespace cli {
+const OptionSpec kKvTypeOption = {
+    "--kv-type", "", "f16|q8|f32",
+    "KV cache storage: f16 (default), q8 (int8 with per-token, per-head scales; about half the "
+    "memory) or f32 (no rounding, twice the memory; llama.cpp's -ctk f32 -ctv f32 --fa off)"};
+
+ember_kv_type GetKvType(const Args& args) {
+  const std::string type = args.Get("--kv-type", "f16");
+  if (type == "f16") return EMBER_KV_F16;
+  if (type == "q8" || type == "q8_0") return EMBER_KV_Q8;
+  if (type == "f32") return EMBER_KV_F32;
+  throw UsageError{"--kv-type expects f16, q8 or f32, got '" + type + "'"};
+}
+
 std::vector<OptionSpec> KvOptions(bool with_keep) {
   std::vector<OptionSpec> o = {
-      {"--kv-type", "", "f16|q8|f32",
-       "KV cache storage: f16 (default), q8 (int8 with per-token, per-head scales; about half "
-       "the memory) or f32 (no rounding, twice the memory; llama.cpp's -ctk f32 -ctv f32 "
-       "--fa off)"},
+      kKvTypeOption,
       {"--no-context-shift", "", "",
        "stop at a full context instead of dropping the oldest tokens and going on"},
       {"--swa-full", "", "",
@@ -439,16 +449,7 @@ const char* KvTypeLabel(ember_kv_type type) {
 }
 
 void ApplyKvOptions(const Args& args, int32_t n_prompt, ember_session_params* sp) {
-  const std::string type = args.Get("--kv-type", "f16");
-  if (type == "f16") {
-    sp->kv_type = EMBER_KV_F16;
-  } else if (type == "q8" || type == "q8_0") {
-    sp->kv_type = EMBER_KV_Q8;
-  } else if (type == "f32") {
-    sp->kv_type = EMBER_KV_F32;
-  } else {
-    throw UsageError{"--kv-type expects f16, q8 or f32, got '" + type + "'"};
-  }
+  sp->kv_type = GetKvType(args);
   sp->context_shift = !args.Has("--no-context-shift");
   sp->swa_full = args.Has("--swa-full");
   GetMaxMemory(args);  // its errors before the model loads

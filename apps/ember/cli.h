@@ -154,6 +154,11 @@ std::string ThreadsText(int32_t n);
 std::string DescribeThreads(const ember_session* session, int32_t n_threads,
                             int32_t n_threads_batch);
 
+// --kv-type f16|q8|f32 (q8_0 as an alias of q8, llama.cpp's name) alone, and
+// its value.
+extern const OptionSpec kKvTypeOption;
+ember_kv_type GetKvType(const Args& args);
+
 // The KV cache options of commands that create sessions: --kv-type,
 // --no-context-shift, --swa-full, --max-memory and (with_keep) --keep.
 std::vector<OptionSpec> KvOptions(bool with_keep);

@@ -14,6 +14,19 @@
 namespace cli {
 namespace {
 
+// The cache types as llama-bench's JSON names them (type_k, type_v).
+const char* KvJsonName(ember_kv_type type) {
+  switch (type) {
+    case EMBER_KV_Q8:
+      return "q8_0";
+    case EMBER_KV_F32:
+      return "f32";
+    case EMBER_KV_F16:
+      break;
+  }
+  return "f16";
+}
+
 struct Sample {
   std::vector<double> ns;  // per repetition
 };
@@ -93,6 +106,7 @@ int BenchCommand(int argc, char** argv) {
       {"--json", "", "", "one JSON object per test and line, with llama-bench's field names"},
       kNumericsOption,
       kRepackOption,
+      kKvTypeOption,
       kMaxMemoryOption,
   };
   for (OptionSpec& o : MmapOptions()) specs.push_back(std::move(o));
@@ -110,6 +124,7 @@ int BenchCommand(int argc, char** argv) {
   const int64_t reps = args.GetInt("--repetitions", 5, 1, 1000);
   const bool json = args.Has("--json");
   const ember_numerics numerics = GetNumerics(args);
+  const ember_kv_type kv_type = GetKvType(args);
   GetMaxMemory(args);  // flag errors before any measurement
   GetMmapMode(args);
   const std::string path = ResolveModelPath(args);
@@ -137,8 +152,9 @@ int BenchCommand(int argc, char** argv) {
   if (max_ctx > (int64_t{1} << 24))
     throw UsageError{"--n-depth plus the test's tokens is too large"};
   if (!json) {
-    std::printf("model: %s (%s, %.1f MiB as loaded, kernels: %s)\n", path.c_str(),
-                info.architecture, static_cast<double>(info.loaded_bytes) / (1 << 20), info.isa);
+    std::printf("model: %s (%s, %.1f MiB as loaded, kernels: %s, KV cache: %s)\n", path.c_str(),
+                info.architecture, static_cast<double>(info.loaded_bytes) / (1 << 20), info.isa,
+                KvTypeLabel(kv_type));
     if (any_auto) {
       std::printf(
           "-t auto: decode %d threads (%.1f GB/s read, %.0f%% of the %.1f GB/s peak), "
@@ -159,6 +175,7 @@ int BenchCommand(int argc, char** argv) {
     sp.n_keep = std::min<int32_t>(sp.n_keep, sp.n_ctx - 1);
     sp.n_threads = t;
     sp.n_threads_batch = threads_batch;
+    sp.kv_type = kv_type;
     ember_session* raw = nullptr;
     Check(CreateSession(model.get(), sp, args, &raw), "session");
     SessionPtr session(raw);
@@ -233,19 +250,19 @@ int BenchCommand(int argc, char** argv) {
         std::printf(
             "{\"model_filename\": \"%s\", \"model_type\": \"%s\", \"model_size\": %llu, "
             "\"n_params\": %llu, \"backends\": \"CPU\", \"cpu_info\": \"ember %s\", "
-            "\"n_threads\": %d, \"threads\": \"%s\", \"n_prompt\": %lld, \"n_gen\": %lld, "
-            "\"n_depth\": %lld, "
+            "\"n_threads\": %d, \"threads\": \"%s\", \"type_k\": \"%s\", \"type_v\": \"%s\", "
+            "\"n_prompt\": %lld, \"n_gen\": %lld, \"n_depth\": %lld, "
             "\"test\": \"%s\", \"avg_ns\": %lld, \"stddev_ns\": %lld, \"avg_ts\": %.6f, "
             "\"stddev_ts\": %.6f, \"samples_ns\": [%s], \"samples_ts\": [%s], \"gbps\": %.3f, "
             "\"peak_read_gbps\": %.3f, \"pct_peak_bw\": %.2f}\n",
             JsonEscape(path).c_str(), info.architecture,
             static_cast<unsigned long long>(info.loaded_bytes),
             static_cast<unsigned long long>(info.n_params), info.isa, used,
-            used_auto ? "auto" : std::to_string(used).c_str(),
-            static_cast<long long>(test.n_prompt), static_cast<long long>(test.n_gen),
-            static_cast<long long>(test.n_depth), name.c_str(), static_cast<long long>(avg_ns),
-            static_cast<long long>(sd_ns), avg, sd, samples_ns.c_str(), samples_ts.c_str(), gbps,
-            peak, pct);
+            used_auto ? "auto" : std::to_string(used).c_str(), KvJsonName(kv_type),
+            KvJsonName(kv_type), static_cast<long long>(test.n_prompt),
+            static_cast<long long>(test.n_gen), static_cast<long long>(test.n_depth), name.c_str(),
+            static_cast<long long>(avg_ns), static_cast<long long>(sd_ns), avg, sd,
+            samples_ns.c_str(), samples_ts.c_str(), gbps, peak, pct);
       } else {
         char bw[32] = "-", pc[32] = "-";
         if (!pp) {
@@ -258,7 +275,18 @@ int BenchCommand(int argc, char** argv) {
       }
       std::fflush(stdout);
     }
-    if (!json) std::printf("(memory read bandwidth with %d threads: %.1f GB/s)\n", n_threads, peak);
+    if (!json) {
+      const double kv_kib = static_cast<double>(ember_session_kv_bytes(session.get())) / 1024;
+      char kv[48];
+      if (kv_kib < 1024) {
+        std::snprintf(kv, sizeof(kv), "%.1f KiB", kv_kib);
+      } else {
+        std::snprintf(kv, sizeof(kv), "%.1f MiB", kv_kib / 1024);
+      }
+      std::printf(
+          "(memory read bandwidth with %d threads: %.1f GB/s; KV cache %s: %s at n_ctx %lld)\n",
+          n_threads, peak, KvTypeLabel(kv_type), kv, static_cast<long long>(max_ctx));
+    }
   }
   return 0;
 }

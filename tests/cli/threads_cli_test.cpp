@@ -118,3 +118,34 @@ TEST_CASE("cli: ember bench -d runs each test after that many tokens, as llama-b
   RequireCleanError(Ember("bench " + m + " -p 4 -n 0 -r 1 -d x"), "--n-depth");
   RequireCleanError(Ember("bench " + m + " -p 4 -n 0 -r 1 -d -3"), "--n-depth");
 }
+
+TEST_CASE("cli: ember bench --kv-type measures with that cache, as llama-bench's -ctk -ctv",
+          "[cli][bad-input]") {
+  const std::string m = "-m " + ember::test::DefaultTinyModel();
+  // The cache's size in KiB at the bench's context, from the text output's last line.
+  auto kv_mib = [&](const std::string& type) {
+    const Result r = Ember("bench " + m + " -p 0 -n 2 -d 30 -r 1 -t 1 --kv-type " + type);
+    INFO(type << ": " << r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::Contains("KV cache: " + type + ")"));
+    const std::string key = "KV cache " + type + ": ";
+    const size_t at = r.out.find(key);
+    REQUIRE(at != std::string::npos);
+    size_t used = 0;
+    const double v = std::stod(r.out.substr(at + key.size()), &used);
+    const std::string unit = r.out.substr(at + key.size() + used, 4);
+    REQUIRE((unit == " KiB" || unit == " MiB"));
+    return unit == " MiB" ? v * 1024 : v;
+  };
+  const double f16 = kv_mib("f16"), q8 = kv_mib("q8"), f32 = kv_mib("f32");
+  CHECK(f32 == Approx(2 * f16).epsilon(0.01));
+  // int8 plus an f32 scale per row and head: (head_dim + 4) / (2 head_dim) of
+  // f16, 0.53 at SmolLM2's 64, more for the tiny model's small heads.
+  CHECK(q8 < 0.7 * f16);
+  CHECK(q8 > 0.5 * f16);
+  const Result j = Ember("bench " + m + " -p 0 -n 2 -r 1 -t 1 --json --kv-type q8_0");
+  INFO(j.out << j.err);
+  REQUIRE(j.exit_code == 0);
+  CHECK_THAT(j.out, Catch::Contains("\"type_k\": \"q8_0\", \"type_v\": \"q8_0\""));
+  RequireCleanError(Ember("bench " + m + " -p 0 -n 2 -r 1 --kv-type q4"), "--kv-type");
+}
