@@ -173,7 +173,15 @@ def main():
                 p.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 p.kill()
-    return exit_status()
+    # (An exception above leaves tmp with the logs for a look.)
+    status = exit_status()
+    if status != 0:  # the servers' and nginx's logs, before they go
+        for name in ("a.log", "b.log", "error.log"):
+            path = os.path.join(tmp, name)
+            if os.path.exists(path):
+                print(f"--- {name}:\n" + open(path, errors="replace").read())
+    shutil.rmtree(tmp, ignore_errors=True)
+    return status
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ usage: openai_client_test.py --ember PATH/TO/ember --model MODEL.gguf
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 import urllib.request
@@ -32,7 +33,8 @@ def main():
     ap.add_argument("--model", required=True)
     args = ap.parse_args()
 
-    log_path = os.path.join(tempfile.mkdtemp(prefix="ember-serve-py-"), "serve.log")
+    tmp = tempfile.mkdtemp(prefix="ember-serve-py-")
+    log_path = os.path.join(tmp, "serve.log")
     proc, port = start_server(args.ember, args.model, log_path, "-c", "1024", "-t", "1",
                               "--parallel", "2", "--api-key", "test-key")
     try:
@@ -125,7 +127,9 @@ def main():
     finally:
         code = stop_server(proc)
         check(code == 0, f"SIGTERM: exit status 0 (got {code})")
-    return exit_status(log_path)
+    status = exit_status(log_path)  # prints the server's log when a check failed
+    shutil.rmtree(tmp, ignore_errors=True)
+    return status
 
 
 if __name__ == "__main__":
