@@ -191,6 +191,7 @@ class Visibility {
   }
   // Whether every lane sees every row of [r0, r1) (ops/attention.h).
   bool All(int64_t r0, int64_t r1) const { return SeesAll(n_first_, n_visible_, n_q_, r0, r1); }
+  int n_q() const { return n_q_; }
   // Lanes with n_first <= j < n_visible: not (n_first > j), and n_visible > j.
   __m256 At(int v, int64_t j) const {
     const __m256i row = _mm256_set1_epi32(static_cast<int>(j));
@@ -255,10 +256,44 @@ void RowExpT(const Visibility<QV>& vis, int64_t r0, int64_t r1, const __m256* mx
   }
 }
 
+// RowExpT<1, true> for 4 queries or fewer: two rows' lanes 0-3 in one ymm,
+// so one ExpPoly8 serves two rows (a decode step of SmolLM2's or Gemma 3's
+// GQA group, 3 and 4 queries, used to exponentiate 8 lanes a row for 3 or 4).
+// The same exp per lane, and the sums take row j's lanes before row j + 1's:
+// the bits of RowExpT. Lanes 4-7 of st are left as they are: no query reads
+// them (ops/attention.h); sums[1], their sums, is 1.
+void RowExpFour(int64_t r0, int64_t r1, __m256 mx, float* st, __m256d* sums) {
+  const __m256 m2 = _mm256_permute2f128_ps(mx, mx, 0x00);  // lanes 0-3 in both halves
+  __m256d sum = _mm256_setzero_pd();
+  int64_t j = r0;
+  for (; j + 2 <= r1; j += 2) {
+    float* a = st + j * 8;
+    const __m256 e = ExpPoly8(_mm256_sub_ps(_mm256_loadu2_m128(a + 8, a), m2));
+    _mm256_storeu2_m128(a + 8, a, e);
+    if (sums) {
+      sum = _mm256_add_pd(sum, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+      sum = _mm256_add_pd(sum, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+    }
+  }
+  if (j < r1) {  // an odd last row
+    float* a = st + j * 8;
+    const __m128 x = _mm_loadu_ps(a);
+    const __m256 e = ExpPoly8(_mm256_sub_ps(_mm256_set_m128(x, x), m2));
+    _mm_storeu_ps(a, _mm256_castps256_ps128(e));
+    if (sums) sum = _mm256_add_pd(sum, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+  }
+  if (sums) {
+    sums[0] = sum;
+    sums[1] = _mm256_set1_pd(1.0);
+  }
+}
+
 template <int QV>
 void RowExp(const Visibility<QV>& vis, int64_t r0, int64_t r1, const __m256* mx, float* st,
             __m256d* sums) {
-  if (vis.All(r0, r1)) {
+  if (QV == 1 && vis.n_q() <= 4 && vis.All(r0, r1)) {
+    RowExpFour(r0, r1, mx[0], st, sums);
+  } else if (vis.All(r0, r1)) {
     RowExpT<QV, true>(vis, r0, r1, mx, st, sums);
   } else {
     RowExpT<QV, false>(vis, r0, r1, mx, st, sums);
