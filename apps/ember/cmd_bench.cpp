@@ -14,17 +14,10 @@
 namespace cli {
 namespace {
 
-// The cache types as llama-bench's JSON names them (type_k, type_v).
+// The cache types as llama-bench's JSON names them (type_k, type_v): --kv-type's
+// names, but q8_0 for ember's q8.
 const char* KvJsonName(ember_kv_type type) {
-  switch (type) {
-    case EMBER_KV_Q8:
-      return "q8_0";
-    case EMBER_KV_F32:
-      return "f32";
-    case EMBER_KV_F16:
-      break;
-  }
-  return "f16";
+  return type == EMBER_KV_Q8 ? "q8_0" : KvTypeLabel(type);
 }
 
 struct Sample {
