@@ -20,7 +20,6 @@
 #include "quant/blocks.h"
 #include "quant/packed.h"
 #include "quant/quantize.h"
-#include "support/iq4_quantize.h"
 
 using namespace ember;
 
@@ -47,7 +46,7 @@ Matrix MakeMatrix(GgmlType type, int64_t rows, int64_t k, std::mt19937& rng) {
   const int64_t distinct = std::min<int64_t>(rows, 2048);
   for (int64_t r = 0; r < distinct; ++r) {
     for (float& x : row) x = d(rng);
-    test::QuantizeTestRow(type, row.data(), gguf.data() + static_cast<size_t>(r) * row_bytes, k);
+    QuantizeRow(type, row.data(), gguf.data() + static_cast<size_t>(r) * row_bytes, k);
   }
   for (int64_t r = distinct; r < rows; ++r) {
     std::copy_n(gguf.data() + static_cast<size_t>(r % distinct) * row_bytes, row_bytes,

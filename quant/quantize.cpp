@@ -179,6 +179,8 @@ bool CanQuantize(GgmlType type) {
     case GgmlType::kQ6_K:
     case GgmlType::kQ2_K:
     case GgmlType::kQ3_K:
+    case GgmlType::kIQ4_NL:
+    case GgmlType::kIQ4_XS:
       return true;
     default:
       return false;
@@ -222,6 +224,10 @@ void QuantizeRow(GgmlType type, const float* x, void* dst, int64_t n) {
       return QuantizeRowQ2_K(x, static_cast<BlockQ2_K*>(dst), n);
     case GgmlType::kQ3_K:
       return QuantizeRowQ3_K(x, static_cast<BlockQ3_K*>(dst), n);
+    case GgmlType::kIQ4_NL:
+      return QuantizeRowIQ4_NL(x, static_cast<BlockIQ4_NL*>(dst), n);
+    case GgmlType::kIQ4_XS:
+      return QuantizeRowIQ4_XS(x, static_cast<BlockIQ4_XS*>(dst), n);
     default:
       return;
   }

@@ -24,14 +24,17 @@ void QuantizeRowQ4_1(const float* x, BlockQ4_1* y, int64_t n);
 void QuantizeRowQ5_0(const float* x, BlockQ5_0* y, int64_t n);
 void QuantizeRowQ5_1(const float* x, BlockQ5_1* y, int64_t n);
 
-// K-quants (quantize_kquant.cpp), n % 256 == 0. Plain round-to-nearest with
-// scales from each sub-block's range, not ggml's error-minimizing search: they
-// make valid blocks with realistic values for tests and synthetic models.
+// K-quants (quantize_kquant.cpp), n % 256 == 0: llama.cpp's error-minimizing
+// searches without an importance matrix, in its float order (the same bytes).
 void QuantizeRowQ4_K(const float* x, BlockQ4_K* y, int64_t n);
 void QuantizeRowQ5_K(const float* x, BlockQ5_K* y, int64_t n);
 void QuantizeRowQ6_K(const float* x, BlockQ6_K* y, int64_t n);
 void QuantizeRowQ2_K(const float* x, BlockQ2_K* y, int64_t n);
 void QuantizeRowQ3_K(const float* x, BlockQ3_K* y, int64_t n);
+// IQ4 (quantize_iq4.cpp): llama.cpp's scale search without an importance
+// matrix, the same bytes. IQ4_NL n % 32 == 0, IQ4_XS n % 256 == 0.
+void QuantizeRowIQ4_NL(const float* x, BlockIQ4_NL* y, int64_t n);
+void QuantizeRowIQ4_XS(const float* x, BlockIQ4_XS* y, int64_t n);
 
 // Block -> float, with ggml's float operations in ggml's order (so the values
 // are the GGUF dequantized values, bit for bit).
@@ -50,12 +53,12 @@ void DequantizeRowIQ4_XS(const BlockIQ4_XS* x, float* y, int64_t n);
 float SignedAbsMax(const float* x, int n);
 
 // Whether QuantizeRow supports `type` (F32, F16, BF16, Q8_0, Q8_1, Q4_0, Q4_1,
-// Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K).
+// Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS).
 bool CanQuantize(GgmlType type);
 // float x[n] -> one row of `type` at `dst`. Requires CanQuantize.
 void QuantizeRow(GgmlType type, const float* x, void* dst, int64_t n);
 
-// Whether DequantizeRow supports `type` (as QuantizeRow, without Q8_1, and IQ4_NL, IQ4_XS).
+// Whether DequantizeRow supports `type` (as QuantizeRow, without Q8_1).
 bool CanDequantize(GgmlType type);
 // One row of `n` elements of `type` at `src` -> float. Requires CanDequantize.
 void DequantizeRow(GgmlType type, const void* src, float* dst, int64_t n);

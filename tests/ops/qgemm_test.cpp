@@ -14,7 +14,6 @@
 #include "quant/fp16.h"
 #include "quant/packed.h"
 #include "quant/quantize.h"
-#include "support/iq4_quantize.h"
 #include "support/simd_isas.h"
 #include "support/skip.h"
 
@@ -33,7 +32,7 @@ std::vector<uint8_t> RandomGguf(GgmlType type, int64_t n, int64_t k, std::mt1993
   for (float& v : x) v = d(rng);
   const size_t rb = GgmlRowBytes(type, static_cast<uint64_t>(k));
   std::vector<uint8_t> bytes(rb * static_cast<size_t>(n));
-  for (int64_t r = 0; r < n; ++r) test::QuantizeTestRow(type, &x[r * k], &bytes[r * rb], k);
+  for (int64_t r = 0; r < n; ++r) QuantizeRow(type, &x[r * k], &bytes[r * rb], k);
   return bytes;
 }
 
@@ -398,7 +397,7 @@ TEST_CASE("qgemm: the largest quants times the largest activations do not overfl
     }
     const size_t rb = GgmlRowBytes(type, static_cast<uint64_t>(k));
     std::vector<uint8_t> src(rb * n);
-    for (int64_t r = 0; r < n; ++r) test::QuantizeTestRow(type, &wf[r * k], &src[r * rb], k);
+    for (int64_t r = 0; r < n; ++r) QuantizeRow(type, &wf[r * k], &src[r * rb], k);
     if (type == GgmlType::kIQ4_NL) {
       // By hand: every index 0 (grid -127: AVX2's sign trick makes int16 pairs
       // of 2 * 127 * 127 = 32258 of 32767) in even rows, every index 15 (113:

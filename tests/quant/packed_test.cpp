@@ -6,7 +6,6 @@
 
 #include "quant/packed.h"
 #include "quant/quantize.h"
-#include "support/iq4_quantize.h"
 
 using namespace ember;
 
@@ -21,7 +20,7 @@ PackedMatrix RandomPacked(int64_t rows, int64_t cols, GgmlType type = GgmlType::
   const size_t row_bytes = GgmlRowBytes(type, static_cast<uint64_t>(cols));
   std::vector<uint8_t> src(row_bytes * static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r) {
-    test::QuantizeTestRow(type, &x[static_cast<size_t>(r * cols)], &src[r * row_bytes], cols);
+    QuantizeRow(type, &x[static_cast<size_t>(r * cols)], &src[r * row_bytes], cols);
   }
   PackedMatrix p;
   REQUIRE(Repack(type, src.data(), rows, cols, &p).ok());

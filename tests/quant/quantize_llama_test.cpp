@@ -66,6 +66,8 @@ TEST_CASE("quantize: every file quantizer writes llama-quantize's bytes", "[quan
       {GgmlType::kQ5_1, 0x424cddbb5b4a16e7ull, 0xe04ebebb888edda0ull},
       {GgmlType::kQ4_0, 0x3e754e6fd6043801ull, 0xa0ec25aaf7d7bccfull},
       {GgmlType::kQ4_1, 0xbb6ae8ada881612aull, 0x04c1994086c282c4ull},
+      {GgmlType::kIQ4_NL, 0x5e4ebfd890e69af5ull, 0xf886eda08129ec2bull},
+      {GgmlType::kIQ4_XS, 0x07169934b415fe82ull, 0x0529483d43f4ab04ull},
   };
   const std::vector<float> x = FixedInput();
   for (const auto& c : cases) {
@@ -86,7 +88,7 @@ TEST_CASE("quantize: IQ4_NL and IQ4_XS dequantize as llama.cpp does", "[quantize
   // Pseudo-random block bytes with an fp16 scale of each block set to a
   // finite value (0x2C00 + offset % 0x400), dequantized, hashed; the expected
   // hashes are llama.cpp's to_float of the same bytes (the throwaway program
-  // as above). ember reads these types; it does not write them.
+  // as above): blocks no quantizer would write (any scale with any index).
   const struct {
     GgmlType type;
     size_t block_bytes;

@@ -16,7 +16,6 @@
 #include "quant/fp16.h"
 #include "quant/packed.h"
 #include "quant/quantize.h"
-#include "support/iq4_quantize.h"
 #include "support/simd_isas.h"
 
 using namespace ember;
@@ -47,7 +46,7 @@ std::vector<float> ModelLikeWeights(int64_t n, int64_t k, std::mt19937& rng) {
 std::vector<uint8_t> ToGguf(GgmlType type, const std::vector<float>& x, int64_t n, int64_t k) {
   const size_t rb = GgmlRowBytes(type, static_cast<uint64_t>(k));
   std::vector<uint8_t> bytes(rb * static_cast<size_t>(n));
-  for (int64_t r = 0; r < n; ++r) test::QuantizeTestRow(type, &x[r * k], &bytes[r * rb], k);
+  for (int64_t r = 0; r < n; ++r) QuantizeRow(type, &x[r * k], &bytes[r * rb], k);
   return bytes;
 }
 
@@ -385,7 +384,7 @@ TEST_CASE("repack: IQ4_NL exactly and IQ4_XS within fp16 rounding of its scales"
       std::vector<uint8_t> src(rb * n);
       if (model_like) {
         const auto x = ModelLikeWeights(n, k, rng);
-        for (int64_t r = 0; r < n; ++r) test::QuantizeTestRow(type, &x[r * k], &src[r * rb], k);
+        for (int64_t r = 0; r < n; ++r) QuantizeRow(type, &x[r * k], &src[r * rb], k);
       } else {
         uint32_t s = 99;
         for (uint8_t& b : src) {

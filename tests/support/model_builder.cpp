@@ -8,7 +8,6 @@
 #include "quant/quantize.h"
 #include "runtime/gguf/gguf.h"
 #include "runtime/gguf/gguf_writer.h"
-#include "support/iq4_quantize.h"
 #include "support/test_paths.h"
 
 namespace ember::test {
@@ -45,8 +44,7 @@ class Builder {
         for (float& v : x) v *= it->second;
       }
       for (uint64_t r = 0; r < n / dims[0]; ++r) {
-        QuantizeTestRow(type, &x[r * dims[0]], &bytes[r * row_bytes],
-                        static_cast<int64_t>(dims[0]));
+        QuantizeRow(type, &x[r * dims[0]], &bytes[r * row_bytes], static_cast<int64_t>(dims[0]));
       }
     }
     ++n_added_;
@@ -87,8 +85,8 @@ class Builder {
                           2.0f;  // four (k + 0.5) terms
           x[c] = mean + scale * (s * k - 2.0f * std::sqrt(3.0f));
         }
-        QuantizeTestRow(type, x.data(), out + static_cast<size_t>(r) * row_bytes,
-                        static_cast<int64_t>(cols));
+        QuantizeRow(type, x.data(), out + static_cast<size_t>(r) * row_bytes,
+                    static_cast<int64_t>(cols));
       }
     }
   }
