@@ -30,7 +30,7 @@ MODELS_DIR="${EMBER_MODELS:-$HOME/.cache/ember/models}"
 THREADS="${QUANT_THREADS:-2}"
 # MIX:pure runs both tools with --pure (every matrix the default type: the only
 # way these small models get Q2_K blocks, their rows being mostly not whole 256s).
-MIXES="${QUANT_MIXES:-Q4_K_M Q4_K_S Q5_K_M Q5_K_S Q3_K_M Q3_K_S Q3_K_L Q2_K Q2_K:pure Q4_K_M:pure Q6_K Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 F16}"
+MIXES="${QUANT_MIXES:-Q4_K_M Q4_K_S Q5_K_M Q5_K_S Q3_K_M Q3_K_S Q3_K_L Q2_K Q2_K:pure Q4_K_M:pure IQ4_NL IQ4_XS IQ4_XS:pure Q6_K Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 F16}"
 eval "$(scripts/build-peer.sh)"
 PEER_BIN="$(dirname "$LLAMA_BENCH")"
 LLAMA_QUANTIZE="$PEER_BIN/llama-quantize"

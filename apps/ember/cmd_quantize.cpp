@@ -37,8 +37,8 @@ int QuantizeCommand(int argc, char** argv) {
       {"--model", "-m", "IN", "the GGUF model to convert"},
       {"--output", "-o", "OUT", "where to write the converted model"},
       {"--type", "", "TYPE",
-       "Q4_K_M, Q4_K_S, Q5_K_M, Q5_K_S, Q6_K, Q3_K_M, Q3_K_S, Q3_K_L, Q2_K, Q8_0, Q4_0, Q4_1, "
-       "Q5_0, Q5_1, F16, BF16, F32 "
+       "Q4_K_M, Q4_K_S, Q5_K_M, Q5_K_S, Q6_K, Q3_K_M, Q3_K_S, Q3_K_L, Q2_K, IQ4_NL, IQ4_XS, "
+       "Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, F16, BF16, F32 "
        "(llama-quantize's mixes: its type per tensor), or native (ember's layouts: loads by "
        "mmap, no repack; only ember reads it)"},
       {"--threads", "-t", "N", "threads (default: every core)"},

@@ -28,7 +28,7 @@ void PrintUsage(FILE* to) {
       "  eval       write the last position's logits of a prompt to a file\n"
       "  info       describe a model: architecture, dimensions, vocab, tensors\n"
       "  bench      prefill and decode speed, GB/s and %% of memory bandwidth\n"
-      "  quantize   convert a model's weights to Q8_0, Q4_0, Q4_1, F16 or F32\n"
+      "  quantize   convert a model to a llama-quantize mix (Q4_K_M, IQ4_XS, Q8_0, F16, ...)\n"
       "  sample     apply samplers to given logits and show what each one does\n"
       "  perplexity score a text: perplexity over chunks, or streamed through the KV ring\n"
       "  template   print a chat template's rendering of a conversation (the prompt)\n"

@@ -16,23 +16,32 @@ struct FileTypeInfo {
 };
 
 constexpr FileTypeInfo kFileTypes[] = {
-    {FileType::kF32, "F32", GgmlType::kF32},        {FileType::kF16, "F16", GgmlType::kF16},
-    {FileType::kBF16, "BF16", GgmlType::kBF16},     {FileType::kQ4_0, "Q4_0", GgmlType::kQ4_0},
-    {FileType::kQ4_1, "Q4_1", GgmlType::kQ4_1},     {FileType::kQ5_0, "Q5_0", GgmlType::kQ5_0},
-    {FileType::kQ5_1, "Q5_1", GgmlType::kQ5_1},     {FileType::kQ8_0, "Q8_0", GgmlType::kQ8_0},
-    {FileType::kQ4_K_S, "Q4_K_S", GgmlType::kQ4_K}, {FileType::kQ4_K_M, "Q4_K_M", GgmlType::kQ4_K},
-    {FileType::kQ5_K_S, "Q5_K_S", GgmlType::kQ5_K}, {FileType::kQ5_K_M, "Q5_K_M", GgmlType::kQ5_K},
-    {FileType::kQ6_K, "Q6_K", GgmlType::kQ6_K},     {FileType::kQ2_K, "Q2_K", GgmlType::kQ2_K},
-    {FileType::kQ3_K_S, "Q3_K_S", GgmlType::kQ3_K}, {FileType::kQ3_K_M, "Q3_K_M", GgmlType::kQ3_K},
+    {FileType::kF32, "F32", GgmlType::kF32},
+    {FileType::kF16, "F16", GgmlType::kF16},
+    {FileType::kBF16, "BF16", GgmlType::kBF16},
+    {FileType::kQ4_0, "Q4_0", GgmlType::kQ4_0},
+    {FileType::kQ4_1, "Q4_1", GgmlType::kQ4_1},
+    {FileType::kQ5_0, "Q5_0", GgmlType::kQ5_0},
+    {FileType::kQ5_1, "Q5_1", GgmlType::kQ5_1},
+    {FileType::kQ8_0, "Q8_0", GgmlType::kQ8_0},
+    {FileType::kQ4_K_S, "Q4_K_S", GgmlType::kQ4_K},
+    {FileType::kQ4_K_M, "Q4_K_M", GgmlType::kQ4_K},
+    {FileType::kQ5_K_S, "Q5_K_S", GgmlType::kQ5_K},
+    {FileType::kQ5_K_M, "Q5_K_M", GgmlType::kQ5_K},
+    {FileType::kQ6_K, "Q6_K", GgmlType::kQ6_K},
+    {FileType::kQ2_K, "Q2_K", GgmlType::kQ2_K},
+    {FileType::kQ3_K_S, "Q3_K_S", GgmlType::kQ3_K},
+    {FileType::kQ3_K_M, "Q3_K_M", GgmlType::kQ3_K},
     {FileType::kQ3_K_L, "Q3_K_L", GgmlType::kQ3_K},
+    {FileType::kIQ4_NL, "IQ4_NL", GgmlType::kIQ4_NL},
+    {FileType::kIQ4_XS, "IQ4_XS", GgmlType::kIQ4_XS},
 };
 
 // llama-quantize's other file types: named so that asking for one says "not
 // yet" rather than "unknown".
-constexpr const char* kLaterTypes[] = {"Q2_K_S",  "Q3_K",    "Q4_K",   "Q5_K",     "IQ4_NL",
-                                       "IQ4_XS",  "IQ3_XXS", "IQ3_XS", "IQ3_S",    "IQ3_M",
-                                       "IQ2_XXS", "IQ2_XS",  "IQ2_S",  "IQ2_M",    "IQ1_S",
-                                       "IQ1_M",   "TQ1_0",   "TQ2_0",  "MXFP4_MOE"};
+constexpr const char* kLaterTypes[] = {"Q2_K_S", "Q3_K",  "Q4_K",    "Q5_K",   "IQ3_XXS",  "IQ3_XS",
+                                       "IQ3_S",  "IQ3_M", "IQ2_XXS", "IQ2_XS", "IQ2_S",    "IQ2_M",
+                                       "IQ1_S",  "IQ1_M", "TQ1_0",   "TQ2_0",  "MXFP4_MOE"};
 
 std::string Upper(const std::string& s) {
   std::string out;
@@ -83,6 +92,8 @@ bool Quantizable(const GgufTensorInfo& t) {
   return n != "position_embd.weight" && n != "token_types.weight";
 }
 
+bool IsIq4(FileType ft) { return ft == FileType::kIQ4_NL || ft == FileType::kIQ4_XS; }
+
 // More bits for the first and last eighth of the layers and every third one
 // between (llama-quantize's use_more_bits).
 bool UseMoreBits(int i, int n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
@@ -124,6 +135,8 @@ GgmlType ChooseType(FileType ft, const GgufTensorInfo& t, Role role, bool pure, 
       type = i < 2 ? GgmlType::kQ5_K : GgmlType::kQ4_K;
     } else if (ft == FileType::kQ3_K_L) {
       type = GgmlType::kQ5_K;
+    } else if (IsIq4(ft) && st->n_gqa >= 4) {
+      type = GgmlType::kQ5_K;
     } else if ((ft == FileType::kQ4_K_M || ft == FileType::kQ5_K_M) &&
                UseMoreBits(i, st->n_attn_v)) {
       type = GgmlType::kQ6_K;
@@ -147,6 +160,8 @@ GgmlType ChooseType(FileType ft, const GgufTensorInfo& t, Role role, bool pure, 
       type = st->falcon ? GgmlType::kQ4_K : GgmlType::kQ5_K;
     } else if (ft == FileType::kQ4_K_M && UseMoreBits(i, n)) {
       type = GgmlType::kQ6_K;
+    } else if (IsIq4(ft) && i < n / 8) {  // llama-quantize: without an importance matrix
+      type = GgmlType::kQ5_K;
     } else if (ft == FileType::kQ5_K_M && UseMoreBits(i, n)) {
       type = GgmlType::kQ6_K;
     } else if (ft == FileType::kQ4_K_S && i < n / 8) {
@@ -159,7 +174,7 @@ GgmlType ChooseType(FileType ft, const GgufTensorInfo& t, Role role, bool pure, 
       if (ft == FileType::kQ3_K_L) type = GgmlType::kQ4_K;
     } else if (st->n_expert == 8) {
       if (ft == FileType::kQ2_K || ft == FileType::kQ3_K_S || ft == FileType::kQ3_K_M ||
-          ft == FileType::kQ4_K_S || ft == FileType::kQ4_K_M) {
+          ft == FileType::kQ4_K_S || ft == FileType::kQ4_K_M || IsIq4(ft)) {
         type = GgmlType::kQ5_K;
       }
     } else if (ft == FileType::kQ2_K) {
@@ -187,6 +202,9 @@ GgmlType ChooseType(FileType ft, const GgufTensorInfo& t, Role role, bool pure, 
       case GgmlType::kQ2_K:
       case GgmlType::kQ3_K:
         type = GgmlType::kQ4_0;
+        break;
+      case GgmlType::kIQ4_XS:
+        type = GgmlType::kIQ4_NL;
         break;
       default:
         break;

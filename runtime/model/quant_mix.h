@@ -6,8 +6,10 @@
 // A file type names a default type for the weight matrices and, for the K-quant
 // mixes, rules that give some tensors more bits: the output (and a tied
 // embedding) Q6_K, and in the _M mixes a pattern of attn_v and ffn_down layers
-// Q6_K. Matrices whose rows are not whole blocks of the chosen type fall back
-// to a 32-block type (Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0).
+// Q6_K (IQ4_NL / IQ4_XS: the first eighth of ffn_down and, with 4+ query heads
+// per KV head, attn_v Q5_K). Matrices whose rows are not whole blocks of the
+// chosen type fall back to a 32-block type (Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K
+// -> Q8_0, IQ4_XS -> IQ4_NL).
 #pragma once
 
 #include <cstdint>
@@ -39,12 +41,14 @@ enum class FileType : uint32_t {
   kQ5_K_S = 16,
   kQ5_K_M = 17,
   kQ6_K = 18,
+  kIQ4_NL = 25,
+  kIQ4_XS = 30,
   kBF16 = 32,
 };
 
 // "Q4_K_M", "q8_0", ... -> the file type. False for unknown names; *known_later
-// is set for mixes llama.cpp has and ember cannot write yet (Q2_K, Q3_K_*,
-// IQ*), so the caller can say so.
+// is set for mixes llama.cpp has and ember cannot write yet (Q2_K_S, IQ3_*,
+// IQ2_*, ...), so the caller can say so.
 bool ParseFileType(const std::string& name, FileType* out, bool* known_later);
 const char* FileTypeName(FileType t);
 // The names ParseFileType accepts, comma-separated, for messages.
