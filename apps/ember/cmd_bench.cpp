@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli.h"
@@ -67,19 +68,25 @@ std::vector<int32_t> BenchTokens(int64_t n, int32_t n_vocab) {
 }
 
 // One timed run: a fresh context holding `depth` tokens (evaluated untimed,
-// as llama-bench's -d), then either one batch of n_prompt tokens or n_gen
-// single-token decodes.
-double RunOnce(ember_session* s, const std::vector<int32_t>& depth, const std::vector<int32_t>& ids,
-               bool batch) {
+// as llama-bench's -d), then the prompt as one batch (if any), then the
+// generated tokens as single-token decodes (if any): -p, -n and -pg tests.
+double RunOnce(ember_session* s, const std::vector<int32_t>& depth,
+               const std::vector<int32_t>& prompt, const std::vector<int32_t>& gen) {
   ember_session_reset(s);
   if (!depth.empty()) Check(ember_session_eval(s, depth.data(), depth.size()), "bench");
   const double t0 = Now();
-  if (batch) {
-    Check(ember_session_eval(s, ids.data(), ids.size()), "bench");
-  } else {
-    for (int32_t id : ids) Check(ember_session_eval(s, &id, 1), "bench");
-  }
+  if (!prompt.empty()) Check(ember_session_eval(s, prompt.data(), prompt.size()), "bench");
+  for (int32_t id : gen) Check(ember_session_eval(s, &id, 1), "bench");
   return Now() - t0;
+}
+
+// -pg PP,TG (llama-bench's prompt-then-generation test): both counts > 0.
+std::pair<int64_t, int64_t> ParsePromptGen(const std::string& s) {
+  const std::vector<int64_t> v = ParseIntList(s, "--prompt-gen");
+  if (v.size() != 2 || v[0] <= 0 || v[1] <= 0) {
+    throw UsageError{"--prompt-gen wants PP,TG (two counts above 0), got '" + s + "'"};
+  }
+  return {v[0], v[1]};
 }
 
 }  // namespace
@@ -93,6 +100,9 @@ int BenchCommand(int argc, char** argv) {
        "decode thread counts or 'auto' (default auto: the fewest big cores that reach 95% of "
        "the measured memory bandwidth); prefill uses the same count unless --threads-batch"},
       kThreadsBatchOption,
+      {"--prompt-gen", "-pg", "PP,TG",
+       "a prompt of PP tokens then TG decodes, timed together (tok/s of both), as llama-bench's "
+       "-pg; may be given more than once"},
       {"--n-depth", "-d", "N[,N]",
        "tokens already in the context when each test starts (default 0), as llama-bench's -d"},
       {"--repetitions", "-r", "R", "timed runs per test, after one warm-up (default 5)"},
@@ -104,13 +114,16 @@ int BenchCommand(int argc, char** argv) {
   };
   for (OptionSpec& o : MmapOptions()) specs.push_back(std::move(o));
   Args args;
-  if (!args.Parse("bench", "-m MODEL [-p 512] [-n 128] [-d 0] [-t T|auto] [-r R] [--json]", specs,
-                  argc, argv)) {
+  if (!args.Parse("bench",
+                  "-m MODEL [-p 512] [-n 128] [-pg PP,TG] [-d 0] [-t T|auto] [-r R] [--json]",
+                  specs, argc, argv)) {
     return 0;
   }
   const std::vector<int64_t> pps = ParseIntList(args.Get("--n-prompt", "512"), "--n-prompt");
   const std::vector<int64_t> tgs = ParseIntList(args.Get("--n-gen", "128"), "--n-gen");
   const std::vector<int64_t> depths = ParseIntList(args.Get("--n-depth", "0"), "--n-depth");
+  std::vector<std::pair<int64_t, int64_t>> pgs;
+  for (const std::string& v : args.GetAll("--prompt-gen")) pgs.push_back(ParsePromptGen(v));
   std::vector<int32_t> threads = {0};
   if (args.Has("--threads")) threads = ParseThreadList(args.Get("--threads"));
   const int32_t threads_batch = GetThreads(args, "--threads-batch");
@@ -140,6 +153,7 @@ int BenchCommand(int argc, char** argv) {
   int64_t max_test = 1, max_depth = 0;
   for (int64_t p : pps) max_test = std::max(max_test, p);
   for (int64_t n : tgs) max_test = std::max(max_test, n);
+  for (const auto& [p, n] : pgs) max_test = std::max(max_test, p + n);
   for (int64_t d : depths) max_depth = std::max(max_depth, d);
   const int64_t max_ctx = max_depth + max_test;
   if (max_ctx > (int64_t{1} << 24))
@@ -193,18 +207,21 @@ int BenchCommand(int argc, char** argv) {
       for (int64_t n : tgs) {
         if (n > 0) tests.push_back({0, n, d});
       }
+      for (const auto& [p, n] : pgs) tests.push_back({p, n, d});
     }
     for (const Test& test : tests) {
-      const bool pp = test.n_prompt > 0;
-      const int64_t n_tok = pp ? test.n_prompt : test.n_gen;
+      // pp: a prompt alone; tg: decodes alone; both: -pg.
+      const bool pp = test.n_gen == 0, tg = test.n_prompt == 0;
+      const int64_t n_tok = test.n_prompt + test.n_gen;
       // The context before the test: other tokens than the test's own.
       std::vector<int32_t> depth = BenchTokens(test.n_depth + n_tok, info.n_vocab);
-      const std::vector<int32_t> ids(depth.end() - n_tok, depth.end());
+      const std::vector<int32_t> prompt(depth.end() - n_tok, depth.end() - test.n_gen);
+      const std::vector<int32_t> gen(depth.end() - test.n_gen, depth.end());
       depth.resize(static_cast<size_t>(test.n_depth));
-      RunOnce(session.get(), depth, ids, pp);  // warm-up
+      RunOnce(session.get(), depth, prompt, gen);  // warm-up
       std::vector<double> ts, ns;
       for (int64_t r = 0; r < reps; ++r) {
-        const double s = RunOnce(session.get(), depth, ids, pp);
+        const double s = RunOnce(session.get(), depth, prompt, gen);
         ns.push_back(s * 1e9);
         ts.push_back(static_cast<double>(n_tok) / s);
       }
@@ -227,11 +244,17 @@ int BenchCommand(int argc, char** argv) {
       // the positions so far: on average n_depth + (n_gen + 1) / 2 of them.
       const double kv_read =
           kv_per_pos * (static_cast<double>(test.n_depth) + static_cast<double>(n_tok + 1) / 2);
-      const double gbps = pp ? 0.0 : avg * (static_cast<double>(info.loaded_bytes) + kv_read) / 1e9;
-      const double pct = pp || peak <= 0 ? 0.0 : 100.0 * gbps / peak;
-      std::string name = (pp ? "pp" : "tg") + std::to_string(n_tok);
+      // Bandwidth only for decode alone (a -pg test's time is mostly its prompt's arithmetic).
+      const double gbps =
+          !tg ? 0.0 : avg * (static_cast<double>(info.loaded_bytes) + kv_read) / 1e9;
+      const double pct = !tg || peak <= 0 ? 0.0 : 100.0 * gbps / peak;
+      std::string name = pp   ? "pp" + std::to_string(test.n_prompt)
+                         : tg ? "tg" + std::to_string(test.n_gen)
+                              : "pp" + std::to_string(test.n_prompt) + "+tg" +
+                                    std::to_string(test.n_gen);             // as llama-bench
       if (test.n_depth > 0) name += " @ d" + std::to_string(test.n_depth);  // as llama-bench
-      // A prompt runs on the batch threads, single-token steps on the decode ones.
+      // A prompt runs on the batch threads, single-token steps on the decode
+      // ones (a -pg test names the decode threads, as llama-bench's one count).
       const int used = pp ? n_threads_batch : n_threads;
       const bool used_auto = pp ? threads_batch == 0 && t == 0 : t == 0;
       if (json) {
@@ -258,7 +281,7 @@ int BenchCommand(int argc, char** argv) {
             samples_ns.c_str(), samples_ts.c_str(), gbps, peak, pct);
       } else {
         char bw[32] = "-", pc[32] = "-";
-        if (!pp) {
+        if (tg) {
           std::snprintf(bw, sizeof(bw), "%.1f", gbps);
           std::snprintf(pc, sizeof(pc), "%.0f%%", pct);
         }

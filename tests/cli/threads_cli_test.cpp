@@ -119,6 +119,30 @@ TEST_CASE("cli: ember bench -d runs each test after that many tokens, as llama-b
   RequireCleanError(Ember("bench " + m + " -p 4 -n 0 -r 1 -d -3"), "--n-depth");
 }
 
+TEST_CASE("cli: ember bench -pg times a prompt and its decodes together, as llama-bench",
+          "[cli][bad-input]") {
+  const std::string m = "-m " + ember::test::DefaultTinyModel();
+  const Result r = Ember("bench " + m + " -p 0 -n 0 -pg 4,3 -pg 2,1 -d 0,6 -r 1 -t 1");
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  // Only the -pg tests (-p 0 -n 0), each at each depth; no bandwidth column.
+  CHECK_THAT(r.out, Catch::Contains("| pp4+tg3        |         1 |"));
+  CHECK_THAT(r.out, Catch::Contains("| pp2+tg1        |         1 |"));
+  CHECK_THAT(r.out, Catch::Contains("| pp4+tg3 @ d6   |         1 |"));
+  CHECK(r.out.find("| pp4 ") == std::string::npos);
+  CHECK(r.out.find("| tg3 ") == std::string::npos);
+  // The context holds the deepest test: 6 + 4 + 3 positions.
+  CHECK_THAT(r.out, Catch::Contains("at n_ctx 13)"));
+  const Result j = Ember("bench " + m + " -p 0 -n 0 -pg 4,3 -r 1 -t 1 --json");
+  INFO(j.out << j.err);
+  REQUIRE(j.exit_code == 0);
+  CHECK_THAT(j.out, Catch::Contains("\"n_prompt\": 4, \"n_gen\": 3, \"n_depth\": 0, "
+                                    "\"test\": \"pp4+tg3\""));
+  for (const char* bad : {"4", "0,3", "4,0", "4,3,2", "x,3"}) {
+    RequireCleanError(Ember("bench " + m + " -r 1 -pg " + bad), "--prompt-gen");
+  }
+}
+
 TEST_CASE("cli: ember bench --kv-type measures with that cache, as llama-bench's -ctk -ctv",
           "[cli][bad-input]") {
   const std::string m = "-m " + ember::test::DefaultTinyModel();
