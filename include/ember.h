@@ -995,7 +995,8 @@ typedef bool (*ember_quantize_progress_fn)(float done, const char* tensor, void*
 
 /* Writes a copy of the GGUF at in_path to out_path with its weight matrices
  * converted to the file type `type`: "Q4_K_M", "Q4_K_S", "Q5_K_M", "Q5_K_S",
- * "Q6_K", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "F16", "BF16" or "F32", with
+ * "Q3_K_M", "Q3_K_S", "Q3_K_L", "Q2_K", "IQ4_NL", "IQ4_XS", "Q6_K", "Q8_0",
+ * "Q4_0", "Q4_1", "Q5_0", "Q5_1", "F16", "BF16" or "F32", with
  * llama-quantize's choice of type per tensor (the output matrix Q6_K, more
  * bits for some attn_v / ffn_down layers in the _M mixes, a 32-block type for
  * rows that are not whole 256-blocks); norms and other vectors are copied. The
@@ -1009,7 +1010,10 @@ ember_status ember_quantize(const char* in_path, const char* out_path, const cha
 
 /* Called for every converted tensor with its type in the output and, when
  * that is not the file type's default, why ("more bits (attn_v 0 of 24)",
- * "fallback: 896 columns are not whole Q4_K blocks"); else note is "". */
+ * "fallback: 896 columns are not whole Q4_K blocks"); for a matrix that was
+ * quantized already, the note also holds "requantized from TYPE: adds error
+ * to the source's" or, to a type of more bits, "requantized from TYPE: no
+ * more precise than the source" (parts joined by "; "); else note is "". */
 typedef void (*ember_quantize_tensor_fn)(const char* tensor, const char* type, const char* note,
                                          void* user_data);
 

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <set>
 #include <string>
 
 #include "cli.h"
@@ -23,11 +24,33 @@ bool DrawProgress(float done, const char* tensor, void* /*user_data*/) {
   return true;
 }
 
+// Matrices that were quantized already (their notes hold "requantized from
+// TYPE: ..."; include/ember.h): summed up in one line at the end rather than
+// a line per tensor.
+struct Requantized {
+  int n = 0;
+  bool more_bits = false;   // some went to a type of more bits than their source
+  bool adds_error = false;  // some went to as many bits or fewer
+  std::set<std::string> from;
+};
+
 // Prints the tensors whose type is not the file type's default, and why.
-void ShowTensor(const char* tensor, const char* type, const char* note, void* /*user_data*/) {
-  if (note[0] == '\0') return;
+void ShowTensor(const char* tensor, const char* type, const char* note, void* user_data) {
+  static constexpr char kFrom[] = "requantized from ";
+  std::string rest = note;
+  if (const size_t at = rest.find(kFrom); at != std::string::npos) {
+    auto* rq = static_cast<Requantized*>(user_data);
+    const std::string what = rest.substr(at + sizeof(kFrom) - 1);
+    ++rq->n;
+    rq->from.insert(what.substr(0, what.find(':')));
+    const bool more = what.find("no more precise") != std::string::npos;
+    rq->more_bits = rq->more_bits || more;
+    rq->adds_error = rq->adds_error || !more;
+    rest.resize(at >= 2 ? at - 2 : 0);  // and the "; " before it
+  }
+  if (rest.empty()) return;
   std::fprintf(stderr, "%s%-36s -> %-5s %s\n", isatty(STDERR_FILENO) ? "\r" : "", tensor, type,
-               note);
+               rest.c_str());
 }
 
 }  // namespace
@@ -59,10 +82,26 @@ int QuantizeCommand(int argc, char** argv) {
   p.pure = args.Has("--pure");
   p.progress = isatty(STDERR_FILENO) ? DrawProgress : nullptr;
   p.on_tensor = ShowTensor;
+  Requantized rq;
+  p.user_data = &rq;
   const auto t0 = std::chrono::steady_clock::now();
   Check(ember_quantize_ex(in.c_str(), out.c_str(), &p), "quantize");
   std::fprintf(stderr, "ember: wrote %s (%s) in %.1f s\n", out.c_str(), type.c_str(),
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  if (rq.n > 0) {
+    std::string from;
+    for (const std::string& t : rq.from) from += (from.empty() ? "" : ", ") + t;
+    std::fprintf(stderr,
+                 "ember: note: %d matrices were quantized already (%s) and were converted from "
+                 "their quantized values (llama-quantize --allow-requantize)%s%s\n",
+                 rq.n, from.c_str(),
+                 rq.adds_error ? "; that adds error: quantize from the F16 / BF16 / F32 original "
+                                 "where you have it"
+                               : "",
+                 rq.more_bits ? "; a type of more bits keeps the source's precision, it cannot "
+                                "restore what the source's quantization lost"
+                              : "");
+  }
   return 0;
 }
 

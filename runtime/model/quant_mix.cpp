@@ -100,6 +100,11 @@ bool UseMoreBits(int i, int n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 
 
 int64_t BlockElems(GgmlType t) { return FindGgmlType(static_cast<uint32_t>(t))->block_elems; }
 
+double BitsPerWeight(GgmlType t) {
+  const GgmlTypeTraits* tr = FindGgmlType(static_cast<uint32_t>(t));
+  return 8.0 * tr->block_bytes / tr->block_elems;
+}
+
 bool IsQuantizedType(GgmlType t) {
   return t != GgmlType::kF32 && t != GgmlType::kF16 && t != GgmlType::kBF16;
 }
@@ -298,6 +303,14 @@ Status PlanQuantization(const GgufFile& in, FileType ft, bool pure, std::vector<
       p.type =
           IsQuantizedType(target) ? ChooseType(ft, t, RoleOf(t.name), pure, &st, &p.note) : target;
       p.convert = p.type != t.type;
+      if (p.convert && IsQuantizedType(t.type)) {
+        // llama-quantize refuses this without --allow-requantize; ember
+        // converts, and says what it costs (the note holds kRequantizedNote).
+        std::string why = std::string(kRequantizedNote) + GgmlTypeName(t.type);
+        why += BitsPerWeight(p.type) > BitsPerWeight(t.type) ? ": no more precise than the source"
+                                                             : ": adds error to the source's";
+        p.note = p.note.empty() ? why : p.note + "; " + why;
+      }
       if (p.convert && !CanDequantize(t.type)) {
         return Unsupported("tensor '" + t.name + "' has type " + GgmlTypeName(t.type) +
                            ", which ember cannot read back to floats to requantize");

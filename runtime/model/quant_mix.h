@@ -64,6 +64,14 @@ struct TensorPlan {
   std::string note;      // "more bits (attn_v, layer 3)", "fallback: 896 columns", ...
 };
 
+// A matrix that was quantized already has this in its note, then the source
+// type and what converting it does: "requantized from Q4_0: adds error to
+// the source's" (to fewer or as many bits per weight) or "...: no more
+// precise than the source" (to more, e.g. Q4_0 to F16: the file is larger,
+// its weights are the Q4_0 ones). llama-quantize does it only with
+// --allow-requantize; ember does it and says so.
+inline constexpr const char* kRequantizedNote = "requantized from ";
+
 // The order llama-quantize takes (and writes) tensors in: by layer ("blk.N."),
 // tensors outside the layers first, then by name. Indices into in.tensors().
 std::vector<size_t> QuantizationOrder(const GgufFile& in);

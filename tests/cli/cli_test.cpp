@@ -122,6 +122,26 @@ TEST_CASE("cli: every subcommand has --help", "[cli]") {
   }
 }
 
+TEST_CASE("cli: quantize says once when the source was quantized already", "[cli]") {
+  const std::string tiny = ember::test::DefaultTinyModel();  // Q8_0 matrices
+  const std::string out = ember::test::TempPath("cli_requant.gguf");
+  // To fewer bits: error added. Per-tensor lines only for the rules' notes.
+  Result down = Ember("quantize -m " + tiny + " -o " + out + " --type Q4_0 -t 1");
+  INFO(down.err);
+  REQUIRE(down.exit_code == 0);
+  CHECK_THAT(down.err, Catch::Contains("matrices were quantized already (Q8_0)"));
+  CHECK_THAT(down.err, Catch::Contains("that adds error"));
+  CHECK(down.err.find("cannot restore") == std::string::npos);
+  CHECK(down.err.find("requantized from") == std::string::npos);
+  // To more bits: nothing gained back.
+  Result up = Ember("quantize -m " + tiny + " -o " + out + " --type F16 -t 1");
+  INFO(up.err);
+  REQUIRE(up.exit_code == 0);
+  CHECK_THAT(up.err, Catch::Contains("cannot restore what the source's quantization lost"));
+  CHECK(up.err.find("adds error") == std::string::npos);
+  std::remove(out.c_str());
+}
+
 TEST_CASE("cli: run, tokenize, eval and info on a tiny model", "[cli]") {
   const std::string tiny = ember::test::DefaultTinyModel();
   Result run = Ember("run -m " + tiny + " -p 'Hello world' -n 5 --temp 0 --ignore-eos --json");

@@ -253,6 +253,32 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("quantize mix: matrices quantized already say so, and whether precision is lost",
+          "[quantize][mix]") {
+  test::TinyModelSpec spec = MixSpec();
+  spec.n_layer = 2;
+  spec.weight_type = GgmlType::kQ8_0;
+  const std::string src = Build(spec, "mix_requant.gguf");
+  std::unique_ptr<GgufFile> f;
+  REQUIRE(GgufFile::Open(src, &f).ok());
+  auto notes = [&](FileType ft) {
+    std::vector<TensorPlan> plan;
+    REQUIRE(PlanQuantization(*f, ft, false, &plan).ok());
+    std::map<std::string, std::string> out;
+    for (size_t i = 0; i < plan.size(); ++i) out[f->tensors()[i].name] = plan[i].note;
+    return out;
+  };
+  const auto q4 = notes(FileType::kQ4_K_M);
+  CHECK(q4.at(Blk(1, "ffn_up.weight")) == "requantized from Q8_0: adds error to the source's");
+  // A rule's note first, then the source's.
+  CHECK(q4.at("output.weight") == "output; requantized from Q8_0: adds error to the source's");
+  CHECK(q4.at("output_norm.weight").empty());  // copied, not converted
+  const auto f16 = notes(FileType::kF16);
+  CHECK(f16.at(Blk(1, "ffn_up.weight")) ==
+        "requantized from Q8_0: no more precise than the source");
+  CHECK(notes(FileType::kQ8_0).at(Blk(1, "ffn_up.weight")).empty());  // the same type: copied
+}
+
 TEST_CASE("quantize mix: names ember cannot write and tensors it cannot read are errors",
           "[quantize][mix][bad-input]") {
   QuantizeOptions o;
