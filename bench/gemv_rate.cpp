@@ -33,8 +33,7 @@ struct Matrix {
 };
 
 // A random Q4_0, Q8_0, Q6_K, IQ4_NL or K-quant matrix [rows, k], repacked to its native
-// layout (IQ4_NL blocks from the tests' plain quantizer: ember does not write
-// IQ4 files).
+// layout.
 Matrix MakeMatrix(GgmlType type, int64_t rows, int64_t k, std::mt19937& rng) {
   std::normal_distribution<float> d(0.0f, 1.0f);
   std::vector<float> row(static_cast<size_t>(k));
