@@ -1,11 +1,14 @@
 #include "support/test_paths.h"
 
 #include <atomic>
+#include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include <signal.h>
 #include <unistd.h>
 
 namespace ember::test {
@@ -42,7 +45,32 @@ namespace {
 struct ScratchDir {
   std::filesystem::path path =
       std::filesystem::temp_directory_path() / ("ember_test_" + std::to_string(getpid()));
-  ScratchDir() { std::filesystem::create_directories(path); }
+  ScratchDir() {
+    RemoveOrphans();
+    std::filesystem::create_directories(path);
+  }
+  // A test process that was killed (a timeout, ^C) never ran the destructor:
+  // its directory stays. Each new one removes those whose process is gone,
+  // once they are an hour old (a directory of a live process elsewhere, in
+  // another PID namespace sharing /tmp, is left long enough to finish).
+  static void RemoveOrphans() {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const auto now = fs::file_time_type::clock::now();
+    for (const fs::directory_entry& e : fs::directory_iterator(fs::temp_directory_path(), ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.rfind("ember_test_", 0) != 0) continue;
+      char* end = nullptr;
+      const long pid = std::strtol(name.c_str() + 11, &end, 10);
+      if (end == name.c_str() + 11 || *end != '\0' || pid <= 0) continue;
+      if (kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours
+      std::error_code age_ec;
+      const auto when = fs::last_write_time(e.path(), age_ec);
+      if (age_ec || now - when < std::chrono::hours(1)) continue;
+      std::error_code ignored;
+      fs::remove_all(e.path(), ignored);
+    }
+  }
   ~ScratchDir() {
     std::error_code ignored;
     std::filesystem::remove_all(path, ignored);
