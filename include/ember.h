@@ -350,6 +350,27 @@ ember_status ember_session_eval(ember_session* session, const int32_t* tokens, s
 ember_status ember_session_score(ember_session* session, const int32_t* tokens, size_t n_tokens,
                                  float* logprobs);
 
+/* How ember_session_embed makes one vector of a text's token rows. */
+typedef enum ember_pooling {
+  EMBER_POOLING_MODEL = 0, /* the model's own (GGUF <arch>.pooling_type); mean if it names none */
+  EMBER_POOLING_MEAN = 1,  /* the average of the rows */
+  EMBER_POOLING_FIRST = 2, /* the first token's row (llama.cpp's "cls") */
+  EMBER_POOLING_LAST = 3,  /* the last token's row (causal embedding models) */
+  EMBER_POOLING_NONE = 4   /* every token's row */
+} ember_pooling;
+
+/* The embedding of tokens: the model's hidden states after its final norm,
+ * pooled. out receives n_embd floats (n_tokens * n_embd for
+ * EMBER_POOLING_NONE); out_len is out's size in floats
+ * (EMBER_ERR_INVALID_ARGUMENT, naming the size needed, when it is smaller).
+ * normalize: each vector scaled to unit length (as OpenAI's and
+ * llama-server's). The tokens must fit in the context (no shift); the
+ * context is cleared before and after, as ember_session_reset. Any decoder
+ * gives hidden states; models trained for embeddings give useful ones.
+ * EMBER_ERR_UNSUPPORTED for a model whose pooling is rank (a reranker). */
+ember_status ember_session_embed(ember_session* session, const int32_t* tokens, size_t n_tokens,
+                                 ember_pooling pooling, bool normalize, float* out, size_t out_len);
+
 /* The n_vocab logits (raw, before any sampler) for the token after the
  * context, as the last ember_session_eval or ember_generate left them. Owned
  * by the session; valid until the next call on it. NULL before any eval and

@@ -86,6 +86,11 @@ Status ReadDecoderKeys(const ArchKeys& k, RopeMode mode, ModelConfig* c) {
                        "' = " + std::to_string(value_length) + " differs from the key length " +
                        std::to_string(c->head_dim) + " (not supported)");
   }
+  EMBER_RETURN_IF_ERROR(k.IntOr("pooling_type", -1, &c->pooling_type));
+  if (c->pooling_type > 4) {
+    return BadFormat("GGUF key '" + k.Name("pooling_type") +
+                     "' = " + std::to_string(c->pooling_type) + " is not a pooling type (0..4)");
+  }
   RopeConfig rope;
   rope.mode = mode;
   int64_t n_rot = c->head_dim;

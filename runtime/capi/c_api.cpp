@@ -522,6 +522,35 @@ ember_status ember_session_eval(ember_session* session, const int32_t* tokens, s
   });
 }
 
+ember_status ember_session_embed(ember_session* session, const int32_t* tokens, size_t n_tokens,
+                                 ember_pooling pooling, bool normalize, float* out,
+                                 size_t out_len) {
+  return Guard([&]() -> ember_status {
+    EMBER_REQUIRE_ARG(session != nullptr, "ember_session_embed: session is NULL");
+    EMBER_REQUIRE_ARG(tokens != nullptr && n_tokens > 0, "ember_session_embed: no tokens");
+    EMBER_REQUIRE_ARG(out != nullptr, "ember_session_embed: out is NULL");
+    static constexpr ember::Pooling kPoolings[] = {ember::Pooling::kModel, ember::Pooling::kMean,
+                                                   ember::Pooling::kFirst, ember::Pooling::kLast,
+                                                   ember::Pooling::kNone};
+    EMBER_REQUIRE_ARG(pooling >= EMBER_POOLING_MODEL && pooling <= EMBER_POOLING_NONE,
+                      "ember_session_embed: pooling " + std::to_string(static_cast<int>(pooling)) +
+                          " is not an ember_pooling");
+    ember::Session& s = *session->session;
+    s.ClearCancel();
+    std::vector<float> v;
+    const ember_status st = Report(s.Embed(std::vector<int32_t>(tokens, tokens + n_tokens),
+                                           kPoolings[pooling], normalize, &v));
+    if (st != EMBER_OK) return st;
+    if (out_len < v.size()) {
+      return Fail(EMBER_ERR_INVALID_ARGUMENT,
+                  "ember_session_embed: out holds " + std::to_string(out_len) +
+                      " floats, the embedding needs " + std::to_string(v.size()));
+    }
+    std::copy(v.begin(), v.end(), out);
+    return EMBER_OK;
+  });
+}
+
 ember_status ember_session_score(ember_session* session, const int32_t* tokens, size_t n_tokens,
                                  float* logprobs) {
   return Guard([&]() -> ember_status {

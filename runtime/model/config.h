@@ -59,9 +59,13 @@ struct ModelConfig {
   int64_t n_ff = 0;       // feed-forward width
   int64_t n_ctx_train = 0;
   float rms_eps = 1e-5f;
-  float embd_scale = 1.0f;          // the embedding rows are multiplied by it (Gemma: sqrt(n_embd))
-  float logit_softcap = 0.0f;       // > 0: logits = c * tanh(logits / c) (Gemma 2)
-  bool tied_output = false;         // the LM head reuses token_embd
+  float embd_scale = 1.0f;     // the embedding rows are multiplied by it (Gemma: sqrt(n_embd))
+  float logit_softcap = 0.0f;  // > 0: logits = c * tanh(logits / c) (Gemma 2)
+  bool tied_output = false;    // the LM head reuses token_embd
+  // How an embedding pools a sequence's rows, if the file says (GGUF
+  // `<arch>.pooling_type`, llama.cpp's numbers: 0 none, 1 mean, 2 first
+  // ("cls"), 3 last, 4 rank); -1: it does not (a generative model).
+  int64_t pooling_type = -1;
   std::vector<RopeConfig> ropes;    // at least one; ropes[0] is the global layers'
   std::vector<LayerConfig> layers;  // [n_layer]
 

@@ -292,6 +292,15 @@ void ForwardMany(const Model& model, DecoderScratch& s, const ForwardSeq* seqs, 
     }
   }
 
+  // Hidden states asked for instead of logits: the final norm of every row
+  // of those sequences, and no LM head for them.
+  for (int64_t i = 0; i < n_seqs; ++i) {
+    if (seqs[i].which != LogitsFor::kHidden) continue;
+    for (int64_t t = 0; t < seqs[i].n; ++t) {
+      k.rms_norm(&s.x[(begin[i] + t) * E], w.output_norm.data(), seqs[i].logits + t * E, E,
+                 c.rms_eps);
+    }
+  }
   // The LM head: the final norm, then logits for the rows asked for.
   if (n_seqs == 1) {
     const LogitsFor which = seqs[0].which;

@@ -54,11 +54,13 @@ struct DecoderScratch {
       trace;
 };
 
-// Which rows of the batch get logits.
-enum class LogitsFor { kNone, kLast, kAll };
+// Which rows of the batch get logits; kHidden: instead of logits, every row's
+// hidden state after the final norm ([n, n_embd]: what an embedding pools).
+enum class LogitsFor { kNone, kLast, kAll, kHidden };
 
 // Runs tokens[0..n) placed by places[0..n): writes their keys and values into
-// `kv` and the logits (kLast: [n_vocab] of the last token; kAll: [n, n_vocab]).
+// `kv` and the logits (kLast: [n_vocab] of the last token; kAll: [n, n_vocab];
+// kHidden: [n, n_embd], no logits).
 // Every token attends to rows written earlier in the same batch only through
 // its ranges (causal when places follow each other). A batch of more than 64
 // tokens in which no token's ranges hold a later token's slot goes through each
@@ -70,7 +72,7 @@ void Forward(const Model& model, KvCache& kv, DecoderScratch& s, const int32_t* 
 
 // One sequence of a pass over several (continuous batching,
 // runtime/session/batcher.h): its tokens, their places in its own cache, and
-// where its logits go (kLast: [n_vocab]; kAll: [n, n_vocab]).
+// where its logits go (kLast: [n_vocab]; kAll: [n, n_vocab]; kHidden: [n, n_embd]).
 struct ForwardSeq {
   KvCache* kv;
   const int32_t* tokens;

@@ -69,6 +69,15 @@ struct SessionPlan {
   uint64_t total_bytes() const { return kv_bytes + scratch_bytes; }
 };
 
+// How Session::Embed makes one vector of a sequence's rows.
+enum class Pooling {
+  kModel,  // the file's <arch>.pooling_type; mean when it has none
+  kMean,   // the average of the rows
+  kFirst,  // the first row (llama.cpp's "cls")
+  kLast,   // the last row (llama.cpp's "last": causal embedding models)
+  kNone,   // every row
+};
+
 class Session {
  public:
   // Checks the parameters and the memory the session needs against
@@ -177,6 +186,17 @@ class Session {
   void LeaveGeneration() {
     if (batcher_) batcher_->Leave(this);
   }
+
+  // The embedding of `tokens` (session_embed.cpp): the context is cleared,
+  // the tokens run in batches as Decode's but without logits, and the final
+  // norm's rows are pooled into *out: [n_embd] (kMean, kFirst, kLast) or
+  // [n, n_embd] (kNone); kModel takes the file's pooling_type, mean when it
+  // has none. normalize: each vector scaled to unit length (L2, as OpenAI's
+  // and llama-server's). The context is cleared again after. Errors: no
+  // tokens, more than the context holds (every token must be seen: no
+  // shift), rank pooling (a reranker's head), a cancel.
+  Status Embed(const std::vector<int32_t>& tokens, Pooling pooling, bool normalize,
+               std::vector<float>* out);
 
   void Reset() {
     tokens_.clear();

@@ -21,7 +21,7 @@ struct Case {
   const char* what;
   std::function<ember_status()> call;
   ember_status expected;
-  const char* message;  // a part of ember_last_error()
+  std::string message;  // a part of ember_last_error()
 };
 
 void RunCases(const std::vector<Case>& cases) {
@@ -40,12 +40,14 @@ struct Fixture {
   ember_session* session = nullptr;
   ember_sampler* sampler = nullptr;
   int32_t n_vocab = 0;
+  int32_t n_embd = 0;
 
   Fixture() {
     REQUIRE(ember_model_load(ember::test::DefaultTinyModel().c_str(), nullptr, &model) == EMBER_OK);
     ember_model_info info;
     REQUIRE(ember_model_get_info(model, &info) == EMBER_OK);
     n_vocab = info.n_vocab;
+    n_embd = info.n_embd;
     ember_session_params sp = ember_session_default_params();
     sp.n_ctx = 64;
     sp.n_threads = 1;
@@ -179,6 +181,8 @@ TEST_CASE("c_api args: sessions", "[c_api][args]") {
   Fixture f;
   ember_session* out = nullptr;
   const int32_t ids[2] = {1, 2};
+  std::vector<float> emb_buffer(4096);
+  float* emb = emb_buffer.data();
   auto with = [&](auto change) {
     ember_session_params p = ember_session_default_params();
     change(p);
@@ -211,7 +215,38 @@ TEST_CASE("c_api args: sessions", "[c_api][args]") {
          return ember_session_eval(f.session, bad, 2);
        },
        EMBER_ERR_INVALID_ARGUMENT, "at index 1"},
+      {"embed: NULL session",
+       [&] { return ember_session_embed(nullptr, ids, 2, EMBER_POOLING_MEAN, true, emb, 4096); },
+       EMBER_ERR_INVALID_ARGUMENT, "session is NULL"},
+      {"embed: no tokens",
+       [&] { return ember_session_embed(f.session, ids, 0, EMBER_POOLING_MEAN, true, emb, 4096); },
+       EMBER_ERR_INVALID_ARGUMENT, "no tokens"},
+      {"embed: NULL out",
+       [&] {
+         return ember_session_embed(f.session, ids, 2, EMBER_POOLING_MEAN, true, nullptr, 4096);
+       },
+       EMBER_ERR_INVALID_ARGUMENT, "out is NULL"},
+      {"embed: not a pooling",
+       [&] {
+         return ember_session_embed(f.session, ids, 2, static_cast<ember_pooling>(9), true, emb,
+                                    4096);
+       },
+       EMBER_ERR_INVALID_ARGUMENT, "pooling 9"},
+      {"embed: out too small",
+       [&] { return ember_session_embed(f.session, ids, 2, EMBER_POOLING_MEAN, true, emb, 3); },
+       EMBER_ERR_INVALID_ARGUMENT, "out holds 3 floats, the embedding needs"},
+      {"embed: one row per token for NONE",
+       [&] {
+         return ember_session_embed(f.session, ids, 2, EMBER_POOLING_NONE, true, emb,
+                                    static_cast<size_t>(f.n_embd));
+       },
+       EMBER_ERR_INVALID_ARGUMENT, "needs " + std::to_string(2 * f.n_embd)},
   });
+  // A good call fills n_embd floats of unit length.
+  REQUIRE(ember_session_embed(f.session, ids, 2, EMBER_POOLING_MODEL, true, emb, 4096) == EMBER_OK);
+  double norm = 0;
+  for (int32_t i = 0; i < f.n_embd; ++i) norm += static_cast<double>(emb[i]) * emb[i];
+  CHECK(norm == Approx(1.0).epsilon(1e-6));
   out = Poison<ember_session>();
   CHECK(with([](ember_session_params& p) { p.n_ctx = -1; }) == EMBER_ERR_INVALID_ARGUMENT);
   CHECK(out == nullptr);

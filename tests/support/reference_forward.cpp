@@ -144,7 +144,8 @@ struct Layer {
 }  // namespace
 
 Status ReferenceForward(const Model& model, const std::vector<int32_t>& tokens,
-                        std::vector<float>* logits, const ReferenceOptions& options) {
+                        std::vector<float>* logits, const ReferenceOptions& options,
+                        std::vector<float>* hidden) {
   g_int8_acts = options.int8_acts;
   g_f16_gelu = options.f16_gelu;
   g_ggml_acts = options.ggml_acts;
@@ -263,9 +264,14 @@ Status ReferenceForward(const Model& model, const std::vector<int32_t>& tokens,
     }
   }
   logits->assign(static_cast<size_t>(n * c.n_vocab), 0.0f);
+  if (hidden) hidden->assign(static_cast<size_t>(n) * E, 0.0f);
   for (int64_t t = 0; t < n; ++t) {
     Vec h = x[static_cast<size_t>(t)];
     RmsNorm(h, 0, E, out_norm, eps);
+    if (hidden) {
+      for (size_t i = 0; i < E; ++i)
+        (*hidden)[static_cast<size_t>(t) * E + i] = static_cast<float>(h[i]);
+    }
     const Vec y = MatVec(out, h);
     for (int64_t i = 0; i < c.n_vocab; ++i) {
       double z = y[static_cast<size_t>(i)];

@@ -32,10 +32,12 @@ struct ReferenceOptions {
   bool ggml_acts = false;
 };
 
-// logits: [tokens.size(), n_vocab], the next-token logits after each prefix.
-// Positions are 0, 1, ... Slow (O(n^2) attention, float matrices): for tiny
-// models.
+// logits: [tokens.size(), n_vocab], the next-token logits after each prefix;
+// hidden (if not null): [tokens.size(), n_embd], each position's hidden state
+// after the final norm (what an embedding pools). Positions are 0, 1, ...
+// Slow (O(n^2) attention, float matrices): for tiny models.
 Status ReferenceForward(const Model& model, const std::vector<int32_t>& tokens,
-                        std::vector<float>* logits, const ReferenceOptions& options = {});
+                        std::vector<float>* logits, const ReferenceOptions& options = {},
+                        std::vector<float>* hidden = nullptr);
 
 }  // namespace ember::test
