@@ -101,6 +101,7 @@ extern const OptionSpec kFileOption;
 int RunCommand(int argc, char** argv);
 int ChatCommand(int argc, char** argv);
 int TokenizeCommand(int argc, char** argv);
+int EmbedCommand(int argc, char** argv);
 int EvalCommand(int argc, char** argv);
 int InfoCommand(int argc, char** argv);
 int BenchCommand(int argc, char** argv);

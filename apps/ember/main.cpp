@@ -26,6 +26,7 @@ void PrintUsage(FILE* to) {
       "  chat       talk with an instruct model (its chat template, turn by turn)\n"
       "  tokenize   print the token ids of a text\n"
       "  eval       write the last position's logits of a prompt to a file\n"
+      "  embed      the embedding of each line of a text (pooled hidden states)\n"
       "  info       describe a model: architecture, dimensions, vocab, tensors\n"
       "  bench      prefill and decode speed, GB/s and %% of memory bandwidth\n"
       "  quantize   convert a model to a llama-quantize mix (Q4_K_M, IQ4_XS, Q8_0, F16, ...)\n"
@@ -60,6 +61,7 @@ int main(int argc, char** argv) {
     if (cmd == "chat") return cli::ChatCommand(argc - 2, argv + 2);
     if (cmd == "tokenize") return cli::TokenizeCommand(argc - 2, argv + 2);
     if (cmd == "eval") return cli::EvalCommand(argc - 2, argv + 2);
+    if (cmd == "embed") return cli::EmbedCommand(argc - 2, argv + 2);
     if (cmd == "info") return cli::InfoCommand(argc - 2, argv + 2);
     if (cmd == "bench") return cli::BenchCommand(argc - 2, argv + 2);
     if (cmd == "quantize") return cli::QuantizeCommand(argc - 2, argv + 2);

@@ -26,6 +26,13 @@
 //       --dump DIR writes every tensor the graph computes to DIR (see Dump),
 //       to compare with ember's bench/forward_trace.cpp operation by operation.
 //
+//   peer_tool embed    -m MODEL (-p PROMPT | --tokens IDS) -o FILE [--pooling mean|cls|last|none]
+//                      [-t THREADS] [-v]
+//       llama.cpp's embedding of the prompt (a context with embeddings on and
+//       that pooling, default mean; all tokens in one llama_decode call), not
+//       normalized, as little-endian float32: n_embd floats, or n_tokens *
+//       n_embd for none. Prints a JSON summary (n_prompt, n_embd, pooling).
+//
 //   peer_tool tokenize -m MODEL (-p TEXT | -f FILE) [--no-bos]
 //       Prints the token ids on one line, separated by spaces.
 //       add_special = !--no-bos, parse_special = false (text is plain text).
@@ -104,6 +111,8 @@ void usage() {
         "  peer_tool logits   -m MODEL (-p PROMPT | --tokens ID,ID,...) -o FILE [--prefill N] [--all]\n"
         "                     [--dump DIR] [-c N_CTX]\n"
         "                     [-t THREADS] [--fa auto|on|off] [--kv f16|f32] [-v]\n"
+        "  peer_tool embed    -m MODEL (-p PROMPT | --tokens ID,ID,...) -o FILE\n"
+        "                     [--pooling mean|cls|last|none] [-t THREADS] [-v]\n"
         "  peer_tool tokenize -m MODEL (-p TEXT | -f FILE) [--no-bos] [-v]\n"
         "  peer_tool pieces   -m MODEL --tokens ID,ID,... [-v]\n");
     exit(2);
@@ -127,6 +136,7 @@ struct Args {
     bool no_bos = false;
     llama_flash_attn_type fa = LLAMA_FLASH_ATTN_TYPE_AUTO;
     ggml_type kv_type = GGML_TYPE_F16;  // library default
+    enum llama_pooling_type pooling = LLAMA_POOLING_TYPE_MEAN;  // embed --pooling
 };
 
 int parse_int(const char * s, const char * what) {
@@ -143,7 +153,8 @@ Args parse_args(int argc, char ** argv) {
     if (argc < 2) usage();
     Args a;
     a.mode = argv[1];
-    if (a.mode != "greedy" && a.mode != "logits" && a.mode != "tokenize" && a.mode != "pieces") {
+    if (a.mode != "greedy" && a.mode != "logits" && a.mode != "tokenize" && a.mode != "pieces" &&
+        a.mode != "embed") {
         usage();
     }
     for (int i = 2; i < argc; ++i) {
@@ -176,6 +187,13 @@ Args parse_args(int argc, char ** argv) {
             if (v == "f16") a.kv_type = GGML_TYPE_F16;
             else if (v == "f32") a.kv_type = GGML_TYPE_F32;
             else die("--kv must be f16 or f32");
+        } else if (k == "--pooling") {
+            std::string v = val();
+            if (v == "mean") a.pooling = LLAMA_POOLING_TYPE_MEAN;
+            else if (v == "cls") a.pooling = LLAMA_POOLING_TYPE_CLS;
+            else if (v == "last") a.pooling = LLAMA_POOLING_TYPE_LAST;
+            else if (v == "none") a.pooling = LLAMA_POOLING_TYPE_NONE;
+            else die("--pooling must be mean, cls, last or none");
         } else if (k == "-h" || k == "--help") usage();
         else die("unknown argument: " + k);
     }
@@ -184,17 +202,17 @@ Args parse_args(int argc, char ** argv) {
         if (a.has_prompt == !a.file.empty()) die("tokenize needs exactly one of -p TEXT or -f FILE");
     } else if (a.mode == "pieces") {
         if (!a.has_tokens || a.has_prompt) die("pieces needs --tokens IDS (and no -p)");
-    } else if (a.mode == "logits") {
-        if (a.has_prompt == a.has_tokens) die("logits needs exactly one of -p PROMPT or --tokens IDS");
-        if (a.out.empty()) die("logits needs -o FILE");
+    } else if (a.mode == "logits" || a.mode == "embed") {
+        if (a.has_prompt == a.has_tokens) die(a.mode + " needs exactly one of -p PROMPT or --tokens IDS");
+        if (a.out.empty()) die(a.mode + " needs -o FILE");
     } else {
         if (!a.has_prompt) die(a.mode + " needs -p PROMPT");
     }
     if (a.mode != "logits" && (a.prefill >= 0 || a.all_logits || !a.dump_dir.empty())) {
         die("--prefill, --all and --dump are for logits mode only");
     }
-    if (a.has_tokens && a.mode != "logits" && a.mode != "pieces") {
-        die("--tokens is for logits and pieces modes only");
+    if (a.has_tokens && a.mode != "logits" && a.mode != "pieces" && a.mode != "embed") {
+        die("--tokens is for logits, embed and pieces modes only");
     }
     if (a.n_threads <= 0) {
         unsigned hc = std::thread::hardware_concurrency();
@@ -573,6 +591,61 @@ int cmd_pieces(const Args & a) {
 
 }  // namespace
 
+int cmd_embed(const Args & a) {
+    Session s;
+    load_model(s, a, false);
+    const int n_vocab = llama_vocab_n_tokens(s.vocab);
+    std::vector<llama_token> prompt = a.has_tokens ? parse_token_ids(a.token_ids, n_vocab)
+                                                   : tokenize(s.vocab, a.prompt, true, true);
+    if (prompt.empty()) die("prompt tokenizes to zero tokens");
+    const int n = (int) prompt.size();
+    llama_context_params cp = llama_context_default_params();
+    cp.n_ctx = (uint32_t) std::max(a.n_ctx > 0 ? a.n_ctx : 512, n + 1);
+    cp.n_batch = (uint32_t) std::max(512, n);
+    cp.n_ubatch = cp.n_batch;  // the whole prompt in one micro-batch (pooling needs it)
+    cp.n_seq_max = 1;
+    cp.n_threads = a.n_threads;
+    cp.n_threads_batch = a.n_threads;
+    cp.embeddings = true;
+    cp.pooling_type = a.pooling;
+    cp.no_perf = true;
+    s.ctx = llama_init_from_model(s.model, cp);
+    if (!s.ctx) die("failed to create llama_context");
+    llama_batch b = llama_batch_init(n, 0, 1);
+    for (int i = 0; i < n; ++i) {
+        b.token[i] = prompt[i];
+        b.pos[i] = i;
+        b.n_seq_id[i] = 1;
+        b.seq_id[i][0] = 0;
+        b.logits[i] = true;  // an output row for every token (pooled over all of them)
+    }
+    b.n_tokens = n;
+    const int32_t rc = llama_decode(s.ctx, b);
+    llama_batch_free(b);
+    if (rc != 0) die("llama_decode failed with code " + std::to_string(rc));
+    const int n_embd = llama_model_n_embd(s.model);
+    std::vector<unsigned char> bytes;
+    if (a.pooling == LLAMA_POOLING_TYPE_NONE) {
+        for (int i = 0; i < n; ++i) {
+            const float * e = llama_get_embeddings_ith(s.ctx, i);
+            if (!e) die("no embedding for position " + std::to_string(i));
+            append_f32le(bytes, e, n_embd);
+        }
+    } else {
+        const float * e = llama_get_embeddings_seq(s.ctx, 0);
+        if (!e) die("no pooled embedding");
+        append_f32le(bytes, e, n_embd);
+    }
+    FILE * f = fopen(a.out.c_str(), "wb");
+    if (!f) die("cannot open " + a.out + " for writing");
+    if (fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size() || fclose(f) != 0) {
+        die("write to " + a.out + " failed");
+    }
+    printf("{\"prompt_tokens\":%s,\"n_prompt\":%d,\"n_embd\":%d,\"pooling\":%d}\n",
+           json_ids(prompt).c_str(), n, n_embd, (int) a.pooling);
+    return 0;
+}
+
 int main(int argc, char ** argv) {
     std::setlocale(LC_NUMERIC, "C");
     Args a = parse_args(argc, argv);
@@ -582,6 +655,7 @@ int main(int argc, char ** argv) {
     if (a.mode == "greedy") rc = cmd_greedy(a);
     else if (a.mode == "logits") rc = cmd_logits(a);
     else if (a.mode == "pieces") rc = cmd_pieces(a);
+    else if (a.mode == "embed") rc = cmd_embed(a);
     else rc = cmd_tokenize(a);
     llama_backend_free();
     return rc;

@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "runtime/gguf/gguf_writer.h"
 #include "support/cli_runner.h"
@@ -114,7 +116,8 @@ TEST_CASE("cli: bad input gives one clear error line", "[cli][bad-input]") {
 }
 
 TEST_CASE("cli: every subcommand has --help", "[cli]") {
-  for (const char* cmd : {"run", "tokenize", "eval", "info", "bench", "quantize", "sample"}) {
+  for (const char* cmd :
+       {"run", "tokenize", "eval", "embed", "info", "bench", "quantize", "sample"}) {
     Result r = Ember(std::string(cmd) + " --help");
     INFO(cmd);
     CHECK(r.exit_code == 0);
@@ -140,6 +143,47 @@ TEST_CASE("cli: quantize says once when the source was quantized already", "[cli
   CHECK_THAT(up.err, Catch::Contains("cannot restore what the source's quantization lost"));
   CHECK(up.err.find("adds error") == std::string::npos);
   std::remove(out.c_str());
+}
+
+TEST_CASE("cli: embed prints a unit vector per line of the text, or OpenAI's JSON", "[cli]") {
+  const std::string tiny = ember::test::DefaultTinyModel();
+  const std::string file = ember::test::TempPath("embed_in.txt");
+  {
+    std::FILE* f = std::fopen(file.c_str(), "w");
+    REQUIRE(f != nullptr);
+    std::fputs("Hello world\n\nA second line\nand a third\n", f);  // the empty line is skipped
+    std::fclose(f);
+  }
+  Result r = Ember("embed -m " + tiny + " -f " + file + " -t 1");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  std::vector<std::vector<double>> rows;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream vals(line);
+    rows.emplace_back();
+    for (double v; vals >> v;) rows.back().push_back(v);
+  }
+  REQUIRE(rows.size() == 3);
+  for (const auto& v : rows) {
+    double norm = 0;
+    for (double x : v) norm += x * x;
+    CHECK(v.size() == rows[0].size());
+    CHECK(norm == Approx(1.0).epsilon(1e-4));  // printed with 8 digits
+  }
+  CHECK(rows[0] != rows[1]);
+  // One input (no separator), the JSON shape clients read.
+  Result j = Ember("embed -m " + tiny + " -f " + file + " --separator '' --json -t 1");
+  INFO(j.err);
+  REQUIRE(j.exit_code == 0);
+  CHECK_THAT(j.out, Catch::StartsWith("{\"object\": \"list\", \"data\": [{\"object\": "
+                                      "\"embedding\", \"index\": 0, \"embedding\": ["));
+  CHECK(j.out.find("\"index\": 1") == std::string::npos);
+  CHECK_THAT(j.out, Catch::Contains("\"usage\": {\"prompt_tokens\": "));
+  RequireCleanError(Ember("embed -m " + tiny + " -p hi --pooling avg"), "--pooling must be");
+  RequireCleanError(Ember("embed -m " + tiny + " -p xx --separator x"), "no input to embed");
+  RequireCleanError(Ember("embed -m " + tiny + " -p 'a b c d e f g' -c 2"),
+                    "do not fit in the context of 2");
 }
 
 TEST_CASE("cli: run, tokenize, eval and info on a tiny model", "[cli]") {
