@@ -352,7 +352,8 @@ ember_status ember_session_score(ember_session* session, const int32_t* tokens, 
 
 /* How ember_session_embed makes one vector of a text's token rows. */
 typedef enum ember_pooling {
-  EMBER_POOLING_MODEL = 0, /* the model's own (GGUF <arch>.pooling_type); mean if it names none */
+  EMBER_POOLING_MODEL = 0, /* the model's own (GGUF <arch>.pooling_type: mean, first or last);
+                            * mean when it names none or has no such key */
   EMBER_POOLING_MEAN = 1,  /* the average of the rows */
   EMBER_POOLING_FIRST = 2, /* the first token's row (llama.cpp's "cls") */
   EMBER_POOLING_LAST = 3,  /* the last token's row (causal embedding models) */

@@ -3,7 +3,9 @@
 # context with embeddings on) on the same GGUF files: for each model in the
 # cache, pooling and text, the cosine of the two vectors and the largest
 # difference over the largest value; and, over the texts, whether the two
-# engines rank the texts' similarities the same (what retrieval uses).
+# engines give the texts the same similarities (what retrieval uses): the
+# largest difference of a pair's cosine, and for how many texts the others
+# come in the same order (a near-tie can swap two).
 # Vectors compared unnormalized (ember --no-normalize).
 #
 #   scripts/validate_embed.sh [--out FILE]     (default: stdout)
@@ -38,8 +40,8 @@ TEXTS=(
     "Der Hund schläft im Garten, weil die Sonne scheint."
 )
 {
-    echo "| model | pooling | texts | cosine min / mean | max diff / max value | same similarity ranking |"
-    echo "|---|---|---:|---:|---:|---|"
+    echo "| model | pooling | texts | cosine min / mean | max diff / max value | similarities: largest difference | same ranking of the others |"
+    echo "|---|---|---:|---:|---:|---:|---|"
 } > "$WORK/table.md"
 for f in SmolLM2-135M-Instruct.Q4_1.gguf gemma-3-270m-q4_k_m.gguf qwen2.5-coder-0.5b-instruct-q4_k_m.gguf; do
     m="$MODELS_DIR/$f"
@@ -66,7 +68,8 @@ same = sum(
     [j for j in np.argsort([-cos(P[i], P[j]) for j in range(n)]) if j != i]
     == [j for j in np.argsort([-cos(E[i], E[j]) for j in range(n)]) if j != i]
     for i in range(n))
-print(f"| {name} | {pooling} | {n} | {min(c):.5f} / {np.mean(c):.5f} | {d:.4f} | {same} of {n} texts |")
+sim = max(abs(cos(P[i], P[j]) - cos(E[i], E[j])) for i in range(n) for j in range(i + 1, n))
+print(f"| {name} | {pooling} | {n} | {min(c):.5f} / {np.mean(c):.5f} | {d:.4f} | {sim:.4f} | {same} of {n} texts |")
 PY
         echo "[embed] $f $pooling done" >&2
     done

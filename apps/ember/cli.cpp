@@ -418,6 +418,25 @@ ember_kv_type GetKvType(const Args& args) {
   throw UsageError{"--kv-type expects f16, q8 or f32, got '" + type + "'"};
 }
 
+const OptionSpec kPoolingOption = {
+    "--pooling", "", "P",
+    "how an embedding pools a text's tokens: model (default: the file's own, mean if it names "
+    "none), mean, first (cls), last, or none (a vector per token)"};
+
+ember_pooling GetPooling(const Args& args) {
+  static constexpr struct {
+    const char* name;
+    ember_pooling pooling;
+  } kNames[] = {{"model", EMBER_POOLING_MODEL}, {"mean", EMBER_POOLING_MEAN},
+                {"first", EMBER_POOLING_FIRST}, {"cls", EMBER_POOLING_FIRST},
+                {"last", EMBER_POOLING_LAST},   {"none", EMBER_POOLING_NONE}};
+  const std::string s = args.Get("--pooling", "model");
+  for (const auto& p : kNames) {
+    if (s == p.name) return p.pooling;
+  }
+  throw UsageError{"--pooling must be model, mean, first (cls), last or none, not '" + s + "'"};
+}
+
 std::vector<OptionSpec> KvOptions(bool with_keep) {
   std::vector<OptionSpec> o = {
       kKvTypeOption,

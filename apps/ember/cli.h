@@ -160,6 +160,11 @@ std::string DescribeThreads(const ember_session* session, int32_t n_threads,
 extern const OptionSpec kKvTypeOption;
 ember_kv_type GetKvType(const Args& args);
 
+// --pooling for embeddings (embed, serve): model (default), mean, first
+// (llama.cpp's "cls"), last, none.
+extern const OptionSpec kPoolingOption;
+ember_pooling GetPooling(const Args& args);
+
 // The KV cache options of commands that create sessions: --kv-type,
 // --no-context-shift, --swa-full, --max-memory and (with_keep) --keep.
 std::vector<OptionSpec> KvOptions(bool with_keep);

@@ -11,22 +11,6 @@
 namespace cli {
 namespace {
 
-struct PoolingName {
-  const char* name;
-  ember_pooling pooling;
-};
-constexpr PoolingName kPoolings[] = {
-    {"model", EMBER_POOLING_MODEL}, {"mean", EMBER_POOLING_MEAN},
-    {"first", EMBER_POOLING_FIRST}, {"cls", EMBER_POOLING_FIRST},  // llama.cpp's name
-    {"last", EMBER_POOLING_LAST},   {"none", EMBER_POOLING_NONE}};
-
-ember_pooling ParsePooling(const std::string& s) {
-  for (const PoolingName& p : kPoolings) {
-    if (s == p.name) return p.pooling;
-  }
-  throw UsageError{"--pooling must be model, mean, first (cls), last or none, not '" + s + "'"};
-}
-
 // The inputs: the text cut at each separator, empty pieces left out.
 std::vector<std::string> Split(const std::string& text, const std::string& sep) {
   std::vector<std::string> out;
@@ -48,9 +32,7 @@ int EmbedCommand(int argc, char** argv) {
       kModelOption,
       kPromptOption,
       kFileOption,
-      {"--pooling", "", "P",
-       "model (default: the file's own, mean if it names none), mean, first (cls), last, or "
-       "none (a vector per token)"},
+      kPoolingOption,
       {"--no-normalize", "", "", "keep the vectors' length (default: unit length, as OpenAI's)"},
       {"--separator", "", "S",
        "cut the text into inputs at S (default: a newline; '' keeps it whole)"},
@@ -68,7 +50,7 @@ int EmbedCommand(int argc, char** argv) {
     return 0;
   }
   const std::string text = ReadPrompt(args);
-  const ember_pooling pooling = ParsePooling(args.Get("--pooling", "model"));
+  const ember_pooling pooling = GetPooling(args);
   const bool normalize = !args.Has("--no-normalize");
   const bool json = args.Has("--json");
   const std::vector<std::string> inputs = Split(text, args.Get("--separator", "\n"));

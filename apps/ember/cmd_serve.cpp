@@ -64,6 +64,7 @@ int ServeCommand(int argc, char** argv) {
       {"--ctx-size", "-c", "N",
        "context of each slot in tokens (default: training context, at most 4096)"},
       {"--api-key", "", "KEY", "require 'Authorization: Bearer KEY' (default: no key)"},
+      kPoolingOption,
       {"--timeout", "", "S", "seconds a client may take to send or to read (default 60)"},
       kThreadsOption,
       kThreadsBatchOption,
@@ -91,6 +92,12 @@ int ServeCommand(int argc, char** argv) {
   const int32_t n_threads = GetThreads(args, "--threads");
   const int32_t n_threads_batch = GetThreads(args, "--threads-batch");
   const uint64_t max_memory = GetMaxMemory(args);
+  const ember_pooling pooling = GetPooling(args);
+  if (pooling == EMBER_POOLING_NONE) {
+    throw UsageError{
+        "--pooling none gives a vector per token; /v1/embeddings returns one per "
+        "input (mean, first, last or model)"};
+  }
   const ember_mmap_mode mmap_mode = GetMmapMode(args);
   if (args.Has("--api-key") && args.Get("--api-key").empty()) {
     throw UsageError{"--api-key needs a key"};
@@ -212,6 +219,8 @@ int ServeCommand(int argc, char** argv) {
       d.model = model.get();
       d.n_vocab = info.n_vocab;
       d.n_ctx = pool->n_ctx();
+      d.n_embd = info.n_embd;
+      d.pooling = pooling;
       d.sampling = sampling;
       d.bias_ids = biases.ids;
       d.bias_values = biases.values;

@@ -71,7 +71,7 @@ struct SessionPlan {
 
 // How Session::Embed makes one vector of a sequence's rows.
 enum class Pooling {
-  kModel,  // the file's <arch>.pooling_type; mean when it has none
+  kModel,  // the file's <arch>.pooling_type if mean, first or last; else mean
   kMean,   // the average of the rows
   kFirst,  // the first row (llama.cpp's "cls")
   kLast,   // the last row (llama.cpp's "last": causal embedding models)

@@ -8,16 +8,14 @@
 namespace ember {
 namespace {
 
-// The file's pooling_type (llama.cpp's numbers) as a Pooling; mean when the
-// file has none.
+// The file's pooling_type (llama.cpp's numbers) as a Pooling: one vector per
+// text always, so mean when the file names none (0) or has no key.
 Status PoolingOfModel(int64_t pooling_type, Pooling* out) {
   switch (pooling_type) {
     case -1:
+    case 0:
     case 1:
       *out = Pooling::kMean;
-      return Status::Ok();
-    case 0:
-      *out = Pooling::kNone;
       return Status::Ok();
     case 2:
       *out = Pooling::kFirst;

@@ -111,6 +111,24 @@ def main():
             except jsonschema.ValidationError as e:
                 check(False, f"json_schema output valid (seed {seed}): {e.message}")
 
+        # Embeddings as retrieval clients ask for them: the client asks for
+        # base64 unless told otherwise and decodes it itself.
+        texts = ["The cat sat on the mat.", "A kitten sat on the rug.", "Interest rates rose."]
+        emb = client.embeddings.create(model="any", input=texts)
+        vecs = [d.embedding for d in emb.data]
+        check(len(vecs) == 3 and len(vecs[0]) > 0 and all(len(v) == len(vecs[0]) for v in vecs),
+              "embeddings: one vector per input")
+        check(all(abs(sum(x * x for x in v) - 1) < 1e-4 for v in vecs),
+              "embeddings: unit length")
+        check(emb.usage.prompt_tokens > 3, "embeddings: usage")
+        flt = client.embeddings.create(model="any", input=texts[0], encoding_format="float")
+        check(flt.data[0].embedding == vecs[0], "embeddings: base64 and float agree")
+        try:
+            client.embeddings.create(model="any", input="")
+            check(False, "empty embedding input -> BadRequestError")
+        except openai.BadRequestError as e:
+            check("input" in str(e), "empty embedding input -> BadRequestError")
+
         # Errors come back as the client's exceptions, with the server's message.
         try:
             client.chat.completions.create(model="any", messages=[], max_tokens=4)

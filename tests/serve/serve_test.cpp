@@ -70,6 +70,67 @@ TEST_CASE("serve: health, models, tokenize, detokenize, metrics, page, 404", "[s
   CHECK(server.Stop() == 0);
 }
 
+TEST_CASE("serve: /v1/embeddings equals ember_session_embed, in both encodings", "[serve]") {
+  const std::string model = TinyChatModel();
+  ServerProcess server;
+  StartOrFail(server, ServerArgs(model, {"--parallel", "2"}));
+  auto c = server.Client();
+  const std::vector<std::string> texts = {"Hello world, how are you?", "A second text"};
+  const Reply r = Post(*c, "/v1/embeddings", json{{"input", texts}, {"model", "any"}});
+  INFO(r.text);
+  REQUIRE(r.status == 200);
+  CHECK(r.body["object"] == "list");
+  REQUIRE(r.body["data"].size() == 2);
+  // The C API's vector for the same tokens (the server's pooling: the model's, mean here).
+  ember_model* m = nullptr;
+  REQUIRE(ember_model_load(model.c_str(), nullptr, &m) == EMBER_OK);
+  ember_model_info info;
+  REQUIRE(ember_model_get_info(m, &info) == EMBER_OK);
+  ember_session_params sp = ember_session_default_params();
+  sp.n_ctx = 64;
+  ember_session* s = nullptr;
+  REQUIRE(ember_session_create(m, &sp, &s) == EMBER_OK);
+  int64_t n_tokens = 0;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    const json& d = r.body["data"][i];
+    CHECK(d["object"] == "embedding");
+    CHECK(d["index"] == i);
+    const std::vector<float> got = d["embedding"].get<std::vector<float>>();
+    const std::vector<int32_t> ids = PromptTokens(model, texts[i]);
+    n_tokens += static_cast<int64_t>(ids.size());
+    std::vector<float> want(static_cast<size_t>(info.n_embd));
+    REQUIRE(ember_session_embed(s, ids.data(), ids.size(), EMBER_POOLING_MODEL, true, want.data(),
+                                want.size()) == EMBER_OK);
+    REQUIRE(got.size() == want.size());
+    for (size_t j = 0; j < want.size(); ++j) CHECK(got[j] == Approx(want[j]).margin(1e-6));
+  }
+  CHECK(r.body["usage"]["prompt_tokens"] == n_tokens);
+  ember_session_free(s);
+  ember_model_free(m);
+  // base64: the same floats' bytes; token ids as input: the same vector.
+  const Reply b64 =
+      Post(*c, "/v1/embeddings", json{{"input", texts[0]}, {"encoding_format", "base64"}});
+  REQUIRE(b64.status == 200);
+  const std::string enc = b64.body["data"][0]["embedding"].get<std::string>();
+  CHECK(enc.size() == (static_cast<size_t>(info.n_embd) * 4 + 2) / 3 * 4);
+  const Reply by_ids = Post(*c, "/v1/embeddings", json{{"input", PromptTokens(model, texts[0])}});
+  REQUIRE(by_ids.status == 200);
+  CHECK(by_ids.body["data"][0]["embedding"] == r.body["data"][0]["embedding"]);
+  // Bad input: OpenAI's error shape, naming the field.
+  for (const json& bad : {json{{"model", "x"}}, json{{"input", ""}}, json{{"input", json::array()}},
+                          json{{"input", {1, -2}}}, json{{"input", {{"a"}, 3}}},
+                          json{{"input", "x"}, {"encoding_format", "hex"}},
+                          json{{"input", "x"}, {"dimensions", 3}}}) {
+    INFO(bad.dump());
+    const Reply e = Post(*c, "/v1/embeddings", bad);
+    CheckOpenAiError(e, 400);
+  }
+  // A generation after embeddings on the same slots is unaffected.
+  const Reply gen = Post(*c, "/v1/completions", json{{"prompt", "Hello"}, {"max_tokens", 3}});
+  CHECK(gen.status == 200);
+  CHECK(server.Stop() == 0);
+}
+
 TEST_CASE("serve: greedy completions and chat equal ember_generate's, with usage", "[serve]") {
   const std::string model = TinyChatModel();
   ServerProcess server;
@@ -548,10 +609,14 @@ TEST_CASE("serve: --help and flag errors", "[serve][cli]") {
   const auto help = ember::test::RunEmber("serve --help");
   CHECK(help.exit_code == 0);
   for (const char* flag : {"--host", "--port", "--parallel", "--ctx-size", "--api-key", "--queue",
-                           "--threads", "--temp"}) {
+                           "--threads", "--temp", "--pooling"}) {
     CHECK(help.out.find(flag) != std::string::npos);
   }
   ember::test::RequireCleanError(ember::test::RunEmber("serve --port 70000 -m x.gguf"), "--port");
+  ember::test::RequireCleanError(ember::test::RunEmber("serve --pooling none -m x.gguf"),
+                                 "one per input");
+  ember::test::RequireCleanError(ember::test::RunEmber("serve --pooling max -m x.gguf"),
+                                 "--pooling must be");
   ember::test::RequireCleanError(
       ember::test::RunEmber("serve --port 0 -m " + ember::test::TempPath("missing.gguf")),
       "missing.gguf");

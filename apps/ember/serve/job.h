@@ -51,12 +51,20 @@ struct Job {
   std::vector<std::string> stop;
   bool ignore_eos = false;
   int32_t n_top_logprobs = -1;  // -1: no log-probabilities; 0..20: with that many alternatives
+  // Embeddings instead of a generation (/v1/embeddings): each input's
+  // vector, pooled so and of unit length, into `embeddings`, one after the
+  // other on one slot (a request of many inputs is one job: it never
+  // outgrows the queue).
+  bool embed = false;
+  std::vector<std::vector<int32_t>> embed_inputs;
+  ember_pooling pooling = EMBER_POOLING_MODEL;
   std::shared_ptr<Channel> channel;
 
   // ---- outputs: under channel->mu
-  std::string text;                  // everything generated so far
-  size_t text_sent = 0;              // bytes of `text` a stream has sent
-  std::vector<TokenLogprob> tokens;  // with n_top_logprobs >= 0
+  std::string text;                            // everything generated so far
+  size_t text_sent = 0;                        // bytes of `text` a stream has sent
+  std::vector<TokenLogprob> tokens;            // with n_top_logprobs >= 0
+  std::vector<std::vector<float>> embeddings;  // an embed job's, [n_embd] each
   size_t tokens_sent = 0;
   bool done = false;
   bool cancelled = false;  // stopped by Cancel (client gone, shutdown)

@@ -23,8 +23,10 @@ struct RequestDefaults {
   const ember_model* model = nullptr;
   int32_t n_vocab = 0;
   int32_t n_ctx = 0;
-  ember_sampling_params sampling{};  // from the command line's sampling flags
-  std::vector<int32_t> bias_ids;     // --logit-bias (a request's logit_bias replaces them)
+  int32_t n_embd = 0;
+  ember_pooling pooling = EMBER_POOLING_MODEL;  // --pooling, for /v1/embeddings
+  ember_sampling_params sampling{};             // from the command line's sampling flags
+  std::vector<int32_t> bias_ids;  // --logit-bias (a request's logit_bias replaces them)
   std::vector<float> bias_values;
   std::string samplers;  // --samplers, "" for the default order
   bool seed_given = false;

@@ -26,7 +26,7 @@ struct ResponseMeta {
   bool split_reasoning = false;  // reasoning_content apart from content (chat)
   bool starts_in_reasoning = false;
   const ember_model* engine_model = nullptr;  // whose template's markers split the reasoning
-  std::string id;                      // "chatcmpl-..." or "cmpl-..."
+  std::string id;                             // "chatcmpl-..." or "cmpl-..."
   int64_t created = 0;
   std::string model;
 };

@@ -6,6 +6,7 @@
 
 #include "serve/api_error.h"
 #include "serve/connection_watch.h"
+#include "serve/embeddings.h"
 #include "serve/openai_response.h"
 #include "serve/web_page.h"
 
@@ -267,6 +268,44 @@ void Generate(ServerState& state, const httplib::Request& req, httplib::Response
       });
 }
 
+// /v1/embeddings: one job for all of the request's inputs, waited for as a
+// non-streamed generation (a client that leaves cancels it).
+void Embeddings(ServerState& state, const httplib::Request& req, httplib::Response& res) {
+  EmbeddingRequest er = ParseEmbeddingRequest(ParseBody(req.body), state.defaults);
+  auto job = std::make_shared<Job>();
+  job->embed = true;
+  job->embed_inputs = er.inputs;
+  job->pooling = state.defaults.pooling;
+  job->channel = std::make_shared<Channel>();
+  switch (state.pool.load()->Submit({job})) {
+    case SlotPool::SubmitResult::kOk:
+      break;
+    case SlotPool::SubmitResult::kQueueFull:
+      state.metrics.rejected_queue_full++;
+      throw ApiError{429, "the server is busy: its queue is full; retry later", "",
+                     "rate_limit_error", "queue_full"};
+    case SlotPool::SubmitResult::kStopping:
+      throw ApiError{503, "the server is shutting down", "", "unavailable_error", ""};
+  }
+  state.metrics.requests++;
+  const ConnectionWatch watch(req);
+  std::unique_lock<std::mutex> lock(job->channel->mu);
+  while (
+      !job->channel->cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return job->done; })) {
+    if (watch.Gone()) {
+      lock.unlock();
+      state.pool.load()->Cancel(job);
+      return;
+    }
+  }
+  if (!job->error.empty()) {
+    throw ApiError{500, "embedding failed: " + job->error, "", "server_error", ""};
+  }
+  if (job->cancelled)
+    throw ApiError{503, "the server is shutting down", "", "unavailable_error", ""};
+  SendJson(res, 200, EmbeddingResponse(er, state.model_id, job->embeddings));
+}
+
 json ModelsBody(const ServerState& s) {
   json m = {{"id", s.model_id}, {"object", "model"}, {"created", s.created}, {"owned_by", "ember"}};
   if (s.phase.load() == Phase::kReady) {
@@ -371,6 +410,10 @@ void InstallRoutes(httplib::Server& server, ServerState& state) {
   server.Post("/v1/chat/completions",
               Guard(state, [&state](const httplib::Request& req, httplib::Response& res) {
                 Generate(state, req, res, true);
+              }));
+  server.Post("/v1/embeddings",
+              Guard(state, [&state](const httplib::Request& req, httplib::Response& res) {
+                Embeddings(state, req, res);
               }));
   server.Post("/tokenize",
               Guard(state, [&state](const httplib::Request& req, httplib::Response& res) {

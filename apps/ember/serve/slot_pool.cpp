@@ -164,7 +164,9 @@ Gauges SlotPool::gauges() const {
 
 void SlotPool::Dispatch() {
   while (!queue_.empty()) {
-    const std::vector<int32_t>& prompt = queue_.front()->prompt;
+    // An embedding clears its slot's context: it shares nothing with it.
+    static const std::vector<int32_t> kNothing;
+    const std::vector<int32_t>& prompt = queue_.front()->embed ? kNothing : queue_.front()->prompt;
     Slot* best = nullptr;
     int64_t best_score = 0;
     for (Slot& s : slots_) {
@@ -270,6 +272,7 @@ void SlotPool::Run(Slot& slot, Job& job) {
     Finish(job, true, "");
     return;
   }
+  if (job.embed) return Embed(slot, job);
   std::vector<const char*> stops;
   for (const std::string& s : job.stop) stops.push_back(s.c_str());
   ember_generate_params gp = ember_generate_default_params();
@@ -326,6 +329,36 @@ void SlotPool::Run(Slot& slot, Job& job) {
   {
     std::lock_guard<std::mutex> lock(job.channel->mu);
     job.stats = stats;
+  }
+  Finish(job, cancelled, error);
+}
+
+// Embeddings run on the slot's session like prompts (in the shared passes,
+// chunked while others generate) and leave its context empty.
+void SlotPool::Embed(Slot& slot, Job& job) {
+  ember_model_info info{};
+  ember_model_get_info(model_, &info);
+  std::vector<std::vector<float>> out;
+  ember_status s = EMBER_OK;
+  for (const std::vector<int32_t>& in : job.embed_inputs) {
+    if (job.cancel_requested.load()) {
+      s = EMBER_ERR_CANCELLED;
+      break;
+    }
+    std::vector<float> v(static_cast<size_t>(info.n_embd));
+    s = ember_session_embed(slot.session, in.data(), in.size(), job.pooling, true, v.data(),
+                            v.size());
+    if (s != EMBER_OK) break;
+    metrics_->prompt_tokens += in.size();
+    out.push_back(std::move(v));
+  }
+  const bool cancelled = s == EMBER_ERR_CANCELLED;
+  const std::string error = s == EMBER_OK || cancelled ? "" : ember_last_error();
+  slot.cached.clear();
+  if (cancelled) metrics_->cancelled++;
+  {
+    std::lock_guard<std::mutex> lock(job.channel->mu);
+    if (s == EMBER_OK) job.embeddings = std::move(out);
   }
   Finish(job, cancelled, error);
 }

@@ -93,6 +93,7 @@ class SlotPool {
 
   void WorkerLoop(size_t i);
   void Run(Slot& slot, Job& job);
+  void Embed(Slot& slot, Job& job);
   // Under mu_: hands queued jobs to idle slots.
   void Dispatch();
   static void Finish(Job& job, bool cancelled, const std::string& error);
