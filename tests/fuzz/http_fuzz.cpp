@@ -2,14 +2,16 @@
 // network: what apps/ember/serve does with a body before anything is queued.
 //
 // Input: the route on the first line (/v1/completions, /v1/chat/completions,
-// /tokenize, /detokenize), then the request body. The body goes through
-// ParseBody and the route's checks (ParseGenerationRequest and a sampler per
-// choice, TokenizeRequest, DetokenizeRequest) against a tiny llama model with
+// /v1/embeddings, /tokenize, /detokenize), then the request body. The body
+// goes through ParseBody and the route's checks (ParseGenerationRequest and a
+// sampler per choice, ParseEmbeddingRequest and its response,
+// TokenizeRequest, DetokenizeRequest) against a tiny llama model with
 // a ChatML template, as routes.cpp runs them. Every failure must be an
 // ApiError in OpenAI's shape (a 4xx, a message, a type; its body serializes
 // as JSON): any other exception escaping is a finding. An accepted request
 // must be one the server can run: a prompt of ids in the vocabulary that
-// fits the context, 1..max_n choices, a sampler for each; an answer of
+// fits the context, 1..max_n choices, a sampler for each; embedding inputs
+// each non-empty, in the vocabulary and within the context; an answer of
 // /tokenize and /detokenize must serialize.
 #include <cstddef>
 #include <cstdint>
@@ -18,12 +20,14 @@
 #include <exception>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "ember.h"
 #include "fuzz_models.h"
 #include "serve/api_error.h"
+#include "serve/embeddings.h"
 #include "serve/openai_request.h"
 #include "serve/openai_response.h"
 
@@ -49,6 +53,7 @@ const serve::RequestDefaults& Defaults() {
     r.model = model;  // kept for the process's life
     r.n_vocab = info.n_vocab;
     r.n_ctx = 64;
+    r.n_embd = info.n_embd;
     r.sampling = ember_sampling_default_params();
     r.think = serve::ModelHasThinkMarkers(model);
     return r;
@@ -82,6 +87,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (route == "/v1/completions" || route == "/v1/chat/completions") {
       const json j = serve::ParseBody(body);
       CheckGeneration(serve::ParseGenerationRequest(j, route == "/v1/chat/completions", d), d);
+    } else if (route == "/v1/embeddings") {
+      const serve::EmbeddingRequest er = serve::ParseEmbeddingRequest(serve::ParseBody(body), d);
+      if (er.inputs.empty()) Fail("/v1/embeddings: no inputs accepted");
+      std::vector<std::vector<float>> vectors;
+      for (const auto& in : er.inputs) {
+        if (in.empty() || static_cast<int64_t>(in.size()) > d.n_ctx) Fail("a bad input length");
+        for (const int32_t id : in) {
+          if (id < 0 || id >= d.n_vocab) Fail("an embedding input id is outside the vocabulary");
+        }
+        vectors.emplace_back(static_cast<size_t>(d.n_embd), 0.5f);
+      }
+      (void)serve::Dump(serve::EmbeddingResponse(er, "m", vectors));
     } else if (route == "/tokenize") {
       const json answer = serve::TokenizeRequest(serve::ParseBody(body), d);
       for (const json& id : answer.at("tokens")) {
