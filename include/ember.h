@@ -372,6 +372,18 @@ typedef enum ember_pooling {
 ember_status ember_session_embed(ember_session* session, const int32_t* tokens, size_t n_tokens,
                                  ember_pooling pooling, bool normalize, float* out, size_t out_len);
 
+/* ember_session_embed of several inputs: inputs[i] holds n_tokens[i] tokens.
+ * Inputs short enough to share a batch go through one forward pass, each
+ * token seeing only its own input (so many short texts cost about what one
+ * text of their total length does), and each vector is the one
+ * ember_session_embed gives. out receives n_inputs * n_embd floats, input
+ * i's at out + i * n_embd (EMBER_POOLING_NONE is refused here). Every input
+ * is checked before any runs; on an error out is not written. */
+ember_status ember_session_embed_batch(ember_session* session, const int32_t* const* inputs,
+                                       const size_t* n_tokens, size_t n_inputs,
+                                       ember_pooling pooling, bool normalize, float* out,
+                                       size_t out_len);
+
 /* The n_vocab logits (raw, before any sampler) for the token after the
  * context, as the last ember_session_eval or ember_generate left them. Owned
  * by the session; valid until the next call on it. NULL before any eval and

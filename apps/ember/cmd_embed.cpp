@@ -64,13 +64,18 @@ int EmbedCommand(int argc, char** argv) {
   ember_model_info info;
   Check(ember_model_get_info(model.get(), &info), "model info");
   std::vector<std::vector<int32_t>> ids;
-  size_t longest = 0;
+  size_t longest = 0, total = 0;
   for (const std::string& in : inputs) {
     ids.push_back(Tokenize(model.get(), in, true, true));
     longest = std::max(longest, ids.back().size());
+    total += ids.back().size();
   }
+  // Room for the longest input, and for packing short ones into passes of
+  // up to a batch (256 tokens).
   ember_session_params sp = ember_session_default_params();
-  sp.n_ctx = static_cast<int32_t>(n_ctx_arg > 0 ? n_ctx_arg : static_cast<int64_t>(longest));
+  sp.n_ctx = static_cast<int32_t>(
+      n_ctx_arg > 0 ? n_ctx_arg
+                    : static_cast<int64_t>(std::max(longest, std::min<size_t>(total, 256))));
   sp.n_keep = 0;  // nothing shifts: an input must fit whole
   sp.n_threads = n_threads;
   sp.n_threads_batch = n_threads_batch;
@@ -78,16 +83,38 @@ int EmbedCommand(int argc, char** argv) {
   Check(CreateSession(model.get(), sp, args, &raw), "session");
   SessionPtr session(raw);
 
+  // One vector per input: all inputs in one call (short ones share forward
+  // passes); a vector per token: one input at a time.
+  const size_t E = static_cast<size_t>(info.n_embd);
+  std::vector<std::vector<float>> vectors;
+  if (pooling != EMBER_POOLING_NONE) {
+    std::vector<const int32_t*> ptrs;
+    std::vector<size_t> sizes;
+    for (const auto& v : ids) {
+      ptrs.push_back(v.data());
+      sizes.push_back(v.size());
+    }
+    std::vector<float> flat(ids.size() * E);
+    Check(ember_session_embed_batch(session.get(), ptrs.data(), sizes.data(), ids.size(), pooling,
+                                    normalize, flat.data(), flat.size()),
+          "embed");
+    for (size_t i = 0; i < ids.size(); ++i) {
+      vectors.emplace_back(flat.begin() + i * E, flat.begin() + (i + 1) * E);
+    }
+  } else {
+    for (const auto& in : ids) {
+      std::vector<float> v(in.size() * E);
+      Check(ember_session_embed(session.get(), in.data(), in.size(), pooling, normalize, v.data(),
+                                v.size()),
+            "embed");
+      vectors.push_back(std::move(v));
+    }
+  }
   size_t n_tokens = 0;
   if (json) std::printf("{\"object\": \"list\", \"data\": [");
   for (size_t i = 0; i < ids.size(); ++i) {
-    const size_t n_out = (pooling == EMBER_POOLING_NONE ? ids[i].size() : 1) * info.n_embd;
-    std::vector<float> v(n_out);
-    Check(ember_session_embed(session.get(), ids[i].data(), ids[i].size(), pooling, normalize,
-                              v.data(), v.size()),
-          "embed");
+    const std::vector<float>& v = vectors[i];
     n_tokens += ids[i].size();
-    // A pooling "model" of a per-token model gives rows; print what came back.
     if (json) {
       std::printf("%s{\"object\": \"embedding\", \"index\": %zu, \"embedding\": [", i ? ", " : "",
                   i);

@@ -551,6 +551,45 @@ ember_status ember_session_embed(ember_session* session, const int32_t* tokens, 
   });
 }
 
+ember_status ember_session_embed_batch(ember_session* session, const int32_t* const* inputs,
+                                       const size_t* n_tokens, size_t n_inputs,
+                                       ember_pooling pooling, bool normalize, float* out,
+                                       size_t out_len) {
+  return Guard([&]() -> ember_status {
+    EMBER_REQUIRE_ARG(session != nullptr, "ember_session_embed_batch: session is NULL");
+    EMBER_REQUIRE_ARG(inputs != nullptr && n_tokens != nullptr && n_inputs > 0,
+                      "ember_session_embed_batch: no inputs");
+    EMBER_REQUIRE_ARG(out != nullptr, "ember_session_embed_batch: out is NULL");
+    EMBER_REQUIRE_ARG(pooling >= EMBER_POOLING_MODEL && pooling < EMBER_POOLING_NONE,
+                      "ember_session_embed_batch: pooling " +
+                          std::to_string(static_cast<int>(pooling)) +
+                          " is not one vector per input (model, mean, first or last)");
+    ember::Session& s = *session->session;
+    const size_t n_embd = static_cast<size_t>(s.model().config().n_embd);
+    if (out_len / n_embd < n_inputs) {
+      return Fail(EMBER_ERR_INVALID_ARGUMENT,
+                  "ember_session_embed_batch: out holds " + std::to_string(out_len) +
+                      " floats, the embeddings need " + std::to_string(n_inputs * n_embd));
+    }
+    std::vector<std::vector<int32_t>> in(n_inputs);
+    for (size_t i = 0; i < n_inputs; ++i) {
+      if (inputs[i] == nullptr || n_tokens[i] == 0) {
+        return Fail(EMBER_ERR_INVALID_ARGUMENT,
+                    "ember_session_embed_batch: input " + std::to_string(i) + " has no tokens");
+      }
+      in[i].assign(inputs[i], inputs[i] + n_tokens[i]);
+    }
+    s.ClearCancel();
+    static constexpr ember::Pooling kPoolings[] = {ember::Pooling::kModel, ember::Pooling::kMean,
+                                                   ember::Pooling::kFirst, ember::Pooling::kLast};
+    std::vector<std::vector<float>> v;
+    const ember_status st = Report(s.EmbedMany(in, kPoolings[pooling], normalize, &v));
+    if (st != EMBER_OK) return st;
+    for (size_t i = 0; i < n_inputs; ++i) std::copy(v[i].begin(), v[i].end(), out + i * n_embd);
+    return EMBER_OK;
+  });
+}
+
 ember_status ember_session_score(ember_session* session, const int32_t* tokens, size_t n_tokens,
                                  float* logprobs) {
   return Guard([&]() -> ember_status {

@@ -197,6 +197,13 @@ class Session {
   // shift), rank pooling (a reranker's head), a cancel.
   Status Embed(const std::vector<int32_t>& tokens, Pooling pooling, bool normalize,
                std::vector<float>* out);
+  // Embed of several inputs, (*out)[i] for inputs[i], the same vectors as one
+  // Embed each: inputs that fit together in a batch go through one forward
+  // pass, each token attending only to its own input's rows (packing: many
+  // short texts cost about what one text of their total length does). Every
+  // input is checked before any runs; on an error *out is unchanged.
+  Status EmbedMany(const std::vector<std::vector<int32_t>>& inputs, Pooling pooling, bool normalize,
+                   std::vector<std::vector<float>>* out);
 
   void Reset() {
     tokens_.clear();

@@ -39,7 +39,110 @@ void Normalize(float* v, int64_t n) {
   for (int64_t i = 0; i < n; ++i) v[i] = static_cast<float>(v[i] * inv);
 }
 
+// Pools rows[n, E] (one input's final-norm rows, in order) into out: [E],
+// or [n, E] for kNone; the mean summed in double in row order, as Embed's
+// chunks do, so both give the same bits.
+void PoolRows(const float* rows, int64_t n, int64_t E, Pooling pooling, std::vector<float>* out) {
+  if (pooling == Pooling::kNone) {
+    out->assign(rows, rows + n * E);
+    return;
+  }
+  out->assign(static_cast<size_t>(E), 0.0f);
+  if (pooling == Pooling::kMean) {
+    std::vector<double> sum(static_cast<size_t>(E), 0.0);
+    for (int64_t t = 0; t < n; ++t) {
+      for (int64_t i = 0; i < E; ++i) sum[static_cast<size_t>(i)] += rows[t * E + i];
+    }
+    for (int64_t i = 0; i < E; ++i) {
+      (*out)[static_cast<size_t>(i)] = static_cast<float>(sum[static_cast<size_t>(i)] / n);
+    }
+  } else {
+    const float* row = pooling == Pooling::kFirst ? rows : rows + (n - 1) * E;
+    std::copy(row, row + E, out->begin());
+  }
+}
+
 }  // namespace
+
+Status Session::EmbedMany(const std::vector<std::vector<int32_t>>& inputs, Pooling pooling,
+                          bool normalize, std::vector<std::vector<float>>* out) {
+  const ModelConfig& c = model_.config();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].empty()) return InvalidArgument("input " + std::to_string(i) + " has no tokens");
+    EMBER_RETURN_IF_ERROR(CheckIds(inputs[i]));
+    if (static_cast<int64_t>(inputs[i].size()) > n_ctx()) {
+      return Status(Code::kContextOverflow,
+                    "input " + std::to_string(i) + ": " + std::to_string(inputs[i].size()) +
+                        " tokens do not fit in the context of " + std::to_string(n_ctx()) +
+                        " tokens (an embedding sees every token)");
+    }
+  }
+  if (pooling == Pooling::kModel) EMBER_RETURN_IF_ERROR(PoolingOfModel(c.pooling_type, &pooling));
+  const int64_t E = c.n_embd;
+  // Packing places several sequences in one linear cache; the sliding-window
+  // rings and llama.cpp's batch-dependent arithmetic take them one by one.
+  const bool pack = !window_ && model_.numerics() != Numerics::kGgml;
+  const int64_t cap = std::min(n_batch_, n_ctx());
+  std::vector<std::vector<float>> result(inputs.size());
+  std::vector<int32_t> tokens;
+  std::vector<TokenPlace> places;
+  std::vector<float> hidden;
+  for (size_t i = 0; i < inputs.size();) {
+    if (i > 0 && cancel_requested()) {
+      Reset();
+      return Status(Code::kCancelled, "cancelled after " + std::to_string(i) + " of " +
+                                          std::to_string(inputs.size()) + " inputs");
+    }
+    // In a batcher's shared passes, small packs while others generate (as
+    // Decode's prompt chunks).
+    const int64_t limit =
+        batcher_ && batcher_->OthersActive(this) ? std::min(cap, batcher_->prefill_chunk()) : cap;
+    const int64_t n_i = static_cast<int64_t>(inputs[i].size());
+    if (!pack || n_i > limit) {  // alone (in chunks if it is longer than a batch)
+      EMBER_RETURN_IF_ERROR(Embed(inputs[i], pooling, normalize, &result[i]));
+      ++i;
+      continue;
+    }
+    // inputs[i, j): as many as fit in one batch, each at positions 0.. in its
+    // own rows [offset, offset + n).
+    size_t j = i;
+    int64_t total = 0;
+    tokens.clear();
+    places.clear();
+    while (j < inputs.size() && total + static_cast<int64_t>(inputs[j].size()) <= limit) {
+      const int64_t n = static_cast<int64_t>(inputs[j].size());
+      for (int64_t t = 0; t < n; ++t) {
+        TokenPlace p{};
+        p.pos = t;
+        p.slot = total + t;
+        p.rows[0] = RowRange{total, t + 1};
+        p.n_rows = 1;
+        places.push_back(p);
+      }
+      tokens.insert(tokens.end(), inputs[j].begin(), inputs[j].end());
+      total += n;
+      ++j;
+    }
+    Reset();
+    hidden.resize(static_cast<size_t>(total * E));
+    RunForward(tokens.data(), places.data(), total, LogitsFor::kHidden, hidden.data());
+    Reset();
+    int64_t offset = 0;
+    for (size_t k = i; k < j; ++k) {
+      const int64_t n = static_cast<int64_t>(inputs[k].size());
+      PoolRows(&hidden[static_cast<size_t>(offset * E)], n, E, pooling, &result[k]);
+      if (normalize) {
+        for (size_t v = 0; v < result[k].size(); v += static_cast<size_t>(E)) {
+          Normalize(&result[k][v], E);
+        }
+      }
+      offset += n;
+    }
+    i = j;
+  }
+  *out = std::move(result);
+  return Status::Ok();
+}
 
 Status Session::Embed(const std::vector<int32_t>& tokens, Pooling pooling, bool normalize,
                       std::vector<float>* out) {

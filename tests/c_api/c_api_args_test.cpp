@@ -242,6 +242,49 @@ TEST_CASE("c_api args: sessions", "[c_api][args]") {
        },
        EMBER_ERR_INVALID_ARGUMENT, "needs " + std::to_string(2 * f.n_embd)},
   });
+  // The batch form: the same checks, each input named.
+  const int32_t* two[2] = {ids, ids + 1};
+  const size_t sizes[2] = {2, 1};
+  const size_t empty_sizes[2] = {2, 0};
+  RunCases({
+      {"embed_batch: NULL session",
+       [&] {
+         return ember_session_embed_batch(nullptr, two, sizes, 2, EMBER_POOLING_MEAN, true, emb,
+                                          4096);
+       },
+       EMBER_ERR_INVALID_ARGUMENT, "session is NULL"},
+      {"embed_batch: no inputs",
+       [&] {
+         return ember_session_embed_batch(f.session, two, sizes, 0, EMBER_POOLING_MEAN, true, emb,
+                                          4096);
+       },
+       EMBER_ERR_INVALID_ARGUMENT, "no inputs"},
+      {"embed_batch: an empty input",
+       [&] {
+         return ember_session_embed_batch(f.session, two, empty_sizes, 2, EMBER_POOLING_MEAN, true,
+                                          emb, 4096);
+       },
+       EMBER_ERR_INVALID_ARGUMENT, "input 1 has no tokens"},
+      {"embed_batch: none is not one vector per input",
+       [&] {
+         return ember_session_embed_batch(f.session, two, sizes, 2, EMBER_POOLING_NONE, true, emb,
+                                          4096);
+       },
+       EMBER_ERR_INVALID_ARGUMENT, "not one vector per input"},
+      {"embed_batch: out too small",
+       [&] {
+         return ember_session_embed_batch(f.session, two, sizes, 2, EMBER_POOLING_MEAN, true, emb,
+                                          static_cast<size_t>(f.n_embd));
+       },
+       EMBER_ERR_INVALID_ARGUMENT, "need " + std::to_string(2 * f.n_embd)},
+  });
+  // Each vector of a batch is ember_session_embed's.
+  REQUIRE(ember_session_embed_batch(f.session, two, sizes, 2, EMBER_POOLING_MEAN, true, emb,
+                                    4096) == EMBER_OK);
+  std::vector<float> one(static_cast<size_t>(f.n_embd));
+  REQUIRE(ember_session_embed(f.session, two[1], 1, EMBER_POOLING_MEAN, true, one.data(),
+                              one.size()) == EMBER_OK);
+  CHECK(std::equal(one.begin(), one.end(), emb + f.n_embd));
   // A good call fills n_embd floats of unit length.
   REQUIRE(ember_session_embed(f.session, ids, 2, EMBER_POOLING_MODEL, true, emb, 4096) == EMBER_OK);
   double norm = 0;

@@ -149,6 +149,45 @@ TEST_CASE("embed: normalized vectors, the file's pooling, and what a batch does 
   REQUIRE(sr->Embed(ids, Pooling::kMean, false, &out).ok());  // asked for: fine
 }
 
+TEST_CASE("embed: several inputs packed into one pass give each one's own vector", "[embed]") {
+  if (!test::FileExists(test::SharedDir() + "/vocab/ggml-vocab-qwen2.gguf")) {
+    EMBER_SKIP("no test vocabularies");
+  }
+  // Lengths 1..23 (packs of up to 16 tokens: several per pass, some alone),
+  // and one of 40 (longer than a batch: in chunks). Gemma 3's window rings
+  // take the inputs one by one.
+  std::vector<std::vector<int32_t>> inputs;
+  for (int n : {5, 1, 9, 3, 16, 2, 40, 7, 7, 23}) {
+    inputs.push_back(test::RandomTokens(static_cast<size_t>(n), static_cast<uint32_t>(n * 3 + 1)));
+  }
+  for (const char* which : {"llama", "qwen2", "qwen3", "gemma3"}) {
+    INFO(which);
+    auto m = test::LoadModelOrFail(test::BuildArchModel(which));
+    for (Pooling pooling : {Pooling::kMean, Pooling::kLast, Pooling::kFirst, Pooling::kNone}) {
+      INFO("pooling " << static_cast<int>(pooling));
+      auto s = EmbedSession(*m);
+      std::vector<std::vector<float>> many;
+      REQUIRE(s->EmbedMany(inputs, pooling, true, &many).ok());
+      REQUIRE(many.size() == inputs.size());
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        INFO("input " << i);
+        std::vector<float> one;
+        REQUIRE(s->Embed(inputs[i], pooling, true, &one).ok());
+        CHECK(many[i] == one);  // the same arithmetic per row: the same bits
+      }
+      CHECK(s->n_past() == 0);
+    }
+  }
+  // An error in any input: nothing runs, nothing is written.
+  auto m = test::LoadModelOrFail();
+  auto s = EmbedSession(*m);
+  std::vector<std::vector<float>> out = {{1.0f}};
+  CHECK(s->EmbedMany({{1, 2}, {}}, Pooling::kMean, true, &out).code() == Code::kInvalidArgument);
+  CHECK(s->EmbedMany({{1, 2}, test::RandomTokens(65, 1)}, Pooling::kMean, true, &out).code() ==
+        Code::kContextOverflow);
+  CHECK(out == std::vector<std::vector<float>>{{1.0f}});
+}
+
 TEST_CASE("embed: bad input is an error and leaves the session empty", "[embed][bad-input]") {
   auto m = test::LoadModelOrFail();
   auto s = EmbedSession(*m);

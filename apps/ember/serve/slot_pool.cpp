@@ -338,19 +338,26 @@ void SlotPool::Run(Slot& slot, Job& job) {
 void SlotPool::Embed(Slot& slot, Job& job) {
   ember_model_info info{};
   ember_model_get_info(model_, &info);
-  std::vector<std::vector<float>> out;
-  ember_status s = EMBER_OK;
+  // All inputs in one call: short ones share forward passes (packing).
+  std::vector<const int32_t*> ptrs;
+  std::vector<size_t> sizes;
   for (const std::vector<int32_t>& in : job.embed_inputs) {
-    if (job.cancel_requested.load()) {
-      s = EMBER_ERR_CANCELLED;
-      break;
+    ptrs.push_back(in.data());
+    sizes.push_back(in.size());
+  }
+  const size_t n_embd = static_cast<size_t>(info.n_embd);
+  std::vector<float> flat(job.embed_inputs.size() * n_embd);
+  ember_status s =
+      job.cancel_requested.load()
+          ? EMBER_ERR_CANCELLED
+          : ember_session_embed_batch(slot.session, ptrs.data(), sizes.data(), ptrs.size(),
+                                      job.pooling, true, flat.data(), flat.size());
+  std::vector<std::vector<float>> out;
+  if (s == EMBER_OK) {
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      metrics_->prompt_tokens += sizes[i];
+      out.emplace_back(flat.begin() + i * n_embd, flat.begin() + (i + 1) * n_embd);
     }
-    std::vector<float> v(static_cast<size_t>(info.n_embd));
-    s = ember_session_embed(slot.session, in.data(), in.size(), job.pooling, true, v.data(),
-                            v.size());
-    if (s != EMBER_OK) break;
-    metrics_->prompt_tokens += in.size();
-    out.push_back(std::move(v));
   }
   const bool cancelled = s == EMBER_ERR_CANCELLED;
   const std::string error = s == EMBER_OK || cancelled ? "" : ember_last_error();
