@@ -40,8 +40,7 @@ void Normalize(float* v, int64_t n) {
 }
 
 // Pools rows[n, E] (one input's final-norm rows, in order) into out: [E],
-// or [n, E] for kNone; the mean summed in double in row order, as Embed's
-// chunks do, so both give the same bits.
+// or [n, E] for kNone; the mean summed in double (thousands of rows).
 void PoolRows(const float* rows, int64_t n, int64_t E, Pooling pooling, std::vector<float>* out) {
   if (pooling == Pooling::kNone) {
     out->assign(rows, rows + n * E);
@@ -157,12 +156,9 @@ Status Session::Embed(const std::vector<int32_t>& tokens, Pooling pooling, bool 
                       std::to_string(n_ctx()) + " tokens (an embedding sees every token)");
   }
   Reset();
-  // hidden: a chunk's rows [chunk, E]; the pooled result accumulates in
-  // double (the mean of thousands of rows).
+  // hidden: every row [n, E], a batch (or a smaller chunk) at a time.
   const int64_t n_batch = std::min(n_batch_, n);
-  std::vector<float> hidden(static_cast<size_t>(n_batch * E));
-  std::vector<double> sum(static_cast<size_t>(E), 0.0);
-  out->assign(static_cast<size_t>(pooling == Pooling::kNone ? n * E : E), 0.0f);
+  std::vector<float> hidden(static_cast<size_t>(n * E));
   std::vector<TokenPlace> places(static_cast<size_t>(n_batch));
   for (int64_t done = 0; done < n;) {
     if (done > 0 && cancel_requested()) {
@@ -178,30 +174,15 @@ Status Session::Embed(const std::vector<int32_t>& tokens, Pooling pooling, bool 
     const int64_t chunk = std::min(limit, n - done);
     if (window_) window_->Reserve(chunk);
     PlaceTokens(ring_.n_used(), chunk, places.data());
-    RunForward(tokens.data() + done, places.data(), chunk, LogitsFor::kHidden, hidden.data());
+    RunForward(tokens.data() + done, places.data(), chunk, LogitsFor::kHidden,
+               &hidden[static_cast<size_t>(done * E)]);
     ring_.Append(chunk);
     if (window_) window_->Append(chunk);
     tokens_.insert(tokens_.end(), tokens.begin() + done, tokens.begin() + done + chunk);
-    for (int64_t t = 0; t < chunk; ++t) {
-      const float* row = &hidden[static_cast<size_t>(t * E)];
-      const int64_t pos = done + t;
-      if (pooling == Pooling::kNone) {
-        std::copy(row, row + E, out->begin() + pos * E);
-      } else if (pooling == Pooling::kMean) {
-        for (int64_t i = 0; i < E; ++i) sum[static_cast<size_t>(i)] += row[i];
-      } else if ((pooling == Pooling::kFirst && pos == 0) ||
-                 (pooling == Pooling::kLast && pos == n - 1)) {
-        std::copy(row, row + E, out->begin());
-      }
-    }
     done += chunk;
   }
   Reset();
-  if (pooling == Pooling::kMean) {
-    for (int64_t i = 0; i < E; ++i) {
-      (*out)[static_cast<size_t>(i)] = static_cast<float>(sum[static_cast<size_t>(i)] / n);
-    }
-  }
+  PoolRows(hidden.data(), n, E, pooling, out);
   if (normalize) {
     for (size_t v = 0; v < out->size(); v += static_cast<size_t>(E)) Normalize(&(*out)[v], E);
   }

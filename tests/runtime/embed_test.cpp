@@ -201,6 +201,20 @@ TEST_CASE("embed: bad input is an error and leaves the session empty", "[embed][
   CHECK(bad_id.code() == Code::kInvalidArgument);
   CHECK(out == std::vector<float>{42.0f});  // nothing written on an error
   CHECK(s->n_past() == 3);                  // and the context as it was
+  // A cancel between chunks (40 tokens, batches of 16): an error, nothing
+  // written, the context cleared.
+  s->RequestCancel();
+  const Status cancelled = s->Embed(test::RandomTokens(40, 9), Pooling::kMean, true, &out);
+  CHECK(cancelled.code() == Code::kCancelled);
+  CHECK(out == std::vector<float>{42.0f});
+  CHECK(s->n_past() == 0);
+  // EmbedMany: between packs (the second input does not fit with the first).
+  std::vector<std::vector<float>> many = {{7.0f}};
+  CHECK(s->EmbedMany({test::RandomTokens(10, 2), test::RandomTokens(10, 3)}, Pooling::kMean, true,
+                     &many)
+            .code() == Code::kCancelled);
+  CHECK(many == std::vector<std::vector<float>>{{7.0f}});
+  s->ClearCancel();
 
   // A pooling_type outside llama.cpp's numbers: the file is refused.
   test::TinyModelSpec spec;
