@@ -532,14 +532,15 @@ ember_status ember_session_embed(ember_session* session, const int32_t* tokens, 
     static constexpr ember::Pooling kPoolings[] = {ember::Pooling::kModel, ember::Pooling::kMean,
                                                    ember::Pooling::kFirst, ember::Pooling::kLast,
                                                    ember::Pooling::kNone};
-    EMBER_REQUIRE_ARG(pooling >= EMBER_POOLING_MODEL && pooling <= EMBER_POOLING_NONE,
-                      "ember_session_embed: pooling " + std::to_string(static_cast<int>(pooling)) +
-                          " is not an ember_pooling");
+    const int p = EnumInt(pooling);  // a C caller may pass any int
+    EMBER_REQUIRE_ARG(
+        p >= EMBER_POOLING_MODEL && p <= EMBER_POOLING_NONE,
+        "ember_session_embed: pooling " + std::to_string(p) + " is not an ember_pooling");
     ember::Session& s = *session->session;
     s.ClearCancel();
     std::vector<float> v;
-    const ember_status st = Report(s.Embed(std::vector<int32_t>(tokens, tokens + n_tokens),
-                                           kPoolings[pooling], normalize, &v));
+    const ember_status st = Report(
+        s.Embed(std::vector<int32_t>(tokens, tokens + n_tokens), kPoolings[p], normalize, &v));
     if (st != EMBER_OK) return st;
     if (out_len < v.size()) {
       return Fail(EMBER_ERR_INVALID_ARGUMENT,
@@ -560,9 +561,9 @@ ember_status ember_session_embed_batch(ember_session* session, const int32_t* co
     EMBER_REQUIRE_ARG(inputs != nullptr && n_tokens != nullptr && n_inputs > 0,
                       "ember_session_embed_batch: no inputs");
     EMBER_REQUIRE_ARG(out != nullptr, "ember_session_embed_batch: out is NULL");
-    EMBER_REQUIRE_ARG(pooling >= EMBER_POOLING_MODEL && pooling < EMBER_POOLING_NONE,
-                      "ember_session_embed_batch: pooling " +
-                          std::to_string(static_cast<int>(pooling)) +
+    const int p = EnumInt(pooling);  // a C caller may pass any int
+    EMBER_REQUIRE_ARG(p >= EMBER_POOLING_MODEL && p < EMBER_POOLING_NONE,
+                      "ember_session_embed_batch: pooling " + std::to_string(p) +
                           " is not one vector per input (model, mean, first or last)");
     ember::Session& s = *session->session;
     const size_t n_embd = static_cast<size_t>(s.model().config().n_embd);
@@ -583,7 +584,7 @@ ember_status ember_session_embed_batch(ember_session* session, const int32_t* co
     static constexpr ember::Pooling kPoolings[] = {ember::Pooling::kModel, ember::Pooling::kMean,
                                                    ember::Pooling::kFirst, ember::Pooling::kLast};
     std::vector<std::vector<float>> v;
-    const ember_status st = Report(s.EmbedMany(in, kPoolings[pooling], normalize, &v));
+    const ember_status st = Report(s.EmbedMany(in, kPoolings[p], normalize, &v));
     if (st != EMBER_OK) return st;
     for (size_t i = 0; i < n_inputs; ++i) std::copy(v[i].begin(), v[i].end(), out + i * n_embd);
     return EMBER_OK;
