@@ -17,6 +17,7 @@
 
 #include "quant/fp16.h"
 #include "quant/quantize.h"
+#include "quant/quantize_rounding.h"
 
 namespace ember {
 namespace {
@@ -24,8 +25,6 @@ namespace {
 constexpr int kBlock = 32;
 // The search tries the grid's end moved by -kTries .. kTries (llama.cpp's ntry).
 constexpr int kTries = 7;
-// Below this a block counts as all zeros (ggml's GROUP_MAX_EPS).
-constexpr float kZeroEps = 1e-15f;
 
 // The index of the grid value nearest to v; a value halfway between two grid
 // points takes the upper one (llama.cpp's best_index_int8).
@@ -35,15 +34,6 @@ int NearestGrid(float v) {
   int hi = 1;
   while (v >= kIq4Grid[hi]) ++hi;  // kIq4Grid[hi - 1] <= v < kIq4Grid[hi]
   return v - kIq4Grid[hi - 1] < kIq4Grid[hi] - v ? hi - 1 : hi;
-}
-
-// Round half to even for |v| < 2^22 (llama.cpp's nearest_int).
-int NearestInt(float v) {
-  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23: no fraction bits left
-  const float shifted = v + kMagic;
-  int32_t bits;
-  std::memcpy(&bits, &shifted, 4);
-  return (bits & 0x007FFFFF) - 0x00400000;
 }
 
 // The weighted sums of x[32] quantized with inverse scale `inv`:
@@ -72,7 +62,7 @@ float SearchBlockScale(const float* x) {
       max = x[j];
     }
   }
-  if (amax < kZeroEps) return 0;
+  if (amax < kGroupMaxEps) return 0;
   float sum_qx, sum_q2;
   GridSums(x, w, 1 / (-max / kIq4Grid[0]), nullptr, &sum_qx, &sum_q2);
   float d = sum_q2 > 0 ? sum_qx / sum_q2 : 0.0f;

@@ -9,6 +9,7 @@
 
 #include "quant/fp16.h"
 #include "quant/quantize.h"
+#include "quant/quantize_rounding.h"
 
 namespace ember {
 namespace {
@@ -29,19 +30,6 @@ void PackScaleMinK4(const int* sc, const int* m, uint8_t* scales) {
     }
   }
 }
-
-// Round half to even, for |v| < 2^22 (llama.cpp's nearest_int; the quants
-// must round as its quantizer does for the files to match llama-quantize's).
-int NearestInt(float v) {
-  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23: no fraction bits left
-  const float shifted = v + kMagic;
-  int32_t bits;
-  std::memcpy(&bits, &shifted, 4);
-  return (bits & 0x007FFFFF) - 0x00400000;
-}
-
-// Below this a sub-block counts as all zeros (ggml's GROUP_MAX_EPS).
-constexpr float kZeroEps = 1e-15f;
 
 // Fits x[n] ≈ scale * L + min (L in [0, nmax], min <= 0) minimizing the
 // weighted squared error, as llama.cpp's K-quant search does: start from the
@@ -167,7 +155,7 @@ void QuantizeSuperBlockK(const float* x, int nmax, uint16_t* d, uint16_t* dmin, 
 float FitScaleQ6(const float* x, int8_t* L) {
   constexpr int kNmax = 32;
   const float vmax = SignedAbsMax(x, 16);
-  if (std::fabs(vmax) < kZeroEps) {
+  if (std::fabs(vmax) < kGroupMaxEps) {
     for (int i = 0; i < 16; ++i) L[i] = 0;
     return 0.0f;
   }
@@ -206,7 +194,7 @@ float FitScaleQ6(const float* x, int8_t* L) {
 float FitScaleQ3(const float* x, int8_t* L) {
   constexpr int kNmax = 4;
   const float vmax = SignedAbsMax(x, 16);
-  if (std::fabs(vmax) < kZeroEps) {
+  if (std::fabs(vmax) < kGroupMaxEps) {
     for (int i = 0; i < 16; ++i) L[i] = 0;
     return 0.0f;
   }
@@ -304,7 +292,7 @@ void QuantizeRowQ6_K(const float* x, BlockQ6_K* y, int64_t n) {
     float scale[16];
     for (int i = 0; i < 16; ++i) scale[i] = FitScaleQ6(x + 16 * i, L + 16 * i);
     const float max_scale = SignedAbsMax(scale, 16);
-    if (std::fabs(max_scale) < kZeroEps) {
+    if (std::fabs(max_scale) < kGroupMaxEps) {
       std::memset(&y[b], 0, sizeof(BlockQ6_K));
       continue;
     }

@@ -42,6 +42,22 @@ httplib::Server::Handler Guard(ServerState& state, Fn fn) {
   };
 }
 
+// Queues a request's jobs (all or none) and counts it; a full queue is a 429,
+// a stopping server a 503.
+void Submit(ServerState& state, const std::vector<std::shared_ptr<Job>>& jobs) {
+  switch (state.pool.load()->Submit(jobs)) {
+    case SlotPool::SubmitResult::kOk:
+      break;
+    case SlotPool::SubmitResult::kQueueFull:
+      state.metrics.rejected_queue_full++;
+      throw ApiError{429, "the server is busy: its queue is full; retry later", "",
+                     "rate_limit_error", "queue_full"};
+    case SlotPool::SubmitResult::kStopping:
+      throw ApiError{503, "the server is shutting down", "", "unavailable_error", ""};
+  }
+  state.metrics.requests++;
+}
+
 // What one streamed request keeps between calls of its content provider.
 struct Stream {
   ServerState* state;
@@ -187,17 +203,7 @@ void Generate(ServerState& state, const httplib::Request& req, httplib::Response
     job->channel = channel;
     jobs.push_back(std::move(job));
   }
-  switch (state.pool.load()->Submit(jobs)) {
-    case SlotPool::SubmitResult::kOk:
-      break;
-    case SlotPool::SubmitResult::kQueueFull:
-      state.metrics.rejected_queue_full++;
-      throw ApiError{429, "the server is busy: its queue is full; retry later", "",
-                     "rate_limit_error", "queue_full"};
-    case SlotPool::SubmitResult::kStopping:
-      throw ApiError{503, "the server is shutting down", "", "unavailable_error", ""};
-  }
-  state.metrics.requests++;
+  Submit(state, jobs);
   ResponseMeta meta;
   meta.chat = chat;
   meta.split_reasoning = gr.split_reasoning;
@@ -277,17 +283,7 @@ void Embeddings(ServerState& state, const httplib::Request& req, httplib::Respon
   job->embed_inputs = er.inputs;
   job->pooling = state.defaults.pooling;
   job->channel = std::make_shared<Channel>();
-  switch (state.pool.load()->Submit({job})) {
-    case SlotPool::SubmitResult::kOk:
-      break;
-    case SlotPool::SubmitResult::kQueueFull:
-      state.metrics.rejected_queue_full++;
-      throw ApiError{429, "the server is busy: its queue is full; retry later", "",
-                     "rate_limit_error", "queue_full"};
-    case SlotPool::SubmitResult::kStopping:
-      throw ApiError{503, "the server is shutting down", "", "unavailable_error", ""};
-  }
-  state.metrics.requests++;
+  Submit(state, {job});
   const ConnectionWatch watch(req);
   std::unique_lock<std::mutex> lock(job->channel->mu);
   while (
