@@ -40,9 +40,10 @@ alignas(64) constexpr Iq4Table kIq4GridUnsigned = MakeIq4GridUnsigned();
 // per multiply. Q5 adds 16 to the bytes its high-bit plane marks
 // (AddHighBits). IQ4 looks the nibbles up in the grid (one vpshufb per
 // unpacked vector) and takes kIq4Bias off as an offset.
-template <int MR, int NT, PackedLayout kLayout, bool kHasMin>
+template <int MR, int NT, PackedLayout kLayout, bool kHasMin, Stage S>
 void TilesQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
-             int64_t ldy) {
+             int64_t ldy, uint8_t* stage) {
+  const Staged<S, NT> staged{stage};
   constexpr bool kQ5 = kLayout == PackedLayout::kQ5x16;
   constexpr bool kIQ4 = kLayout == PackedLayout::kIQ4x16;
   // Without stored mins, what comes off the integer sum per unit of qsum.
@@ -71,14 +72,16 @@ void TilesQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
       __m512i lo[NT], hi[NT];
       PrefetchAhead<MR, NT>(gp[0] + 64 * s);
       for (int j = 0; j < NT; ++j) {
-        const __m512i v = _mm512_loadu_si512(gp[j] + 64 * s);
-        lo[j] = _mm512_and_si512(v, low4);
-        hi[j] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
-        if constexpr (kQ5) AddHighBits(plane[j], 2 * s, &lo[j], &hi[j]);
-        if constexpr (kIQ4) {  // indices -> grid values + 128
-          lo[j] = _mm512_shuffle_epi8(grid, lo[j]);
-          hi[j] = _mm512_shuffle_epi8(grid, hi[j]);
-        }
+        staged.Two(g, 2 * s, j, &lo[j], &hi[j], [&](__m512i* l, __m512i* h) {
+          const __m512i v = _mm512_loadu_si512(gp[j] + 64 * s);
+          *l = _mm512_and_si512(v, low4);
+          *h = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
+          if constexpr (kQ5) AddHighBits(plane[j], 2 * s, l, h);
+          if constexpr (kIQ4) {  // indices -> grid values + 128
+            *l = _mm512_shuffle_epi8(grid, *l);
+            *h = _mm512_shuffle_epi8(grid, *h);
+          }
+        });
       }
       for (int i = 0; i < MR; ++i) {
         const __m512i blo = Bcast4(aq[i] + g * 32 + 8 * s);
@@ -174,18 +177,21 @@ void TilesQ8(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
 
 template <PackedLayout kLayout, bool kHasMin>
 struct Q4Kernel {
-  template <int MR, int NT>
+  template <int MR, int NT, Stage S>
   struct K {
+    static constexpr bool kStaged = StagesUnpack(kLayout);
     static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0,
-                    float* y, int64_t ldy) {
-      TilesQ4<MR, NT, kLayout, kHasMin>(w, tile, a, t0, y, ldy);
+                    float* y, int64_t ldy, uint8_t* stage) {
+      TilesQ4<MR, NT, kLayout, kHasMin, S>(w, tile, a, t0, y, ldy, stage);
     }
   };
 };
-template <int MR, int NT>
+// Int8 weights need no unpacking: the stage is not used.
+template <int MR, int NT, Stage S>
 struct Q8 {
+  static constexpr bool kStaged = false;
   static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
-                  int64_t ldy) {
+                  int64_t ldy, uint8_t* /*stage*/) {
     TilesQ8<MR, NT>(w, tile, a, t0, y, ldy);
   }
 };

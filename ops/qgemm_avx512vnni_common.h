@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "ops/qgemm.h"
 
@@ -83,14 +84,78 @@ inline void Store(float* y, __m512 v, int64_t row0, int64_t n_rows) {
   }
 }
 
-// Kernel<MR, NT>::Run(w, tile, a, t0, y, ldy) for a run-time mr in 1..MR.
-template <template <int, int> class Kernel, int NT, int MR>
-inline void RunTokens(int64_t mr, const PackedMatrix& w, int64_t tile, const QuantizedActs& a,
-                      int64_t t0, float* y, int64_t ldy) {
-  if constexpr (MR > 1) {
-    if (mr < MR) return RunTokens<Kernel, NT, MR - 1>(mr, w, tile, a, t0, y, ldy);
+// Prefill passes over a tile pair once per group of kMr tokens, and each pass
+// unpacked the same weights again: for Q6_K a quarter of the instructions
+// (unpack, AND / shift / ternlog, 56 per group against 64 vpdpbusd). The
+// first pass now keeps the unpacked vectors, the rest read them back
+// (kWrite, kRead), where that pays (StagesUnpack below). The integer sums,
+// and so the bits, are the same. Batches below kPairFromM go one tile at a time and
+// unpack in place (kNone).
+enum class Stage { kNone, kWrite, kRead };
+
+// A tile pair's unpacked weight vectors, [group][vector v < 8][tile j < NT]
+// [64 bytes] (2 KiB per group: L2 for the k of these models).
+template <Stage S, int NT>
+struct Staged {
+  uint8_t* p;
+  uint8_t* at(int64_t g, int v, int j) const { return p + ((g * 8 + v) * NT + j) * 64; }
+  // Vectors v and v + 1 of tile j in group g: unpack(lo, hi) unless read back.
+  template <class F>
+  void Two(int64_t g, int v, int j, __m512i* lo, __m512i* hi, F&& unpack) const {
+    if constexpr (S == Stage::kRead) {
+      *lo = _mm512_load_si512(at(g, v, j));
+      *hi = _mm512_load_si512(at(g, v + 1, j));
+    } else {
+      unpack(lo, hi);
+      if constexpr (S == Stage::kWrite) {
+        _mm512_store_si512(at(g, v, j), *lo);
+        _mm512_store_si512(at(g, v + 1, j), *hi);
+      }
+    }
   }
-  Kernel<MR, NT>::Run(w, tile, a, t0, y, ldy);
+  // Vector v of tile j in group g: unpack() unless read back.
+  template <class F>
+  __m512i One(int64_t g, int v, int j, F&& unpack) const {
+    if constexpr (S == Stage::kRead) {
+      return _mm512_load_si512(at(g, v, j));
+    } else {
+      const __m512i x = unpack();
+      if constexpr (S == Stage::kWrite) _mm512_store_si512(at(g, v, j), x);
+      return x;
+    }
+  }
+};
+
+// This thread's stage for a tile pair of n_groups groups.
+inline uint8_t* StageBuffer(int64_t n_groups) {
+  struct alignas(64) Line {
+    uint8_t b[64];
+  };
+  thread_local std::vector<Line> buffer;
+  const size_t lines = static_cast<size_t>(n_groups) * 8 * 2;
+  if (buffer.size() < lines) buffer.resize(lines);
+  return buffer.data()->b;
+}
+
+// Whether a layout's prefill keeps its unpacked vectors (Staged): where the
+// unpacking costs more than the two loads of reading them back. Measured as
+// in Stage's note, base -> staged: Q5_0 140 -> 168, Q5_K 124 -> 151, Q6_K 127
+// -> 153, Q3_K 121 -> 150; the nibble split alone (Q4_0 168 -> 169, IQ4_NL 162
+// -> 161, Q4_K 148 -> 145) and Q2_K's crumbs (108 -> 111) gain nothing.
+constexpr bool StagesUnpack(PackedLayout layout) {
+  return layout == PackedLayout::kQ5x16 || layout == PackedLayout::kQ5Kx16 ||
+         layout == PackedLayout::kQ6Kx16 || layout == PackedLayout::kQ3Kx16;
+}
+
+// Kernel<MR, NT, S>::Run(w, tile, a, t0, y, ldy, stage) for a run-time mr in
+// 1..MR; Kernel<...>::kStaged says whether Drive passes it a stage.
+template <template <int, int, Stage> class Kernel, int NT, Stage S, int MR>
+inline void RunTokens(int64_t mr, const PackedMatrix& w, int64_t tile, const QuantizedActs& a,
+                      int64_t t0, float* y, int64_t ldy, uint8_t* stage) {
+  if constexpr (MR > 1) {
+    if (mr < MR) return RunTokens<Kernel, NT, S, MR - 1>(mr, w, tile, a, t0, y, ldy, stage);
+  }
+  Kernel<MR, NT, S>::Run(w, tile, a, t0, y, ldy, stage);
 }
 
 // Batches of fewer than kPairFromM tokens (decode, draft verification, a step
@@ -119,18 +184,24 @@ constexpr int64_t kPairFromM = 17;
 // (64 vpdpbusd zmm + 16 float mul/fma per group of 4096 multiply-adds).
 constexpr int kMrOneTile = 8;
 
-template <template <int, int> class Kernel>
+template <template <int, int, Stage> class Kernel>
 void Drive(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const QuantizedActs& a,
            float* y, int64_t ldy) {
+  constexpr bool kStaged = Kernel<1, 2, Stage::kNone>::kStaged;
+  uint8_t* stage = kStaged && a.m >= kPairFromM ? StageBuffer(w.n_groups) : nullptr;
   for (int64_t tile = tile_begin; tile < tile_end;) {
     const bool pair = a.m >= kPairFromM && tile + 1 < tile_end;
     const int64_t step = pair ? kMr : kMrOneTile;
     for (int64_t t = 0; t < a.m; t += step) {
       const int64_t mr = std::min<int64_t>(step, a.m - t);
-      if (pair) {
-        RunTokens<Kernel, 2, kMr>(mr, w, tile, a, t, y, ldy);
+      if (!pair) {
+        RunTokens<Kernel, 1, Stage::kNone, kMrOneTile>(mr, w, tile, a, t, y, ldy, nullptr);
+      } else if (!kStaged) {
+        RunTokens<Kernel, 2, Stage::kNone, kMr>(mr, w, tile, a, t, y, ldy, nullptr);
+      } else if (t == 0) {
+        RunTokens<Kernel, 2, Stage::kWrite, kMr>(mr, w, tile, a, t, y, ldy, stage);
       } else {
-        RunTokens<Kernel, 1, kMrOneTile>(mr, w, tile, a, t, y, ldy);
+        RunTokens<Kernel, 2, Stage::kRead, kMr>(mr, w, tile, a, t, y, ldy, stage);
       }
     }
     tile += pair ? 2 : 1;

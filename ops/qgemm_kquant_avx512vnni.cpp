@@ -32,9 +32,10 @@ inline __m512 LoadFp16x16(const uint8_t* p) {
 // NT tiles x MR tokens of a K layout. The per-group float sums sd take
 // NT * MR registers beside the integer sums; the row results wait in L1
 // (touched once per super-group).
-template <int MR, int NT, PackedLayout kLayout>
+template <int MR, int NT, PackedLayout kLayout, Stage S>
 void TilesK(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
-            int64_t ldy) {
+            int64_t ldy, uint8_t* stage) {
+  const Staged<S, NT> staged{stage};
   constexpr bool kQ5 = kLayout == PackedLayout::kQ5Kx16;
   constexpr size_t kHeader = KHeaderBytes(kLayout), kGroup = KGroupBytes(kLayout);
   const __m512i low4 = _mm512_set1_epi8(0x0F);
@@ -66,10 +67,12 @@ void TilesK(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t
         __m512i lo[NT], hi[NT];
         PrefetchAhead<MR, NT>(sg[0] + gq + 64 * c);
         for (int j = 0; j < NT; ++j) {
-          const __m512i v = _mm512_loadu_si512(sg[j] + gq + 64 * c);
-          lo[j] = _mm512_and_si512(v, low4);
-          hi[j] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
-          if constexpr (kQ5) AddHighBits(plane[j], 2 * c, &lo[j], &hi[j]);
+          staged.Two(g, 2 * c, j, &lo[j], &hi[j], [&](__m512i* l, __m512i* h) {
+            const __m512i v = _mm512_loadu_si512(sg[j] + gq + 64 * c);
+            *l = _mm512_and_si512(v, low4);
+            *h = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
+            if constexpr (kQ5) AddHighBits(plane[j], 2 * c, l, h);
+          });
         }
         for (int i = 0; i < MR; ++i) {
           const __m512i blo = Bcast4(aq[i] + g * 32 + 8 * c);
@@ -150,9 +153,10 @@ inline void ZeroSums(float (&x)[NT][MR][kTileRows]) {
 // integer sc_b0 isum_0 + sc_b1 isum_1; Q2_K's mins m_b0 qsum16_0 + m_b1 qsum16_1
 // are one more vpmaddwd. The float sums wait in L1: the integer sums of two
 // halves take the registers.
-template <int MR, int NT, PackedLayout kLayout>
+template <int MR, int NT, PackedLayout kLayout, Stage S>
 void TilesK16(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
-              int64_t ldy) {
+              int64_t ldy, uint8_t* stage) {
+  const Staged<S, NT> staged{stage};
   constexpr bool kQ3 = kLayout == PackedLayout::kQ3Kx16;
   constexpr size_t kHeader = KHeaderBytes(kLayout), kGroup = KGroupBytes(kLayout);
   constexpr size_t kScales = K16ScaleOffset(kLayout);
@@ -169,7 +173,9 @@ void TilesK16(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64
   const auto vector = [&]<int V>(const __m512i(&cr)[NT], const __m512i(&hb)[NT],
                                  __m512i(&isum)[NT][MR]) {
     __m512i q[NT];
-    for (int j = 0; j < NT; ++j) q[j] = UnpackK16<V, kQ3>(cr[j], hb[j]);
+    for (int j = 0; j < NT; ++j) {
+      q[j] = staged.One(g, V, j, [&] { return UnpackK16<V, kQ3>(cr[j], hb[j]); });
+    }
     for (int i = 0; i < MR; ++i) {
       const __m512i b = Bcast4(aq[i] + g * 32 + 4 * V);
       for (int j = 0; j < NT; ++j) isum[j][i] = _mm512_dpbusd_epi32(isum[j][i], q[j], b);
@@ -272,9 +278,10 @@ void TilesK16(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64
 // integer sc_b0 (isum_0 - 32 qsum16_0) + sc_b1 (isum_1 - 32 qsum16_1). Then
 // sd = fma(float(isum), d_a, sd) per group and acc = fma(d, sd, acc) per
 // super-group. The float sums wait in L1, as in TilesK16.
-template <int MR, int NT>
+template <int MR, int NT, Stage S>
 void TilesQ6K(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
-              int64_t ldy) {
+              int64_t ldy, uint8_t* stage) {
+  const Staged<S, NT> staged{stage};
   constexpr PackedLayout kLayout = PackedLayout::kQ6Kx16;
   constexpr size_t kHeader = KHeaderBytes(kLayout), kGroup = KGroupBytes(kLayout);
   constexpr size_t kScales = K16ScaleOffset(kLayout);
@@ -287,19 +294,21 @@ void TilesQ6K(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64
   for (int i = 0; i < MR; ++i) aq[i] = a.q_row(t0 + i);
   int64_t g = 0;
   size_t gq = 0;  // the group's offset in its super-group
-  // Sub-chunk S (columns 8S..8S+7) of every tile into the sums of its half
-  // (S / 2), given that half's crumb vectors. A template, so that the shifts
+  // Sub-chunk C (columns 8C..8C+7) of every tile into the sums of its half
+  // (C / 2), given that half's crumb vectors. A template, so that the shifts
   // are constants (with a loop over the halves GCC kept the sums in memory:
   // 216 against 255 GMAC/s, measured on Q6x16, this kernel's predecessor).
-  const auto sub_chunk = [&]<int S>(const __m512i(&cr)[NT], __m512i(&isum)[NT][MR]) {
+  const auto sub_chunk = [&]<int C>(const __m512i(&cr)[NT], __m512i(&isum)[NT][MR]) {
     __m512i lo[NT], hi[NT];
-    PrefetchAhead<MR, NT>(sg[0] + gq + 64 * S);
+    PrefetchAhead<MR, NT>(sg[0] + gq + 64 * C);
     for (int j = 0; j < NT; ++j) {
-      UnpackQ6<S>(_mm512_loadu_si512(sg[j] + gq + 64 * S), cr[j], &lo[j], &hi[j]);
+      staged.Two(g, 2 * C, j, &lo[j], &hi[j], [&](__m512i* l, __m512i* h) {
+        UnpackQ6<C>(_mm512_loadu_si512(sg[j] + gq + 64 * C), cr[j], l, h);
+      });
     }
     for (int i = 0; i < MR; ++i) {
-      const __m512i blo = Bcast4(aq[i] + g * 32 + 8 * S);
-      const __m512i bhi = Bcast4(aq[i] + g * 32 + 8 * S + 4);
+      const __m512i blo = Bcast4(aq[i] + g * 32 + 8 * C);
+      const __m512i bhi = Bcast4(aq[i] + g * 32 + 8 * C + 4);
       for (int j = 0; j < NT; ++j) {
         isum[j][i] = _mm512_dpbusd_epi32(isum[j][i], lo[j], blo);
         isum[j][i] = _mm512_dpbusd_epi32(isum[j][i], hi[j], bhi);
@@ -313,9 +322,17 @@ void TilesQ6K(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64
     for (int jg = 0; jg < kSuperGroups; ++jg) {
       g = s * kSuperGroups + jg;
       gq = kHeader + jg * kGroup;
-      __m512i isum0[NT][MR], isum1[NT][MR];  // columns 0-15, 16-31
-      for (int j = 0; j < NT; ++j) {
-        for (int i = 0; i < MR; ++i) isum0[j][i] = isum1[j][i] = _mm512_setzero_si512();
+      // Columns 0-15 and 16-31, each starting from its offset -32 qsum16 (no
+      // add per tile after the products).
+      __m512i isum0[NT][MR], isum1[NT][MR];
+      for (int i = 0; i < MR; ++i) {
+        const int32_t* qsum16 = a.qsum16_row(t0 + i) + 2 * g;
+        const __m512i off0 = _mm512_set1_epi32(kOff * qsum16[0]);
+        const __m512i off1 = _mm512_set1_epi32(kOff * qsum16[1]);
+        for (int j = 0; j < NT; ++j) {
+          isum0[j][i] = off0;
+          isum1[j][i] = off1;
+        }
       }
       __m512i cr[NT];
       PrefetchAhead<MR, NT>(sg[0] + gq + kQ6CrumbOffset);
@@ -328,19 +345,18 @@ void TilesQ6K(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64
       sub_chunk.template operator()<3>(cr, isum1);
       for (int j = 0; j < NT; ++j) {
         // The rows' scales of sub-blocks 2 jg (columns 0-15) and 2 jg + 1.
-        const __m512i sc0 = _mm512_cvtepi8_epi32(
-            _mm_loadu_si128(reinterpret_cast<const __m128i*>(sg[j] + kScales + 32 * jg)));
-        const __m512i sc1 = _mm512_cvtepi8_epi32(
-            _mm_loadu_si128(reinterpret_cast<const __m128i*>(sg[j] + kScales + 32 * jg + 16)));
+        const __m512 sc0 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(sg[j] + kScales + 32 * jg))));
+        const __m512 sc1 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(sg[j] + kScales + 32 * jg + 16))));
         for (int i = 0; i < MR; ++i) {
-          const int32_t* qsum16 = a.qsum16_row(t0 + i) + 2 * g;
-          const __m512i s0 = _mm512_add_epi32(isum0[j][i], _mm512_set1_epi32(kOff * qsum16[0]));
-          const __m512i s1 = _mm512_add_epi32(isum1[j][i], _mm512_set1_epi32(kOff * qsum16[1]));
-          const __m512i isum =
-              _mm512_add_epi32(_mm512_mullo_epi32(s0, sc0), _mm512_mullo_epi32(s1, sc1));
+          // The integer sc_b0 isum_0 + sc_b1 isum_1 in float, exactly: |isum_h| <=
+          // 16 * 32 * 128 = 2^16 and |sc| <= 2^7, so each product and the sum are
+          // integers of at most 2^24 (vpmulld cost 10% of the prefill rate).
+          const __m512 isum = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum1[j][i]), sc1,
+                                              _mm512_mul_ps(_mm512_cvtepi32_ps(isum0[j][i]), sc0));
           const __m512 da = _mm512_set1_ps(a.d_row(t0 + i)[g]);
-          _mm512_store_ps(sd[j][i],
-                          _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), da, _mm512_load_ps(sd[j][i])));
+          _mm512_store_ps(sd[j][i], _mm512_fmadd_ps(isum, da, _mm512_load_ps(sd[j][i])));
         }
       }
     }
@@ -362,16 +378,17 @@ void TilesQ6K(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64
 
 template <PackedLayout kLayout>
 struct KKernel {
-  template <int MR, int NT>
+  template <int MR, int NT, Stage S>
   struct K {
+    static constexpr bool kStaged = StagesUnpack(kLayout);
     static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0,
-                    float* y, int64_t ldy) {
+                    float* y, int64_t ldy, uint8_t* stage) {
       if constexpr (kLayout == PackedLayout::kQ6Kx16) {
-        TilesQ6K<MR, NT>(w, tile, a, t0, y, ldy);
+        TilesQ6K<MR, NT, S>(w, tile, a, t0, y, ldy, stage);
       } else if constexpr (kLayout == PackedLayout::kQ3Kx16 || kLayout == PackedLayout::kQ2Kx16) {
-        TilesK16<MR, NT, kLayout>(w, tile, a, t0, y, ldy);
+        TilesK16<MR, NT, kLayout, S>(w, tile, a, t0, y, ldy, stage);
       } else {
-        TilesK<MR, NT, kLayout>(w, tile, a, t0, y, ldy);
+        TilesK<MR, NT, kLayout, S>(w, tile, a, t0, y, ldy, stage);
       }
     }
   };
