@@ -59,9 +59,13 @@ void TilesQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
   const int8_t* aq[MR];
   for (int i = 0; i < MR; ++i) aq[i] = a.q_row(t0 + i);
   for (int64_t g = 0; g < w.n_groups; ++g) {
+    // Without stored mins the sums start from the offset (qgemm_ref.cpp's
+    // kOffset * qsum): no add per tile after the products.
     __m512i isum[NT][MR];
-    for (int j = 0; j < NT; ++j) {
-      for (int i = 0; i < MR; ++i) isum[j][i] = _mm512_setzero_si512();
+    for (int i = 0; i < MR; ++i) {
+      const __m512i start =
+          kHasMin ? _mm512_setzero_si512() : _mm512_set1_epi32(kOffset * a.qsum_row(t0 + i)[g]);
+      for (int j = 0; j < NT; ++j) isum[j][i] = start;
     }
     if constexpr (kQ5) PrefetchAhead<MR, NT>(gp[0] + 256);
     __m512i plane[NT];  // Q5: the group's high-bit planes
@@ -102,10 +106,7 @@ void TilesQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(gp[j] + kScales + 32)));
       }
       for (int i = 0; i < MR; ++i) {
-        __m512i sum = isum[j][i];
-        if constexpr (!kHasMin) {  // the offset, off the integer sum (qgemm_ref.cpp)
-          sum = _mm512_add_epi32(sum, _mm512_set1_epi32(kOffset * a.qsum_row(t0 + i)[g]));
-        }
+        const __m512i sum = isum[j][i];
         const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(a.d_row(t0 + i)[g]));
         acc[j][i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), scale, acc[j][i]);
         if constexpr (kHasMin) {

@@ -148,8 +148,8 @@ inline void ZeroSums(float (&x)[NT][MR][kTileRows]) {
 // columns). Each token keeps two int32 sums per tile, one per half of the
 // group (vectors 0-3: columns 0-15, 4-7: 16-31). A half's sum fits int16
 // (16 * 7 * 127, or with Q3_K's offset 16 * 4 * 127), so the two halves are
-// packed as int16 pairs (one blend), Q3_K's - 4 qsum16 comes off both at once,
-// and one vpmaddwd with the rows' (sc_b0, sc_b1) pairs gives qgemm_ref.cpp's
+// packed as int16 pairs (one blend; Q3_K's sums start from their offset - 4
+// qsum16), and one vpmaddwd with the rows' (sc_b0, sc_b1) pairs gives qgemm_ref.cpp's
 // integer sc_b0 isum_0 + sc_b1 isum_1; Q2_K's mins m_b0 qsum16_0 + m_b1 qsum16_1
 // are one more vpmaddwd. The float sums wait in L1: the integer sums of two
 // halves take the registers.
@@ -189,9 +189,16 @@ void TilesK16(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64
     for (int jg = 0; jg < kSuperGroups; ++jg) {
       g = s * kSuperGroups + jg;
       gq = kHeader + jg * kGroup;
-      __m512i isum0[NT][MR], isum1[NT][MR];  // columns 0-15, 16-31
-      for (int j = 0; j < NT; ++j) {
-        for (int i = 0; i < MR; ++i) isum0[j][i] = isum1[j][i] = _mm512_setzero_si512();
+      // Columns 0-15 and 16-31; Q3_K's start from their offset -4 qsum16.
+      __m512i isum0[NT][MR], isum1[NT][MR];
+      for (int i = 0; i < MR; ++i) {
+        const int32_t* qsum16 = a.qsum16_row(t0 + i) + 2 * g;
+        const __m512i off0 = kQ3 ? _mm512_set1_epi32(-4 * qsum16[0]) : _mm512_setzero_si512();
+        const __m512i off1 = kQ3 ? _mm512_set1_epi32(-4 * qsum16[1]) : _mm512_setzero_si512();
+        for (int j = 0; j < NT; ++j) {
+          isum0[j][i] = off0;
+          isum1[j][i] = off1;
+        }
       }
       __m512i cr[NT], hb[NT];
       for (int j = 0; j < NT; ++j) {
@@ -233,11 +240,8 @@ void TilesK16(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64
         for (int i = 0; i < MR; ++i) {
           const int32_t* qsum16 = a.qsum16_row(t0 + i) + 2 * g;
           // (isum_0, isum_1) as int16 pairs: isum_1's low half to the top.
-          __m512i pair =
+          const __m512i pair =
               _mm512_mask_blend_epi16(0xAAAAAAAAu, isum0[j][i], _mm512_slli_epi32(isum1[j][i], 16));
-          if constexpr (kQ3) {
-            pair = _mm512_sub_epi16(pair, _mm512_set1_epi32(Pair16(4 * qsum16[0], 4 * qsum16[1])));
-          }
           const __m512 da = _mm512_set1_ps(a.d_row(t0 + i)[g]);
           const __m512i isum = _mm512_madd_epi16(pair, scp);
           _mm512_store_ps(sd[j][i],
