@@ -277,8 +277,8 @@ void TilesK16(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64
 // 256). The quants unpack with UnpackQ6. A half's sum does not fit
 // int16 (16 * 63 * 127, or 16 * 32 * 127 with the offset taken off), so
 // Q3Kx16's packing into int16 pairs is out: each token keeps an int32 sum per
-// half and tile, the offset -32 qsum16 comes off each, and the halves meet
-// their sign-extended scales in vpmulld: qgemm_ref.cpp's
+// half and tile, started from the offset -32 qsum16, and the halves meet
+// their scales in float (exactly: below): qgemm_ref.cpp's
 // integer sc_b0 (isum_0 - 32 qsum16_0) + sc_b1 (isum_1 - 32 qsum16_1). Then
 // sd = fma(float(isum), d_a, sd) per group and acc = fma(d, sd, acc) per
 // super-group. The float sums wait in L1, as in TilesK16.
