@@ -238,7 +238,6 @@ void TilesK16(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64
               _mm256_set_m128i(_mm_unpackhi_epi8(m0, m1), _mm_unpacklo_epi8(m0, m1)));
         }
         for (int i = 0; i < MR; ++i) {
-          const int32_t* qsum16 = a.qsum16_row(t0 + i) + 2 * g;
           // (isum_0, isum_1) as int16 pairs: isum_1's low half to the top.
           const __m512i pair =
               _mm512_mask_blend_epi16(0xAAAAAAAAu, isum0[j][i], _mm512_slli_epi32(isum1[j][i], 16));
@@ -247,6 +246,7 @@ void TilesK16(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64
           _mm512_store_ps(sd[j][i],
                           _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), da, _mm512_load_ps(sd[j][i])));
           if constexpr (!kQ3) {
+            const int32_t* qsum16 = a.qsum16_row(t0 + i) + 2 * g;
             const __m512i msum =
                 _mm512_madd_epi16(mp, _mm512_set1_epi32(Pair16(qsum16[0], qsum16[1])));
             _mm512_store_ps(
