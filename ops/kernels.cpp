@@ -1,6 +1,35 @@
 #include "ops/kernels.h"
 
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
 namespace ember {
+
+bool OneTokenPrefetchFor(const CpuFeatures& cpu) {
+  // AMD family 0x19 with AVX-512 is Zen 4 (Zen 3, the same family, has none
+  // and runs the AVX2 kernels, which keep their prefetch: it paid there).
+  return !(cpu.amd && cpu.family == 0x19);
+}
+
+namespace {
+std::atomic<int> forced_prefetch{-1};
+}  // namespace
+
+bool OneTokenPrefetch() {
+  static const bool by_default = [] {
+    const char* env = std::getenv("EMBER_DECODE_PREFETCH");
+    if (env != nullptr && std::strcmp(env, "on") == 0) return true;
+    if (env != nullptr && std::strcmp(env, "off") == 0) return false;
+    return OneTokenPrefetchFor(HostCpu());
+  }();
+  const int forced = forced_prefetch.load(std::memory_order_relaxed);
+  return forced < 0 ? by_default : forced != 0;
+}
+
+void ForceOneTokenPrefetch(int mode) {
+  forced_prefetch.store(mode < 0 ? -1 : mode != 0 ? 1 : 0, std::memory_order_relaxed);
+}
 
 Kernels KernelsFor(Isa isa) {
   Kernels k;

@@ -67,14 +67,14 @@ void TilesQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
           kHasMin ? _mm512_setzero_si512() : _mm512_set1_epi32(kOffset * a.qsum_row(t0 + i)[g]);
       for (int j = 0; j < NT; ++j) isum[j][i] = start;
     }
-    if constexpr (kQ5) PrefetchAhead<MR, NT>(gp[0] + 256);
+    if constexpr (kQ5) PrefetchAhead<NT, S>(gp[0] + 256);
     __m512i plane[NT];  // Q5: the group's high-bit planes
     for (int j = 0; j < NT; ++j) {
       plane[j] = kQ5 ? _mm512_loadu_si512(gp[j] + 256) : _mm512_setzero_si512();
     }
     for (int s = 0; s < 4; ++s) {
       __m512i lo[NT], hi[NT];
-      PrefetchAhead<MR, NT>(gp[0] + 64 * s);
+      PrefetchAhead<NT, S>(gp[0] + 64 * s);
       for (int j = 0; j < NT; ++j) {
         staged.Two(g, 2 * s, j, &lo[j], &hi[j], [&](__m512i* l, __m512i* h) {
           const __m512i v = _mm512_loadu_si512(gp[j] + 64 * s);
@@ -126,7 +126,7 @@ void TilesQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
 // Int8 tiles, NT at once as in TilesQ4. vpdpbusd needs one unsigned operand:
 // activations go in as a + 128 (xor 0x80, once per broadcast for all NT
 // tiles), and 128 * sum(w), from a dpbusd of ones with w, is taken off.
-template <int MR, int NT>
+template <int MR, int NT, Stage S>
 void TilesQ8(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
              int64_t ldy) {
   const __m512i ones = _mm512_set1_epi8(1);
@@ -147,7 +147,7 @@ void TilesQ8(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
     }
     for (int s = 0; s < 8; ++s) {
       __m512i wq[NT];
-      PrefetchAhead<MR, NT>(gp[0] + 64 * s);
+      PrefetchAhead<NT, S>(gp[0] + 64 * s);
       for (int j = 0; j < NT; ++j) {
         wq[j] = _mm512_loadu_si512(gp[j] + 64 * s);
         wsum[j] = _mm512_dpbusd_epi32(wsum[j], ones, wq[j]);
@@ -193,7 +193,7 @@ struct Q8 {
   static constexpr bool kStaged = false;
   static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
                   int64_t ldy, uint8_t* /*stage*/) {
-    TilesQ8<MR, NT>(w, tile, a, t0, y, ldy);
+    TilesQ8<MR, NT, S>(w, tile, a, t0, y, ldy);
   }
 };
 

@@ -22,15 +22,27 @@ constexpr int kMr = 4;  // tokens per register tile in tile pairs (kMrOneTile be
 // once: a software prefetch 8 KiB ahead of each 64-byte load keeps more lines
 // in flight than the hardware prefetcher does for a loop whose loads are
 // spaced by arithmetic. Measured from a 256 MiB matrix on one thread
-// (ember_gemv_rate, 3 alternating rounds): Q4 39 -> 42-45 GB/s, Q8 42 -> 43-44;
-// 1, 2 and 16 KiB ahead were no better or worse. Weights are tile-major, so
-// ahead is the same stream. (Tile pairs read two streams a tile apart, where
-// 8 KiB ahead of the first lands in the second: no prefetch there.)
+// (ember_gemv_rate, 3 alternating rounds, a Zen 5 host): Q4 39 -> 42-45 GB/s,
+// Q8 42 -> 43-44; 1, 2 and 16 KiB ahead were no better or worse. Weights are
+// tile-major, so ahead is the same stream. (Tile pairs read two streams a tile
+// apart, where 8 KiB ahead of the first lands in the second: no prefetch
+// there.) One token on a Zen 4 core reads more without it (Stage::kNoPrefetch,
+// OneTokenPrefetch in ops/qgemm.h).
 constexpr int kPrefetchBytes = 8192;
 
-template <int MR, int NT>
+// Prefill passes over a tile pair once per group of kMr tokens, and each pass
+// unpacked the same weights again: for Q6_K a quarter of the instructions
+// (unpack, AND / shift / ternlog, 56 per group against 64 vpdpbusd). The
+// first pass now keeps the unpacked vectors, the rest read them back
+// (kWrite, kRead), where that pays (StagesUnpack below). The integer sums,
+// and so the bits, are the same. Batches below kPairFromM go one tile at a time and
+// unpack in place (kNone), and one token where OneTokenPrefetch() says so
+// does the same without the software prefetch (kNoPrefetch).
+enum class Stage { kNone, kWrite, kRead, kNoPrefetch };
+
+template <int NT, Stage S>
 inline void PrefetchAhead(const uint8_t* p) {
-  if constexpr (NT == 1) {
+  if constexpr (NT == 1 && S != Stage::kNoPrefetch) {
     _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes), _MM_HINT_T0);
   }
 }
@@ -83,15 +95,6 @@ inline void Store(float* y, __m512 v, int64_t row0, int64_t n_rows) {
     _mm512_mask_storeu_ps(y + row0, static_cast<__mmask16>((1u << left) - 1), v);
   }
 }
-
-// Prefill passes over a tile pair once per group of kMr tokens, and each pass
-// unpacked the same weights again: for Q6_K a quarter of the instructions
-// (unpack, AND / shift / ternlog, 56 per group against 64 vpdpbusd). The
-// first pass now keeps the unpacked vectors, the rest read them back
-// (kWrite, kRead), where that pays (StagesUnpack below). The integer sums,
-// and so the bits, are the same. Batches below kPairFromM go one tile at a time and
-// unpack in place (kNone).
-enum class Stage { kNone, kWrite, kRead };
 
 // A tile pair's unpacked weight vectors, [group][vector v < 8][tile j < NT]
 // [64 bytes] (2 KiB per group: L2 for the k of these models).
@@ -189,6 +192,12 @@ void Drive(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const Qu
            float* y, int64_t ldy) {
   constexpr bool kStaged = Kernel<1, 2, Stage::kNone>::kStaged;
   uint8_t* stage = kStaged && a.m >= kPairFromM ? StageBuffer(w.n_groups) : nullptr;
+  if (a.m == 1 && !OneTokenPrefetch()) {
+    for (int64_t tile = tile_begin; tile < tile_end; ++tile) {
+      Kernel<1, 1, Stage::kNoPrefetch>::Run(w, tile, a, 0, y, ldy, nullptr);
+    }
+    return;
+  }
   for (int64_t tile = tile_begin; tile < tile_end;) {
     const bool pair = a.m >= kPairFromM && tile + 1 < tile_end;
     const int64_t step = pair ? kMr : kMrOneTile;

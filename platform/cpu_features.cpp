@@ -21,6 +21,13 @@ CpuFeatures Detect() {
     unsigned eax = 1, ebx = 0, ecx = 0, edx = 0;
     __asm__ volatile("cpuid" : "+a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx));
     f.f16c = (ecx >> 29) & 1;
+    const unsigned base = (eax >> 8) & 0xF;
+    f.family = static_cast<int>(base == 0xF ? base + ((eax >> 20) & 0xFF) : base);
+  }
+  {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    __asm__ volatile("cpuid" : "+a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx));
+    f.amd = ebx == 0x68747541 && edx == 0x69746E65 && ecx == 0x444D4163;  // "AuthenticAMD"
   }
   f.avx512f = __builtin_cpu_supports("avx512f");
   f.avx512bw = __builtin_cpu_supports("avx512bw");

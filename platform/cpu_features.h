@@ -26,6 +26,11 @@ struct CpuFeatures {
   bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false;
   bool avx512vnni = false, avx512bf16 = false;
   bool neon = false, dotprod = false, i8mm = false;
+  // x86: the vendor and the display family of CPUID leaf 1 (base + extended:
+  // 0x19 is AMD's Zen 3 and Zen 4, 0x1A Zen 5), where a kernel's tuning
+  // depends on the core rather than on the ISA (ops/qgemm.h).
+  bool amd = false;
+  int family = 0;
 
   bool Supports(Isa isa) const;
   Isa Best() const;  // the most capable Isa this CPU supports

@@ -191,19 +191,40 @@ TEST_CASE("qgemm: one token over many tiles gives _ref's bits", "[qgemm][isa]") 
       std::vector<float> want(n, -7.0f);
       Pick(ref, w)(w, 0, w.n_tiles, a, want.data(), n);
       for (Isa isa : isas) {
-        for (int64_t split : {int64_t{0}, int64_t{1}, int64_t{3}}) {
-          std::vector<float> got(n, -7.0f);
-          Pick(KernelsFor(isa), w)(w, 0, split, a, got.data(), n);
-          Pick(KernelsFor(isa), w)(w, split, w.n_tiles, a, got.data(), n);
-          for (int64_t i = 0; i < n; ++i) {
-            INFO(IsaName(isa) << " " << GgmlTypeName(type) << " n=" << n << " split=" << split
-                              << " row " << i);
-            REQUIRE(std::memcmp(&got[i], &want[i], sizeof(float)) == 0);
+        // With and without the software prefetch (ForceOneTokenPrefetch),
+        // whichever this CPU would choose.
+        for (int prefetch : {1, 0}) {
+          ForceOneTokenPrefetch(prefetch);
+          for (int64_t split : {int64_t{0}, int64_t{1}, int64_t{3}}) {
+            std::vector<float> got(n, -7.0f);
+            Pick(KernelsFor(isa), w)(w, 0, split, a, got.data(), n);
+            Pick(KernelsFor(isa), w)(w, split, w.n_tiles, a, got.data(), n);
+            for (int64_t i = 0; i < n; ++i) {
+              INFO(IsaName(isa) << " " << GgmlTypeName(type) << " n=" << n << " split=" << split
+                                << " prefetch " << prefetch << " row " << i);
+              REQUIRE(std::memcmp(&got[i], &want[i], sizeof(float)) == 0);
+            }
           }
         }
+        ForceOneTokenPrefetch(-1);
       }
     }
   }
+}
+
+TEST_CASE("qgemm: one token prefetches in software except on Zen 4", "[qgemm]") {
+  CpuFeatures cpu;
+  CHECK(OneTokenPrefetchFor(cpu));  // not an AMD CPU
+  cpu.amd = true;
+  cpu.family = 0x19;  // Zen 3 / Zen 4: only Zen 4 runs the AVX-512 kernels
+  CHECK_FALSE(OneTokenPrefetchFor(cpu));
+  cpu.family = 0x1A;  // Zen 5, where the prefetch was measured to pay
+  CHECK(OneTokenPrefetchFor(cpu));
+  ForceOneTokenPrefetch(0);
+  CHECK_FALSE(OneTokenPrefetch());
+  ForceOneTokenPrefetch(1);
+  CHECK(OneTokenPrefetch());
+  ForceOneTokenPrefetch(-1);
 }
 
 TEST_CASE("qgemm: IQ4x16 gives the bits of the int8 layout it replaced", "[qgemm][isa]") {
