@@ -103,11 +103,12 @@ void QGemmQ6Kx16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end
 // Whether the AVX-512 VNNI kernels prefetch the weights in software (8 KiB
 // ahead) when they multiply one token (decode). It paid on the Zen 5 host
 // where it was introduced (Q4_0 from memory 39 -> 42-45 GB/s), but one token
-// on a Zen 4 core reads more with the hardware prefetchers alone: every
-// layout from a 256 MiB matrix, one thread, 3 alternating rounds, GB/s with ->
-// without: Q6_K 23-24.5 -> 30-31, Q5_K 20-21 -> 24-26, Q4_K 25-28 -> 30-31,
-// Q5_0 27-28 -> 30-32 (docs/PERFORMANCE.md "Stop 50"). Two or more tokens
-// keep it everywhere (Q4_0 at 8 tokens: 163 GMAC/s with it, 105 without).
+// on a Zen 4 core reads more with the hardware prefetchers alone: one thread,
+// a 256 MiB matrix with k = 2048, 3 alternating rounds, GB/s with -> without:
+// Q6_K 22-24 -> 28-29, Q5_K 20-21 -> 27-29, Q5_0 27-29 -> 32-34, Q4_K 27-29
+// -> 28-30, Q8_0 28-31 -> 33 (docs/PERFORMANCE.md "Stop 50"). Two or more
+// tokens keep it everywhere (Q4_0 at 8 tokens: 163 GMAC/s with it, 105
+// without).
 // The results are the same bits either way. EMBER_DECODE_PREFETCH=on|off
 // overrides the CPU's default (to measure it on another core).
 bool OneTokenPrefetch();
