@@ -181,6 +181,7 @@ struct Q4Kernel {
   template <int MR, int NT, Stage S>
   struct K {
     static constexpr bool kStaged = StagesUnpack(kLayout);
+    static constexpr int kUnprefetchedM = UnprefetchedTokens(kLayout);
     static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0,
                     float* y, int64_t ldy, uint8_t* stage) {
       TilesQ4<MR, NT, kLayout, kHasMin, S>(w, tile, a, t0, y, ldy, stage);
@@ -191,6 +192,7 @@ struct Q4Kernel {
 template <int MR, int NT, Stage S>
 struct Q8 {
   static constexpr bool kStaged = false;
+  static constexpr int kUnprefetchedM = UnprefetchedTokens(PackedLayout::kQ8x16);
   static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
                   int64_t ldy, uint8_t* /*stage*/) {
     TilesQ8<MR, NT, S>(w, tile, a, t0, y, ldy);

@@ -40,6 +40,18 @@ constexpr int kPrefetchBytes = 8192;
 // does the same without the software prefetch (kNoPrefetch).
 enum class Stage { kNone, kWrite, kRead, kNoPrefetch };
 
+// Where OneTokenPrefetch() is false, the batches up to this many tokens go
+// without the prefetch too: two for the layouts that read more so at two
+// tokens on Zen 4 (ember_gemv_rate 2048 0.3 2, GMAC/s, three rounds: Q4_0
+// 90-93 -> 100-105, Q8_0 49-52 -> 53-59, Q5_0 63-65 -> 67-71, IQ4_NL 92-100 ->
+// 97-107), one for the K layouts (Q5_K 58-60 -> 50, Q3_K 90 -> 82-84 at two).
+constexpr int UnprefetchedTokens(PackedLayout layout) {
+  return layout == PackedLayout::kQ4x16 || layout == PackedLayout::kQ5x16 ||
+                 layout == PackedLayout::kIQ4x16 || layout == PackedLayout::kQ8x16
+             ? 2
+             : 1;
+}
+
 template <int NT, Stage S>
 inline void PrefetchAhead(const uint8_t* p) {
   if constexpr (NT == 1 && S != Stage::kNoPrefetch) {
@@ -192,9 +204,10 @@ void Drive(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end, const Qu
            float* y, int64_t ldy) {
   constexpr bool kStaged = Kernel<1, 2, Stage::kNone>::kStaged;
   uint8_t* stage = kStaged && a.m >= kPairFromM ? StageBuffer(w.n_groups) : nullptr;
-  if (a.m == 1 && !OneTokenPrefetch()) {
+  constexpr int kUnprefetched = Kernel<1, 2, Stage::kNone>::kUnprefetchedM;
+  if (a.m <= kUnprefetched && !OneTokenPrefetch()) {
     for (int64_t tile = tile_begin; tile < tile_end; ++tile) {
-      Kernel<1, 1, Stage::kNoPrefetch>::Run(w, tile, a, 0, y, ldy, nullptr);
+      RunTokens<Kernel, 1, Stage::kNoPrefetch, kUnprefetched>(a.m, w, tile, a, 0, y, ldy, nullptr);
     }
     return;
   }

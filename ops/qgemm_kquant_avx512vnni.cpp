@@ -385,6 +385,7 @@ struct KKernel {
   template <int MR, int NT, Stage S>
   struct K {
     static constexpr bool kStaged = StagesUnpack(kLayout);
+    static constexpr int kUnprefetchedM = UnprefetchedTokens(kLayout);
     static void Run(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0,
                     float* y, int64_t ldy, uint8_t* stage) {
       if constexpr (kLayout == PackedLayout::kQ6Kx16) {

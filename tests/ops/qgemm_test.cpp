@@ -150,17 +150,24 @@ TEST_CASE("qgemm: every ISA variant matches _ref over ragged shapes", "[qgemm][i
             Pick(ref, w)(w, 0, w.n_tiles, a, want.data(), ldy);
             // Whole, and in two calls split at tile 1 as threads split the
             // tiles: a kernel that pairs tiles must handle odd starts and counts.
-            for (int64_t split : {int64_t{0}, std::min<int64_t>(1, w.n_tiles)}) {
-              std::vector<float> got(m * ldy, -7.0f);
-              Pick(kern, w)(w, 0, split, a, got.data(), ldy);
-              Pick(kern, w)(w, split, w.n_tiles, a, got.data(), ldy);
-              for (int64_t i = 0; i < m * ldy; ++i) {
-                INFO(IsaName(isa) << " " << GgmlTypeName(type) << " n=" << n << " k=" << k
-                                  << " m=" << m << " split=" << split << " i=" << i);
-                // Same integer sums and the same fma order: the same bits.
-                REQUIRE(std::memcmp(&got[i], &want[i], sizeof(float)) == 0);
+            // One and two tokens with and without the software prefetch
+            // (ForceOneTokenPrefetch), whichever this CPU would choose.
+            for (int prefetch : m <= 2 ? std::vector<int>{1, 0} : std::vector<int>{-1}) {
+              ForceOneTokenPrefetch(prefetch);
+              for (int64_t split : {int64_t{0}, std::min<int64_t>(1, w.n_tiles)}) {
+                std::vector<float> got(m * ldy, -7.0f);
+                Pick(kern, w)(w, 0, split, a, got.data(), ldy);
+                Pick(kern, w)(w, split, w.n_tiles, a, got.data(), ldy);
+                for (int64_t i = 0; i < m * ldy; ++i) {
+                  INFO(IsaName(isa)
+                       << " " << GgmlTypeName(type) << " n=" << n << " k=" << k << " m=" << m
+                       << " split=" << split << " prefetch " << prefetch << " i=" << i);
+                  // Same integer sums and the same fma order: the same bits.
+                  REQUIRE(std::memcmp(&got[i], &want[i], sizeof(float)) == 0);
+                }
               }
             }
+            ForceOneTokenPrefetch(-1);
           }
         }
       }
