@@ -26,8 +26,9 @@ constexpr int kMr = 4;  // tokens per register tile in tile pairs (kMrOneTile be
 // Q8 42 -> 43-44; 1, 2 and 16 KiB ahead were no better or worse. Weights are
 // tile-major, so ahead is the same stream. (Tile pairs read two streams a tile
 // apart, where 8 KiB ahead of the first lands in the second: no prefetch
-// there.) One token on a Zen 4 core reads more without it (Stage::kNoPrefetch,
-// OneTokenPrefetch in ops/qgemm.h).
+// there.) One token (two for some layouts: UnprefetchedTokens below) on a Zen
+// 4 core reads more without it (Stage::kNoPrefetch, OneTokenPrefetch in
+// ops/qgemm.h).
 constexpr int kPrefetchBytes = 8192;
 
 // Prefill passes over a tile pair once per group of kMr tokens, and each pass
