@@ -37,8 +37,9 @@ constexpr int kPrefetchBytes = 8192;
 // first pass now keeps the unpacked vectors, the rest read them back
 // (kWrite, kRead), where that pays (StagesUnpack below). The integer sums,
 // and so the bits, are the same. Batches below kPairFromM go one tile at a time and
-// unpack in place (kNone), and one token where OneTokenPrefetch() says so
-// does the same without the software prefetch (kNoPrefetch).
+// unpack in place (kNone), and one token (or two: UnprefetchedTokens) where
+// OneTokenPrefetch() says so does the same without the software prefetch
+// (kNoPrefetch).
 enum class Stage { kNone, kWrite, kRead, kNoPrefetch };
 
 // Where OneTokenPrefetch() is false, the batches up to this many tokens go
