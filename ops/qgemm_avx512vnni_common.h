@@ -61,6 +61,22 @@ inline void PrefetchAhead(const uint8_t* p) {
   }
 }
 
+// One tile at a time, a K super-group's header (its scales, read by each
+// group's epilogue after the group's quants) is loaded first, each line in
+// address order: otherwise the stream jumps back to it from the first
+// group's quants, and a Zen 4 core's hardware prefetchers then kept fewer
+// lines in flight (docs/PERFORMANCE.md "Stop 50"). A byte of each line is
+// read through a volatile pointer, so the load is kept though its value is
+// not used (the epilogues load the scales again, from L1).
+template <int NT>
+inline void TouchHeader(const uint8_t* p, size_t bytes) {
+  if constexpr (NT == 1) {
+    for (size_t line = 0; line < bytes; line += 64) {
+      static_cast<void>(*static_cast<const volatile uint8_t*>(p + line));
+    }
+  }
+}
+
 inline __m512i Bcast4(const int8_t* p) {
   int32_t v;
   std::memcpy(&v, p, 4);
