@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
   std::normal_distribution<float> d(0.0f, 1.0f);
   for (float& v : x) v = d(rng);
   QuantizedActs a;
-  Active().quantize_acts(x.data(), m, k, &a);
+  QuantizeActs(Active().quantize_act_rows, x.data(), m, k, &a);
   for (GgmlType type :
        {GgmlType::kQ4_0, GgmlType::kQ5_0, GgmlType::kQ8_0, GgmlType::kQ6_K, GgmlType::kIQ4_NL,
         GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ3_K, GgmlType::kQ2_K}) {

@@ -37,7 +37,7 @@ Kernels KernelsFor(Isa isa) {
   k.SetQGemm(QGemmQ4x16_ref, QGemmQ5x16_ref, QGemmQ8x16_ref, QGemmIQ4x16_ref);
   k.SetQGemmK(QGemmQ4Kx16_ref, QGemmQ5Kx16_ref);
   k.SetQGemmK16(QGemmQ3Kx16_ref, QGemmQ2Kx16_ref, QGemmQ6Kx16_ref);
-  k.quantize_acts = QuantizeActs_ref;
+  k.quantize_act_rows = QuantizeActRows_ref;
   k.fgemm = FGemm_ref;
   k.float_row = FloatRow;
   k.attend_head = AttendHead_ref;
@@ -75,7 +75,7 @@ Kernels KernelsFor(Isa isa) {
     k.attend_max = AttendMax_avx2;
     k.attend_exp = AttendExp_avx2;
     k.attend_values = AttendValues_avx2;
-    k.quantize_acts = QuantizeActs_avx2;
+    k.quantize_act_rows = QuantizeActRows_avx2;
     k.fgemm = FGemm_avx2;
     k.float_row = FloatRow_avx2;
     k.float_group = kFloatGroupAvx2;

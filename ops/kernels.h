@@ -18,7 +18,7 @@ namespace ember {
 struct Kernels {
   Isa isa = Isa::kRef;                     // the ISA the table was built for
   QGemmFn qgemm[kPackedLayoutCount] = {};  // by PackedLayout: qgemm_for(w.layout)
-  QuantizeActsFn quantize_acts = nullptr;  // the activations every QGemm reads
+  QuantizeActRowsFn quantize_act_rows = nullptr;  // the activations every QGemm reads
   FGemmFn fgemm = nullptr;                 // F32 / F16 / BF16 weights as stored
   FloatRowFn float_row = nullptr;          // one such row widened to f32
   // The rows fgemm's decode block reads at once: F16 / BF16 matrices are
@@ -106,7 +106,7 @@ void AttendHeadF32_avx2(const float* q, const KvSpanF32* spans, int n_spans, siz
                         int head_dim, float scale, float* scores, float* out);
 void AttendHeadQ8_avx2(const float* q, const KvSpanQ8* spans, int n_spans, size_t stride,
                        size_t scale_stride, int head_dim, float scale, float* scores, float* out);
-void QuantizeActs_avx2(const float* x, int64_t m, int64_t k, QuantizedActs* acts);
+void QuantizeActRows_avx2(const float* x, int64_t t0, int64_t t1, QuantizedActs* acts);
 void QGemmQ4x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ5x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ8x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);

@@ -1,5 +1,7 @@
 #include "ops/matmul.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <atomic>
 #include <memory>
@@ -23,11 +25,20 @@ constexpr int64_t kSmallBatch = 16;
 constexpr size_t kGrainBytes = size_t{32} << 10;
 constexpr size_t kDecodeGrainBytes = size_t{256} << 10;
 
-// y_i = X W_i^T for `count` packed matrices and quantized activations `a`,
-// on up to n_threads threads.
+// y_i = X W_i^T for `count` packed matrices of as many columns, x [m,
+// n_cols], on up to n_threads threads. x is first quantized (QuantizedActs,
+// in scratch): a batch's tokens by the threads of the team that multiplies,
+// each its share of the tokens, before they meet at a barrier. Quantized by
+// one thread ahead of the team (the other waiting), the activations had 5%
+// of the samples of `ember serve` under 4 clients and 2% of a prefill's; in
+// the team a 2-thread pass of 4 or 8 tokens takes ~2% less
+// (docs/PERFORMANCE.md "Stop 51"). One token is quantized before the team
+// starts: it is a few microseconds.
 void RunPacked(const PackedMatrix* const* ps, float* const* ys, const int64_t* ldys, int count,
-               const QuantizedActs& a, int n_threads, MatMulScratch* scratch) {
+               const float* x, int64_t m, int n_threads, MatMulScratch* scratch) {
   const Kernels& k = Active();
+  QuantizedActs& a = scratch->qacts;
+  a.Resize(m, ps[0]->n_cols);
   int64_t n_tiles[kMaxSharedMatrices];
   size_t tile_bytes[kMaxSharedMatrices];
   QGemmFn fns[kMaxSharedMatrices];
@@ -38,6 +49,11 @@ void RunPacked(const PackedMatrix* const* ps, float* const* ys, const int64_t* l
     fns[i] = k.qgemm_for(ps[i]->layout);
     total_tiles += n_tiles[i];
   }
+  // Tokens [m * c / parts, m * (c + 1) / parts) of x into a.
+  const auto quantize = [&](int c, int parts) {
+    const int64_t t0 = m * c / parts, t1 = m * (c + 1) / parts;
+    if (t0 < t1) k.quantize_act_rows(x, t0, t1, &a);
+  };
   if (a.m > kSmallBatch) {
     const int chunks = static_cast<int>(std::min<int64_t>(n_threads, total_tiles));
     auto run = [&](int c, int parts) {
@@ -47,9 +63,19 @@ void RunPacked(const PackedMatrix* const* ps, float* const* ys, const int64_t* l
         if (begin[i] < end[i]) fns[i](*ps[i], begin[i], end[i], a, ys[i], ldys[i]);
       }
     };
-    if (chunks <= 1) return run(0, 1);
-#pragma omp parallel for num_threads(chunks) schedule(static, 1)
-    for (int c = 0; c < chunks; ++c) run(c, chunks);
+    if (chunks <= 1) {
+      quantize(0, 1);
+      return run(0, 1);
+    }
+#pragma omp parallel num_threads(chunks)
+    {
+      // The team may have fewer threads than asked: each takes every
+      // team-th share.
+      const int team = omp_get_num_threads(), id = omp_get_thread_num();
+      quantize(id, team);
+#pragma omp barrier
+      for (int c = id; c < chunks; c += team) run(c, chunks);
+    }
     return;
   }
   const TileGrains grains =
@@ -59,6 +85,8 @@ void RunPacked(const PackedMatrix* const* ps, float* const* ys, const int64_t* l
     fns[r.matrix](*ps[r.matrix], r.begin, r.end, a, ys[r.matrix], ldys[r.matrix]);
   };
   const int chunks = static_cast<int>(std::min<int64_t>(n_threads, grains.size()));
+  const bool quantize_in_team = chunks > 1 && m > 1;
+  if (!quantize_in_team) quantize(0, 1);
   if (chunks <= 1) {
     for (int64_t g = 0; g < grains.size(); ++g) run(g);
     return;
@@ -76,14 +104,21 @@ void RunPacked(const PackedMatrix* const* ps, float* const* ys, const int64_t* l
   // a tile's outputs do not depend on which thread computed them. The
   // counters only hand out indices (relaxed); the region's end orders the
   // outputs for the caller.
-#pragma omp parallel for num_threads(chunks) schedule(static, 1)
-  for (int c = 0; c < chunks; ++c) {
-    for (int d = 0; d < chunks; ++d) {
-      const int owner = (c + d) % chunks;
-      const int64_t end = FirstOwnedGrain(grains, chunks, owner + 1);
-      for (int64_t g = next[owner].next.fetch_add(1, std::memory_order_relaxed); g < end;
-           g = next[owner].next.fetch_add(1, std::memory_order_relaxed)) {
-        run(g);
+#pragma omp parallel num_threads(chunks)
+  {
+    const int team = omp_get_num_threads(), id = omp_get_thread_num();
+    if (quantize_in_team) {
+      quantize(id, team);
+#pragma omp barrier
+    }
+    for (int c = id; c < chunks; c += team) {
+      for (int d = 0; d < chunks; ++d) {
+        const int owner = (c + d) % chunks;
+        const int64_t end = FirstOwnedGrain(grains, chunks, owner + 1);
+        for (int64_t g = next[owner].next.fetch_add(1, std::memory_order_relaxed); g < end;
+             g = next[owner].next.fetch_add(1, std::memory_order_relaxed)) {
+          run(g);
+        }
       }
     }
   }
@@ -92,8 +127,7 @@ void RunPacked(const PackedMatrix* const* ps, float* const* ys, const int64_t* l
 void MatMulPacked(const WeightView& w, const float* x, int64_t m, float* y, int64_t ldy,
                   int n_threads, MatMulScratch* scratch) {
   const PackedMatrix* p = w.packed;
-  Active().quantize_acts(x, m, p->n_cols, &scratch->qacts);
-  RunPacked(&p, &y, &ldy, 1, scratch->qacts, n_threads, scratch);
+  RunPacked(&p, &y, &ldy, 1, x, m, n_threads, scratch);
 }
 
 // Float weights as stored: a library for batches where it wins (prefill),
@@ -137,10 +171,9 @@ void MatMulShared(const WeightView* const* ws, float* const* ys, const int64_t* 
     for (int i = 0; i < count; ++i) MatMul(*ws[i], x, m, ys[i], ldys[i], n_threads, scratch);
     return;
   }
-  Active().quantize_acts(x, m, ws[0]->n_cols, &scratch->qacts);
   const PackedMatrix* ps[kMaxSharedMatrices];
   for (int i = 0; i < count; ++i) ps[i] = ws[i]->packed;
-  RunPacked(ps, ys, ldys, count, scratch->qacts, n_threads, scratch);
+  RunPacked(ps, ys, ldys, count, x, m, n_threads, scratch);
 }
 
 void MatMul(const WeightView& w, const float* x, int64_t m, float* y, int64_t ldy, int n_threads,

@@ -74,7 +74,17 @@ struct QuantizedActs {
 // exactly ggml's Q8_0 / Q8_1 activations, so the integer sums and scales equal llama.cpp's.
 // A group holding a NaN or an infinity is QuantizedActs::SetNonFinite's.
 void QuantizeActs_ref(const float* x, int64_t m, int64_t k, QuantizedActs* acts);
-using QuantizeActsFn = void (*)(const float* x, int64_t m, int64_t k, QuantizedActs* acts);
+// The same for tokens [t0, t1) of x [acts->m, acts->k] into acts, already
+// sized (QuantizedActs::Resize): a token's bytes depend on its row of x
+// alone, so threads quantize the tokens of a batch apart (ops/matmul.cpp).
+void QuantizeActRows_ref(const float* x, int64_t t0, int64_t t1, QuantizedActs* acts);
+using QuantizeActRowsFn = void (*)(const float* x, int64_t t0, int64_t t1, QuantizedActs* acts);
+// x [m, k] into acts through `rows` (a kernel table's quantize_act_rows).
+inline void QuantizeActs(QuantizeActRowsFn rows, const float* x, int64_t m, int64_t k,
+                         QuantizedActs* acts) {
+  acts->Resize(m, k);
+  rows(x, 0, m, acts);
+}
 
 // Computes output rows [16 * tile_begin, min(16 * tile_end, n)) for all m tokens:
 // y[t * ldy + row]. W's layout must match the kernel's.

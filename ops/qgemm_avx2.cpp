@@ -276,15 +276,15 @@ struct IQ4 {
 
 }  // namespace
 
-void QuantizeActs_avx2(const float* x, int64_t m, int64_t k, QuantizedActs* a) {
-  // QuantizeActs_ref's arithmetic, 8 lanes at a time: the same max, the same
-  // products x * (1 / d) rounded to nearest even (cvtps uses MXCSR's default
-  // mode), the same per-group scalars; so the same bytes.
-  a->Resize(m, k);
+void QuantizeActRows_avx2(const float* x, int64_t t0, int64_t t1, QuantizedActs* a) {
+  // QuantizeActRows_ref's arithmetic, 8 lanes at a time: the same max, the
+  // same products x * (1 / d) rounded to nearest even (cvtps uses MXCSR's
+  // default mode), the same per-group scalars; so the same bytes.
+  const int64_t k = a->k;
   const __m256 sign = _mm256_set1_ps(-0.0f);
   const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
   const int64_t groups = k / 32;
-  for (int64_t t = 0; t < m; ++t) {
+  for (int64_t t = t0; t < t1; ++t) {
     for (int64_t g = 0; g < groups; ++g) {
       const float* xg = x + t * k + g * 32;
       __m256 v[4];

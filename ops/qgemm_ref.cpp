@@ -43,8 +43,12 @@
 namespace ember {
 
 void QuantizeActs_ref(const float* x, int64_t m, int64_t k, QuantizedActs* a) {
-  a->Resize(m, k);
-  for (int64_t t = 0; t < m; ++t) {
+  QuantizeActs(QuantizeActRows_ref, x, m, k, a);
+}
+
+void QuantizeActRows_ref(const float* x, int64_t t0, int64_t t1, QuantizedActs* a) {
+  const int64_t k = a->k;
+  for (int64_t t = t0; t < t1; ++t) {
     for (int64_t g = 0; g < k / 32; ++g) {
       const float* xg = x + t * k + g * 32;
       float amax = 0.0f;

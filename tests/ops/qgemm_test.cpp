@@ -309,7 +309,7 @@ TEST_CASE("qgemm: every ISA variant quantizes activations exactly as _ref", "[qg
     QuantizeActs_ref(x.data(), m, k, &want);
     for (Isa isa : isas) {
       QuantizedActs got;
-      KernelsFor(isa).quantize_acts(x.data(), m, k, &got);
+      QuantizeActs(KernelsFor(isa).quantize_act_rows, x.data(), m, k, &got);
       INFO(IsaName(isa) << " scale " << scale);
       CHECK(got.m == m);
       CHECK(got.k == k);
@@ -319,6 +319,18 @@ TEST_CASE("qgemm: every ISA variant quantizes activations exactly as _ref", "[qg
       CHECK(got.sm == want.sm);
       CHECK(got.qsum16 == want.qsum16);
       CHECK(got.dqsum == want.dqsum);
+      // Tokens quantized apart (as a batch's threads do, ops/matmul.cpp):
+      // the same bytes, in the opposite order.
+      QuantizedActs parts;
+      parts.Resize(m, k);
+      KernelsFor(isa).quantize_act_rows(x.data(), 2, m, &parts);
+      KernelsFor(isa).quantize_act_rows(x.data(), 0, 2, &parts);
+      CHECK(parts.q == want.q);
+      CHECK(parts.d == want.d);
+      CHECK(parts.qsum == want.qsum);
+      CHECK(parts.sm == want.sm);
+      CHECK(parts.qsum16 == want.qsum16);
+      CHECK(parts.dqsum == want.dqsum);
     }
   }
 }
@@ -344,7 +356,7 @@ TEST_CASE("qgemm: a group with a NaN or an infinity gets NaN scales, in every va
   for (Isa isa : isas) {
     INFO(IsaName(isa));
     QuantizedActs a;
-    KernelsFor(isa).quantize_acts(x.data(), m, k, &a);
+    QuantizeActs(KernelsFor(isa).quantize_act_rows, x.data(), m, k, &a);
     for (int64_t t = 0; t < m; ++t) {
       for (int64_t g = 0; g < k / 32; ++g) {
         INFO("row " << t << " group " << g);
