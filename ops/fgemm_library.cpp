@@ -43,6 +43,20 @@ const FloatLibrary* DefaultFloatLibrary() {
   return lib;
 }
 
+const FloatLibrary* FloatLibraryFor(FloatWeight type, int64_t m, int n_threads) {
+  const FloatLibrary* lib = DefaultFloatLibrary();
+  if (lib == nullptr || m < lib->from_m) return nullptr;
+  static const bool forced = [] {
+    const char* env = std::getenv("EMBER_FGEMM");
+    return env != nullptr && *env != '\0';
+  }();
+  const int own_from = Active().fgemm_widened_from_threads;
+  if (type != FloatWeight::kF32 && own_from > 0 && n_threads >= own_from && !forced) {
+    return nullptr;
+  }
+  return lib;
+}
+
 void WidenRows(const FloatMatrix& w, int64_t r0, int64_t n, float* out, int n_threads) {
   const int64_t k = w.n_cols;
   if (w.type == FloatWeight::kF32) {

@@ -43,6 +43,16 @@ const FloatLibrary* FindFloatLibrary(const char* name);
 // default: docs/FLOAT.md). nullptr: ember's own kernel for every m.
 const FloatLibrary* DefaultFloatLibrary();
 
+// The library MatMul hands a batch of m tokens over `type` weights on
+// n_threads threads, or nullptr for ember's own kernel: DefaultFloatLibrary()
+// from its from_m, except F16 and BF16 where the active kernels' own GEMM is
+// the faster at every m with that many threads
+// (Kernels::fgemm_widened_from_threads). On a Zen 4 core (AVX-512) the own 4 x
+// 4 block prefilled the F16 TinyLlama shape 25% faster than oneDNN at 2
+// threads and 11% slower at 1 (docs/FLOAT.md). EMBER_FGEMM, when set, applies
+// to every type and thread count.
+const FloatLibrary* FloatLibraryFor(FloatWeight type, int64_t m, int n_threads);
+
 // Rows widened per block (the libraries' staging below): 4 MiB of f32 at
 // k = 2048, in L3 while it is used.
 constexpr int64_t kFloatLibraryStageElems = int64_t{1} << 20;

@@ -89,6 +89,7 @@ Kernels KernelsFor(Isa isa) {
     k.attend_block = AttendBlock_avx512;
     k.fgemm = FGemm_avx512;
     k.float_group = kFloatGroupAvx512;
+    k.fgemm_widened_from_threads = 2;
     k.ggml_dot_f16 = GgmlDotF16_avx512;
     k.ggml_scale_f16 = GgmlScaleF16_avx512;
     k.ggml_mad_f16 = GgmlMadF16_avx512;

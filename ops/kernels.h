@@ -24,6 +24,10 @@ struct Kernels {
   // The rows fgemm's decode block reads at once: F16 / BF16 matrices are
   // grouped by it at load (FloatMatrix::group), so the block reads one stream.
   int64_t float_group = 1;
+  // From how many threads fgemm beats the float libraries for F16 / BF16
+  // weights at every batch size, prefill included (0: never; FloatLibraryFor,
+  // ops/fgemm_library.h).
+  int fgemm_widened_from_threads = 0;
   AttendHeadFn attend_head = nullptr;
   AttendHeadQ8Fn attend_head_q8 = nullptr;
   AttendHeadF32Fn attend_head_f32 = nullptr;  // --kv-type f32

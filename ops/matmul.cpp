@@ -137,10 +137,10 @@ void MatMulPacked(const WeightView& w, const float* x, int64_t m, float* y, int6
 void MatMulFloat(const WeightView& w, const float* x, int64_t m, float* y, int64_t ldy,
                  int n_threads, bool use_library) {
   const FloatMatrix f{FloatWeightOf(w.type), w.data, w.n_rows, w.n_cols, w.float_group};
-  const FloatLibrary* lib = use_library ? DefaultFloatLibrary() : nullptr;
+  const FloatLibrary* lib = use_library ? FloatLibraryFor(f.type, m, n_threads) : nullptr;
   // A library error (none is expected for valid shapes) leaves y to the own
   // kernel, which computes every output.
-  if (lib != nullptr && m >= lib->from_m && lib->gemm(f, x, m, y, ldy, n_threads).ok()) {
+  if (lib != nullptr && lib->gemm(f, x, m, y, ldy, n_threads).ok()) {
     return;
   }
   const FGemmFn fn = Active().fgemm;

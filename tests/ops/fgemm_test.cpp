@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "ops/kernels.h"
 #include "quant/fp16.h"
 #include "support/simd_isas.h"
+#include "support/skip.h"
 
 using namespace ember;
 
@@ -227,4 +229,26 @@ TEST_CASE("fgemm: the float libraries agree with FGemm_ref within f32 rounding",
     }
   }
   if (tested == 0) WARN("no float library in this build: only ember's own kernel is used");
+}
+
+TEST_CASE("fgemm: prefill goes to a library only where it is the faster", "[fgemm]") {
+  // FloatLibraryFor: below the library's crossover never; F16 and BF16 never
+  // with as many threads as make the active kernels' own GEMM the faster at
+  // every m (AVX-512: 2); F32 from the crossover. EMBER_FGEMM, when set,
+  // decides alone.
+  if (std::getenv("EMBER_FGEMM") != nullptr) EMBER_SKIP("EMBER_FGEMM is set");
+  const FloatLibrary* lib = DefaultFloatLibrary();
+  if (lib == nullptr) EMBER_SKIP("no float library in this build");
+  const int own_from = Active().fgemm_widened_from_threads;
+  for (int threads : {1, 2, 4}) {
+    INFO(threads << " threads");
+    CHECK(FloatLibraryFor(FloatWeight::kF32, lib->from_m - 1, threads) == nullptr);
+    CHECK(FloatLibraryFor(FloatWeight::kF32, lib->from_m, threads) == lib);
+    CHECK(FloatLibraryFor(FloatWeight::kF32, 512, threads) == lib);
+    for (FloatWeight type : {FloatWeight::kF16, FloatWeight::kBF16}) {
+      const bool own = own_from > 0 && threads >= own_from;
+      CHECK(FloatLibraryFor(type, lib->from_m - 1, threads) == nullptr);
+      CHECK(FloatLibraryFor(type, 512, threads) == (own ? nullptr : lib));
+    }
+  }
 }

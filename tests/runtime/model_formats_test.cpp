@@ -232,8 +232,9 @@ TEST_CASE("model: float matrices copied out of the file and used in place give t
 
 TEST_CASE("model: an F16 model's prompt in one batch and token by token", "[model][quant]") {
   // One batch of 40 tokens reaches a float library where the build has one
-  // (FloatLibrary::from_m); token by token is ember's own kernel. They agree to
-  // f32 rounding; without a library (or below the crossover) bit for bit.
+  // and the kernels leave F16 prefill to it (FloatLibraryFor); token by token
+  // is ember's own kernel. They agree to f32 rounding; without a library bit
+  // for bit.
   TinyModelSpec spec = KQuantSpec();
   spec.weight_type = GgmlType::kF16;
   auto m = Build(spec, "f16_batch.gguf");
@@ -249,8 +250,7 @@ TEST_CASE("model: an F16 model's prompt in one batch and token by token", "[mode
   for (int32_t id : prompt) REQUIRE(b->Decode({id}).ok());
   const double err = RelErr(a->logits(), b->logits());
   CHECK(err < 1e-4);
-  const FloatLibrary* lib = DefaultFloatLibrary();
-  if (lib == nullptr || lib->from_m > 40) CHECK(err == 0.0);
+  if (FloatLibraryFor(FloatWeight::kF16, 40, p.n_threads) == nullptr) CHECK(err == 0.0);
 }
 
 TEST_CASE("model: loading an F16 model reports the float copy's progress and can cancel it",
