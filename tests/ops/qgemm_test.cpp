@@ -21,6 +21,18 @@ using namespace ember;
 
 namespace {
 
+// Every array of two quantized activations, byte for byte.
+void CheckSameActs(const QuantizedActs& got, const QuantizedActs& want) {
+  CHECK(got.m == want.m);
+  CHECK(got.k == want.k);
+  CHECK(got.q == want.q);
+  CHECK(got.d == want.d);
+  CHECK(got.qsum == want.qsum);
+  CHECK(got.sm == want.sm);
+  CHECK(got.qsum16 == want.qsum16);
+  CHECK(got.dqsum == want.dqsum);
+}
+
 struct Case {
   GgmlType type;
   int64_t n, k, m;
@@ -311,26 +323,14 @@ TEST_CASE("qgemm: every ISA variant quantizes activations exactly as _ref", "[qg
       QuantizedActs got;
       QuantizeActs(KernelsFor(isa).quantize_act_rows, x.data(), m, k, &got);
       INFO(IsaName(isa) << " scale " << scale);
-      CHECK(got.m == m);
-      CHECK(got.k == k);
-      CHECK(got.q == want.q);
-      CHECK(got.d == want.d);
-      CHECK(got.qsum == want.qsum);
-      CHECK(got.sm == want.sm);
-      CHECK(got.qsum16 == want.qsum16);
-      CHECK(got.dqsum == want.dqsum);
+      CheckSameActs(got, want);
       // Tokens quantized apart (as a batch's threads do, ops/matmul.cpp):
       // the same bytes, in the opposite order.
       QuantizedActs parts;
       parts.Resize(m, k);
       KernelsFor(isa).quantize_act_rows(x.data(), 2, m, &parts);
       KernelsFor(isa).quantize_act_rows(x.data(), 0, 2, &parts);
-      CHECK(parts.q == want.q);
-      CHECK(parts.d == want.d);
-      CHECK(parts.qsum == want.qsum);
-      CHECK(parts.sm == want.sm);
-      CHECK(parts.qsum16 == want.qsum16);
-      CHECK(parts.dqsum == want.dqsum);
+      CheckSameActs(parts, want);
     }
   }
 }
