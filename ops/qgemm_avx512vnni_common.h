@@ -67,9 +67,11 @@ inline void PrefetchAhead(const uint8_t* p) {
 // group's quants, and a Zen 4 core's hardware prefetchers then kept fewer
 // lines in flight (docs/PERFORMANCE.md "Stop 50"). A byte of each line is
 // read through a volatile pointer, so the load is kept though its value is
-// not used (the epilogues load the scales again, from L1).
-template <int NT>
+// not used (the epilogues load the scales again, from L1). The header's lines
+// are first prefetched ahead as every load of the stage is (PrefetchAhead).
+template <int NT, Stage S>
 inline void TouchHeader(const uint8_t* p, size_t bytes) {
+  for (size_t line = 0; line < bytes; line += 64) PrefetchAhead<NT, S>(p + line);
   if constexpr (NT == 1) {
     for (size_t line = 0; line < bytes; line += 64) {
       static_cast<void>(*static_cast<const volatile uint8_t*>(p + line));

@@ -46,8 +46,7 @@ void TilesK(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t
   for (int i = 0; i < MR; ++i) aq[i] = a.q_row(t0 + i);
   const int64_t n_supers = w.n_groups / kSuperGroups;
   for (int64_t s = 0; s < n_supers; ++s) {
-    for (size_t line = 0; line < kHeader; line += 64) PrefetchAhead<NT, S>(sg[0] + line);
-    TouchHeader<NT>(sg[0], kHeader);
+    TouchHeader<NT, S>(sg[0], kHeader);
     __m512 sd[NT][MR], sm[NT][MR];
     for (int j = 0; j < NT; ++j) {
       for (int i = 0; i < MR; ++i) sd[j][i] = sm[j][i] = _mm512_setzero_ps();
@@ -184,8 +183,7 @@ void TilesK16(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64
   };
   const int64_t n_supers = w.n_groups / kSuperGroups;
   for (int64_t s = 0; s < n_supers; ++s) {
-    for (size_t line = 0; line < kHeader; line += 64) PrefetchAhead<NT, S>(sg[0] + line);
-    TouchHeader<NT>(sg[0], kHeader);
+    TouchHeader<NT, S>(sg[0], kHeader);
     ZeroSums<MR, NT>(sd);
     if constexpr (!kQ3) ZeroSums<MR, NT>(sm);
     for (int jg = 0; jg < kSuperGroups; ++jg) {
@@ -323,8 +321,7 @@ void TilesQ6K(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64
   };
   const int64_t n_supers = w.n_groups / kSuperGroups;
   for (int64_t s = 0; s < n_supers; ++s) {
-    for (size_t line = 0; line < kHeader; line += 64) PrefetchAhead<NT, S>(sg[0] + line);
-    TouchHeader<NT>(sg[0], kHeader);
+    TouchHeader<NT, S>(sg[0], kHeader);
     ZeroSums<MR, NT>(sd);
     for (int jg = 0; jg < kSuperGroups; ++jg) {
       g = s * kSuperGroups + jg;
