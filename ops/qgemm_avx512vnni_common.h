@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ops/qgemm.h"
+#include "ops/qgemm_act_prefetch.h"
 
 namespace ember {
 namespace {
@@ -77,36 +78,6 @@ inline void TouchHeader(const uint8_t* p, size_t bytes) {
       static_cast<void>(*static_cast<const volatile uint8_t*>(p + line));
     }
   }
-}
-
-// Which of a token's per-group sums a K kernel reads beside its quants and
-// scales d: the 6-bit mins' d * qsum (Q4_K, Q5_K) or the sums per 16 columns
-// (Q6_K's and Q3_K's offsets, Q2_K's mins).
-enum class ActSums { kDqsum, kQsum16 };
-
-// One token's activations of K super-group s: 256 int8 quants (4 lines), and
-// the groups' scales d and sums (a line or less each), asked for into L1 a
-// super-group ahead by the one-token K kernels. Their weights stream through
-// L1 on the way (a tile's row at k = 4864 is 64 KB of Q6_K) and evict the
-// activations, which then came from L2 for every tile at a large k: one token
-// of Q6_K read 28-31 GB/s at k = 2048 but 23-25 at 8192, where confining the
-// activations to 2048 columns (wrong results) read 29 (docs/PERFORMANCE.md,
-// stop 51). With this, `ember_gemv_rate 8192 0.3 1`, medians of 5
-// alternating rounds: Q6_K 24.2 -> 29.2 GB/s, Q4_K 26.0 -> 30.3, Q5_K 24.5 ->
-// 28.3, Q3_K 22.5 -> 26.0; Q2_K unchanged (stop 52). The Q4_0 / Q5_0 / Q8_0 /
-// IQ4_NL kernels read 29-31 GB/s at every k with or without it, so they go
-// without. A function made of prefetches alone must be inlined: GCC otherwise
-// finds it free of side effects and drops the call.
-template <ActSums kSums>
-[[gnu::always_inline]] inline void PrefetchActs(const QuantizedActs& a, int64_t t, int64_t s) {
-  if (s * kSuperGroups >= a.k / 32) return;  // past the last super-group
-  const char* q = reinterpret_cast<const char*>(a.q_row(t) + s * kSuperGroups * 32);
-  for (int line = 0; line < 4; ++line) _mm_prefetch(q + 64 * line, _MM_HINT_T0);
-  _mm_prefetch(reinterpret_cast<const char*>(a.d_row(t) + s * kSuperGroups), _MM_HINT_T0);
-  const void* sums = kSums == ActSums::kDqsum
-                         ? static_cast<const void*>(a.dqsum_row(t) + s * kSuperGroups)
-                         : static_cast<const void*>(a.qsum16_row(t) + 2 * s * kSuperGroups);
-  _mm_prefetch(static_cast<const char*>(sums), _MM_HINT_T0);
 }
 
 inline __m512i Bcast4(const int8_t* p) {
