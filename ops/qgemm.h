@@ -117,8 +117,9 @@ void QGemmQ6Kx16_ref(const PackedMatrix& w, int64_t tile_begin, int64_t tile_end
 // a 256 MiB matrix with k = 2048, 3 alternating rounds, GB/s with -> without:
 // Q6_K 22-24 -> 28-29, Q5_K 20-21 -> 27-29, Q5_0 27-29 -> 32-34, Q4_K 27-29
 // -> 28-30, Q8_0 28-31 -> 33 (docs/PERFORMANCE.md "Stop 50"). So do two
-// tokens of the Q4, Q5, IQ4 and Q8 layouts (UnprefetchedTokens in
-// ops/qgemm_avx512vnni_common.h); larger batches keep it everywhere (Q4_0 at
+// tokens of every layout but Q3_K and Q2_K (UnprefetchedTokens in
+// ops/qgemm_avx512vnni_common.h; the K layouts then prefetch their
+// activations instead); larger batches keep it everywhere (Q4_0 at
 // 8 tokens: 163 GMAC/s with it, 105 without).
 // The results are the same bits either way. EMBER_DECODE_PREFETCH=on|off
 // overrides the CPU's default (to measure it on another core).

@@ -1,4 +1,4 @@
-// The one-token K kernels' request for a token's next activations
+// The K kernels' request for a token's next activations
 // (qgemm_kquant_avx512vnni.cpp): internal linkage, as the kernels' common
 // headers, and no ISA of its own (__builtin_prefetch). The AVX2 K kernels go
 // without: forced onto the Zen 4 host of stop 52 (EMBER_ISA=avx2) they gained
@@ -22,7 +22,9 @@ enum class ActSums { kDqsum, kQsum16 };
 
 // One token's activations of K super-group s: 256 int8 quants (4 lines), and
 // the groups' scales d and sums (a line or less each), asked for into L1 a
-// super-group ahead by the one-token K kernels. Their weights stream through
+// super-group ahead by the K kernels that run without the weights' prefetch
+// (one token on Zen 4, two for Q4_K, Q5_K and Q6_K: UnprefetchedTokens in
+// qgemm_avx512vnni_common.h), for each of their tokens. Their weights stream through
 // L1 on the way (a tile's row at k = 4864 is 64 KB of Q6_K) and evict the
 // activations, which then came from L2 for every tile at a large k: one token
 // of Q6_K read 28-31 GB/s at k = 2048 but 23-25 at 8192, where confining the

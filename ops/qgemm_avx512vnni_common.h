@@ -47,12 +47,17 @@ enum class Stage { kNone, kWrite, kRead, kNoPrefetch };
 // without the prefetch too: two for the layouts that read more so at two
 // tokens on Zen 4 (ember_gemv_rate 2048 0.3 2, GMAC/s, three rounds: Q4_0
 // 90-93 -> 100-105, Q8_0 49-52 -> 53-59, Q5_0 63-65 -> 67-71, IQ4_NL 92-100 ->
-// 97-107), one for the K layouts (Q5_K 58-60 -> 50, Q3_K 90 -> 82-84 at two).
+// 97-107), one for Q3_K and Q2_K. Q4_K, Q5_K and Q6_K went from one to two
+// in stop 52 together with their activations' request (PrefetchActs, which
+// every kNoPrefetch kernel makes for each of its tokens): two tokens from
+// memory, GB/s of weights, medians of 3 rounds at k = 2048 / 8192, Q4_K
+// 24.9 / 22.1 -> 31.3 / 24.0, Q5_K 21.1 / 20.1 -> 28.2 / 25.8, Q6_K 19.4 /
+// 19.2 -> 28.1 / 26.5; without the activations' request two tokens without
+// the prefetch read less than with it (Q5_K 19.9 / 17.1, as stop 50 found),
+// and Q3_K / Q2_K read the same or less either way (Q2_K at 8192: 16.0 ->
+// 13.1).
 constexpr int UnprefetchedTokens(PackedLayout layout) {
-  return layout == PackedLayout::kQ4x16 || layout == PackedLayout::kQ5x16 ||
-                 layout == PackedLayout::kIQ4x16 || layout == PackedLayout::kQ8x16
-             ? 2
-             : 1;
+  return layout == PackedLayout::kQ3Kx16 || layout == PackedLayout::kQ2Kx16 ? 1 : 2;
 }
 
 template <int NT, Stage S>

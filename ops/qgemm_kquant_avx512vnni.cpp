@@ -46,7 +46,9 @@ void TilesK(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t
   for (int i = 0; i < MR; ++i) aq[i] = a.q_row(t0 + i);
   const int64_t n_supers = w.n_groups / kSuperGroups;
   for (int64_t s = 0; s < n_supers; ++s) {
-    if constexpr (MR == 1 && NT == 1) PrefetchActs<ActSums::kDqsum>(a, t0, s + 1);
+    if constexpr (S == Stage::kNoPrefetch) {
+      for (int i = 0; i < MR; ++i) PrefetchActs<ActSums::kDqsum>(a, t0 + i, s + 1);
+    }
     TouchHeader<NT, S>(sg[0], kHeader);
     __m512 sd[NT][MR], sm[NT][MR];
     for (int j = 0; j < NT; ++j) {
@@ -184,7 +186,9 @@ void TilesK16(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64
   };
   const int64_t n_supers = w.n_groups / kSuperGroups;
   for (int64_t s = 0; s < n_supers; ++s) {
-    if constexpr (MR == 1 && NT == 1) PrefetchActs<ActSums::kQsum16>(a, t0, s + 1);
+    if constexpr (S == Stage::kNoPrefetch) {
+      for (int i = 0; i < MR; ++i) PrefetchActs<ActSums::kQsum16>(a, t0 + i, s + 1);
+    }
     TouchHeader<NT, S>(sg[0], kHeader);
     ZeroSums<MR, NT>(sd);
     if constexpr (!kQ3) ZeroSums<MR, NT>(sm);
@@ -323,7 +327,9 @@ void TilesQ6K(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64
   };
   const int64_t n_supers = w.n_groups / kSuperGroups;
   for (int64_t s = 0; s < n_supers; ++s) {
-    if constexpr (MR == 1 && NT == 1) PrefetchActs<ActSums::kQsum16>(a, t0, s + 1);
+    if constexpr (S == Stage::kNoPrefetch) {
+      for (int i = 0; i < MR; ++i) PrefetchActs<ActSums::kQsum16>(a, t0 + i, s + 1);
+    }
     TouchHeader<NT, S>(sg[0], kHeader);
     ZeroSums<MR, NT>(sd);
     for (int jg = 0; jg < kSuperGroups; ++jg) {
