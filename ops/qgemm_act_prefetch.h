@@ -24,9 +24,9 @@ enum class ActSums { kDqsum, kQsum16 };
 // the groups' scales d and sums (a line or less each), asked for into L1 a
 // super-group ahead by the K kernels that run without the weights' prefetch
 // (one token on Zen 4, two for Q4_K, Q5_K and Q6_K: UnprefetchedTokens in
-// qgemm_avx512vnni_common.h), for each of their tokens. Their weights stream through
-// L1 on the way (a tile's row at k = 4864 is 64 KB of Q6_K) and evict the
-// activations, which then came from L2 for every tile at a large k: one token
+// qgemm_avx512vnni_common.h), for each of their tokens. Their weights stream
+// through L1 on the way (a tile's row at k = 4864 is 64 KB of Q6_K) and evict
+// the activations, which then came from L2 for every tile at a large k: one token
 // of Q6_K read 28-31 GB/s at k = 2048 but 23-25 at 8192, where confining the
 // activations to 2048 columns (wrong results) read 29 (docs/PERFORMANCE.md,
 // stop 51). With this, `ember_gemv_rate 8192 0.3 1`, medians of 5
