@@ -1,19 +1,21 @@
 // AttendBlock on AVX-512 (F + DQ + BW + VL): the bits of AttendBlock_ref, with
 // the block's queries in the 16 lanes of a zmm.
 //
-// Scores: with C = 1, 2 or 4 copies per query (16, 8 or 4 queries), lane
-// C * m + c holds query m's dot product with key c of a group of C keys. The
-// queries are transposed into qt[d][16] (each repeated C times); the group's
-// key rows are converted to f32 once, their dims interleaved (kf[group][d][C])
-// and broadcast as one element of C floats, so a lane holds one (query, key)
-// fma chain over d in order — the reference's chain. Fewer queries than 16 thus
-// still fill the lanes, with C keys per fma instead of one (a decode step has
-// only its GQA group's heads). Score rows then hold W = 16 / C floats.
+// Scores: for up to 4 queries (a decode step's GQA group) the keys lie in the
+// lanes: 16 key rows are transposed as f16 per 16 dims and widened, and each
+// query's broadcast dims meet 16 keys per fma (BlockScoresKeys). For 5 to 16
+// queries, with C = 2 or 1 copies per query (8 or 16 queries), lane C * m + c
+// holds query m's dot product with key c of a group of C keys: the queries are
+// transposed into qt[d][16] (each repeated C times), the group's key rows
+// converted to f32 once, their dims interleaved (kf[group][d][C]) and
+// broadcast as one element of C floats. Either way a lane holds one (query,
+// key) fma chain over d in order — the reference's chain. Score rows hold W =
+// 4, 8 or 16 floats (16 / C; 4 for the keys in the lanes).
 // Softmax: per query over the rows (masked below n_first and from n_visible
-// on), C rows per register, sums in double in row order. Values: dims in the
-// lanes, 32 per pass, up to eight queries' probabilities broadcast per row: one
-// fma chain per (query, dim) in row order. Rows a query must not see get p = 0,
-// and fma(0, v, acc) = acc for the finite values of an f16 cache.
+// on), 16 / W rows per register, sums in double in row order. Values: dims in
+// the lanes, up to 64 per pass, the queries' probabilities broadcast per row:
+// one fma chain per (query, dim) in row order. Rows a query must not see get
+// p = 0, and fma(0, v, acc) = acc for the finite values of an f16 cache.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -29,10 +31,15 @@ namespace ember {
 namespace {
 
 static_assert(kAttendBlockQueries == 16, "one zmm of queries per block");
-static_assert(kAttendBlockKeyRows >= 32, "the 4-copy scores take 32 key rows per pass");
+static_assert(kAttendBlockKeyRows >= 16, "the 2-copy scores take 16 key rows per pass");
 
 inline __m512 LoadF16(const uint16_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+// One line into L1.
+inline void Prefetch(const uint16_t* p) {
+  _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0);
 }
 
 // ExpPoly_ref (ops/exp_poly.h) for 16 floats: the operations of ExpPoly8.
@@ -119,25 +126,8 @@ void InterleaveKeys(const uint16_t* const* k, int hd, float* dst) {
       const __m512 a = LoadF16(k[0] + d), b = LoadF16(k[1] + d);
       const __m512 ab_lo = _mm512_permutex2var_ps(a, lo, b),
                    ab_hi = _mm512_permutex2var_ps(a, hi, b);
-      if constexpr (C == 2) {
-        _mm512_storeu_ps(dst + 2 * d, ab_lo);
-        _mm512_storeu_ps(dst + 2 * d + 16, ab_hi);
-      } else {
-        // The same once more with (a b) and (c e) pairs as 64-bit elements.
-        const __m512 c = LoadF16(k[2] + d), e = LoadF16(k[3] + d);
-        const __m512 ce_lo = _mm512_permutex2var_ps(c, lo, e),
-                     ce_hi = _mm512_permutex2var_ps(c, hi, e);
-        const __m512i lo64 = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11);
-        const __m512i hi64 = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);
-        const auto mix = [](__m512 x, __m512i idx, __m512 y) {
-          return _mm512_castpd_ps(
-              _mm512_permutex2var_pd(_mm512_castps_pd(x), idx, _mm512_castps_pd(y)));
-        };
-        _mm512_storeu_ps(dst + 4 * d, mix(ab_lo, lo64, ce_lo));
-        _mm512_storeu_ps(dst + 4 * d + 16, mix(ab_lo, hi64, ce_lo));
-        _mm512_storeu_ps(dst + 4 * d + 32, mix(ab_hi, lo64, ce_hi));
-        _mm512_storeu_ps(dst + 4 * d + 48, mix(ab_hi, hi64, ce_hi));
-      }
+      _mm512_storeu_ps(dst + 2 * d, ab_lo);
+      _mm512_storeu_ps(dst + 2 * d + 16, ab_hi);
     }
   }
 }
@@ -147,12 +137,11 @@ template <int C>
 inline __m512 BroadcastKeys(const float* p) {
   if constexpr (C == 1) {
     return _mm512_set1_ps(*p);  // an embedded-broadcast fma operand
-  } else if constexpr (C == 2) {
+  } else {
+    static_assert(C == 2);
     double pair;
     __builtin_memcpy(&pair, p, sizeof(pair));
     return _mm512_castpd_ps(_mm512_set1_pd(pair));
-  } else {
-    return _mm512_broadcast_f32x4(_mm_loadu_ps(p));
   }
 }
 
@@ -297,13 +286,187 @@ void BlockValues(const float* st, const float* inv, const KvSpan* spans, int n_s
   }
 }
 
-// The block with C copies per query (n_q <= 16 / C).
+// Queries m < n_q rounded to f16: qr[m][hd].
+void RoundQueries(const float* const* q, int n_q, int hd, float* qr) {
+  for (int m = 0; m < n_q; ++m) {
+    for (int d = 0; d < hd; d += 16) {
+      _mm512_storeu_ps(qr + m * hd + d, _mm512_cvtph_ps(_mm512_cvtps_ph(
+                                            _mm512_loadu_ps(q[m] + d), _MM_FROUND_TO_NEAREST_INT)));
+    }
+  }
+}
+
+// Scores of NQ <= 4 queries with the keys in the lanes: st[row][4] (lanes
+// from NQ on repeat query NQ - 1). 16 rows' dims d0 .. d0 + 15 are transposed
+// as f16 and widened, so that one fma per query and dim serves 16 keys, each
+// lane one (query, key) chain over d in order: the reference's. A decode
+// step's GQA group (SmolLM2 3, Gemma 3 and Llama 3 4, Qwen 3 2) used 4 of
+// every fma's 16 lanes per query with 4 copies per query (C = 4), and as
+// many for 1. One call of 3 queries over 160 rows of 64 dims (a step of 4
+// SmolLM2 sequences) took 3.0 us in cache and 4.3 after a 64 MiB read that
+// way, 2.1-2.4 and 3.0 this way (docs/PERFORMANCE.md, stop 53).
+// qr: [NQ][hd] from RoundQueries.
+template <int NQ>
+void BlockScoresKeys(const float* qr, const KvSpan* spans, int n_spans, size_t stride, int hd,
+                     float scale, float* st) {
+  const __m512 vscale = _mm512_set1_ps(scale);
+  // (row i dims 0-7, row i + 8 dims 0-7, row i dims 8-15, row i + 8 dims
+  // 8-15) from the two rows' 16 dims (the low 256 bits of each operand; the
+  // casts' upper halves are never read): after the three rounds of in-lane
+  // unpacks below, the low half of a result holds one dim of the 16 keys.
+  const __m512i pair = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
+  int64_t row = 0;
+  for (int i = 0; i < n_spans; ++i) {
+    const KvSpan& sp = spans[i];
+    for (int64_t j = 0; j < sp.n; j += 16) {
+      // A short last block repeats its last key; the extra scores are dropped.
+      const uint16_t* k[16];
+      for (int b = 0; b < 16; ++b) {
+        k[b] = sp.k + static_cast<size_t>(std::min<int64_t>(j + b, sp.n - 1)) * stride;
+      }
+      // The rows come from memory (the weights' pass evicts the caches
+      // between steps): ask for the next block's keys and this block's
+      // values (the values pass reads them after the softmax).
+      for (int64_t b = j + 16; b < std::min<int64_t>(j + 32, sp.n); ++b) {
+        for (int d = 0; d < hd; d += 32) Prefetch(sp.k + static_cast<size_t>(b) * stride + d);
+      }
+      for (int64_t b = j; b < std::min<int64_t>(j + 16, sp.n); ++b) {
+        for (int d = 0; d < hd; d += 32) Prefetch(sp.v + static_cast<size_t>(b) * stride + d);
+      }
+      __m512 acc[NQ];
+      for (int m = 0; m < NQ; ++m) acc[m] = _mm512_setzero_ps();
+      for (int d0 = 0; d0 < hd; d0 += 16) {
+        __m512i z[8], t[8], u[8];
+        for (int b = 0; b < 8; ++b) {
+          const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(k[b] + d0));
+          const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(k[b + 8] + d0));
+          z[b] = _mm512_permutex2var_epi64(_mm512_castsi256_si512(lo), pair,
+                                           _mm512_castsi256_si512(hi));
+        }
+        // In each 128-bit lane, the 8 x 8 transpose of the AVX2 kernel's
+        // BlockScoresKeys: t[2a] dims 0-3 of keys 2a, 2a + 1 (t[2a + 1]: 4-7);
+        // u[4h + q] dims 4h + 2q, + 1 of keys 0-3 (u[4h + 2 + q]: keys 4-7).
+        for (int a = 0; a < 4; ++a) {
+          t[2 * a] = _mm512_unpacklo_epi16(z[2 * a], z[2 * a + 1]);
+          t[2 * a + 1] = _mm512_unpackhi_epi16(z[2 * a], z[2 * a + 1]);
+        }
+        for (int h = 0; h < 2; ++h) {
+          u[4 * h + 0] = _mm512_unpacklo_epi32(t[h], t[2 + h]);
+          u[4 * h + 1] = _mm512_unpackhi_epi32(t[h], t[2 + h]);
+          u[4 * h + 2] = _mm512_unpacklo_epi32(t[4 + h], t[6 + h]);
+          u[4 * h + 3] = _mm512_unpackhi_epi32(t[4 + h], t[6 + h]);
+        }
+        // c[e] (e = 0 .. 7): dim d0 + e of the 16 keys in its low half,
+        // dim d0 + 8 + e in its high half.
+        __m512i c[8];
+        for (int h = 0; h < 2; ++h) {
+          for (int q = 0; q < 2; ++q) {
+            const int e = 4 * h + 2 * q;
+            c[e] = _mm512_unpacklo_epi64(u[4 * h + q], u[4 * h + 2 + q]);
+            c[e + 1] = _mm512_unpackhi_epi64(u[4 * h + q], u[4 * h + 2 + q]);
+          }
+        }
+        for (int e = 0; e < 8; ++e) {
+          const __m512 kd = _mm512_cvtph_ps(_mm512_castsi512_si256(c[e]));
+          for (int m = 0; m < NQ; ++m) {
+            acc[m] = _mm512_fmadd_ps(_mm512_set1_ps(qr[m * hd + d0 + e]), kd, acc[m]);
+          }
+        }
+        for (int e = 0; e < 8; ++e) {
+          const __m512 kd = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(c[e], 1));
+          for (int m = 0; m < NQ; ++m) {
+            acc[m] = _mm512_fmadd_ps(_mm512_set1_ps(qr[m * hd + d0 + 8 + e]), kd, acc[m]);
+          }
+        }
+      }
+      // 4 queries x 16 rows -> 16 rows x 4 queries: in-lane 4 x 4 transposes
+      // (r[x] holds rows x, x + 4, x + 8, x + 12), then the lanes in order.
+      __m512 a[4];
+      for (int m = 0; m < 4; ++m) a[m] = _mm512_mul_ps(acc[std::min(m, NQ - 1)], vscale);
+      const __m512 t0 = _mm512_unpacklo_ps(a[0], a[1]), t1 = _mm512_unpackhi_ps(a[0], a[1]);
+      const __m512 t2 = _mm512_unpacklo_ps(a[2], a[3]), t3 = _mm512_unpackhi_ps(a[2], a[3]);
+      const auto pd = [](__m512 x) { return _mm512_castps_pd(x); };
+      const __m512 r0 = _mm512_castpd_ps(_mm512_unpacklo_pd(pd(t0), pd(t2)));
+      const __m512 r1 = _mm512_castpd_ps(_mm512_unpackhi_pd(pd(t0), pd(t2)));
+      const __m512 r2 = _mm512_castpd_ps(_mm512_unpacklo_pd(pd(t1), pd(t3)));
+      const __m512 r3 = _mm512_castpd_ps(_mm512_unpackhi_pd(pd(t1), pd(t3)));
+      const __m512 x0 = _mm512_shuffle_f32x4(r0, r1, _MM_SHUFFLE(1, 0, 1, 0));  // rows 0 4 1 5
+      const __m512 x1 = _mm512_shuffle_f32x4(r2, r3, _MM_SHUFFLE(1, 0, 1, 0));  // rows 2 6 3 7
+      const __m512 y0 = _mm512_shuffle_f32x4(r0, r1, _MM_SHUFFLE(3, 2, 3, 2));  // 8 12 9 13
+      const __m512 y1 = _mm512_shuffle_f32x4(r2, r3, _MM_SHUFFLE(3, 2, 3, 2));  // 10 14 11 15
+      const __m512 rows[4] = {_mm512_shuffle_f32x4(x0, x1, _MM_SHUFFLE(2, 0, 2, 0)),
+                              _mm512_shuffle_f32x4(x0, x1, _MM_SHUFFLE(3, 1, 3, 1)),
+                              _mm512_shuffle_f32x4(y0, y1, _MM_SHUFFLE(2, 0, 2, 0)),
+                              _mm512_shuffle_f32x4(y0, y1, _MM_SHUFFLE(3, 1, 3, 1))};
+      const int64_t take = std::min<int64_t>(16, sp.n - j);
+      for (int x = 0; x < 4; ++x) {
+        if (4 * x >= take) break;
+        _mm512_mask_storeu_ps(st + (row + 4 * x) * 4, Prefix((take - 4 * x) * 4), rows[x]);
+      }
+      row += take;
+    }
+  }
+}
+
+// out[m][0, hd) for the NQ queries, DV x 16 dims per pass: a row's dims
+// converted once for all, its probabilities (st rows of W floats) broadcast.
+template <int W, int NQ, int DV>
+void BlockValuesAll(const float* st, const float* inv, const KvSpan* spans, int n_spans,
+                    size_t stride, int hd, float* const* out) {
+  for (int d0 = 0; d0 < hd; d0 += 16 * DV) {
+    __m512 acc[NQ][DV];
+    for (int i = 0; i < NQ; ++i) {
+      for (int x = 0; x < DV; ++x) acc[i][x] = _mm512_setzero_ps();
+    }
+    const float* p = st;
+    for (int s = 0; s < n_spans; ++s) {
+      const uint16_t* v = spans[s].v + d0;
+      for (int64_t r = 0; r < spans[s].n; ++r, v += stride, p += W) {
+        __m512 vx[DV];
+        for (int x = 0; x < DV; ++x) vx[x] = LoadF16(v + 16 * x);
+        for (int i = 0; i < NQ; ++i) {
+          const __m512 pi = _mm512_set1_ps(p[i]);
+          for (int x = 0; x < DV; ++x) acc[i][x] = _mm512_fmadd_ps(pi, vx[x], acc[i][x]);
+        }
+      }
+    }
+    for (int i = 0; i < NQ; ++i) {
+      const __m512 sc = _mm512_set1_ps(inv[i]);
+      for (int x = 0; x < DV; ++x) {
+        _mm512_storeu_ps(out[i] + d0 + 16 * x, _mm512_mul_ps(acc[i][x], sc));
+      }
+    }
+  }
+}
+
+// A block of NQ <= 4 queries (a decode step's GQA group): keys in the lanes,
+// the softmax of BlockSoftmax<4>, values for exactly NQ queries.
+template <int NQ>
+void AttendBlockKeys(const float* const* q, const int64_t* n_first, const int64_t* n_visible,
+                     const KvSpan* spans, int n_spans, size_t stride, int hd, float scale,
+                     float* scratch, float* const* out) {
+  int64_t n_rows = 0;
+  for (int i = 0; i < n_spans; ++i) n_rows += spans[i].n;
+  float* st = scratch;                            // [n_rows][4] scores, then probabilities
+  float* qr = st + kAttendBlockQueries * n_rows;  // [NQ][hd] queries, f16-rounded
+  RoundQueries(q, NQ, hd, qr);
+  BlockScoresKeys<NQ>(qr, spans, n_spans, stride, hd, scale, st);
+  alignas(64) float inv[4];
+  BlockSoftmax<4>(n_first, n_visible, NQ, n_rows, st, inv);
+  if (hd % 64 == 0) {
+    BlockValuesAll<4, NQ, 4>(st, inv, spans, n_spans, stride, hd, out);
+  } else {
+    BlockValuesAll<4, NQ, 2>(st, inv, spans, n_spans, stride, hd, out);
+  }
+}
+
+// The block with C copies per query (4 < n_q <= 16 / C).
 template <int C>
 void AttendBlockC(const float* const* q, const int64_t* n_first, const int64_t* n_visible, int n_q,
                   const KvSpan* spans, int n_spans, size_t stride, int hd, float scale,
                   float* scratch, float* const* out) {
   constexpr int W = 16 / C;
-  constexpr int NQ = W < 8 ? W : 8;
+  constexpr int NQ = 8;  // queries per values pass
   int64_t n_rows = 0;
   for (int i = 0; i < n_spans; ++i) n_rows += spans[i].n;
   float* st = scratch;                            // [n_rows][W] scores, then probabilities
@@ -331,8 +494,11 @@ void AttendBlock_avx512(const float* const* q, const int64_t* n_first, const int
     AttendBlock_avx2(q, n_first, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch,
                      out);
   } else if (n_q <= 4) {
-    AttendBlockC<4>(q, n_first, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch,
-                    out);
+    using Fn = void (*)(const float* const*, const int64_t*, const int64_t*, const KvSpan*, int,
+                        size_t, int, float, float*, float* const*);
+    constexpr Fn kKeys[5] = {nullptr, AttendBlockKeys<1>, AttendBlockKeys<2>, AttendBlockKeys<3>,
+                             AttendBlockKeys<4>};
+    kKeys[n_q](q, n_first, n_visible, spans, n_spans, stride, head_dim, scale, scratch, out);
   } else if (n_q <= 8) {
     AttendBlockC<2>(q, n_first, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch,
                     out);
