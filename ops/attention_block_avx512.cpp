@@ -37,10 +37,18 @@ inline __m512 LoadF16(const uint16_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
 
-// One line into L1.
+// One line into L1, or into L2.
 inline void Prefetch(const uint16_t* p) {
   _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0);
 }
+inline void PrefetchL2(const uint16_t* p) {
+  _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T1);
+}
+
+// Cache rows of at most this many dims (128 bytes) are read by
+// BlockScoresKeys with the next block's keys and the block's values asked
+// for into L1; wider ones with the keys asked for further ahead, into L2.
+constexpr int kNearRowDims = 64;
 
 // ExpPoly_ref (ops/exp_poly.h) for 16 floats: the operations of ExpPoly8.
 inline __m512 ExpPoly16(__m512 x) {
@@ -305,8 +313,8 @@ void RoundQueries(const float* const* q, int n_q, int hd, float* qr) {
 // many for 1. One call of 3 queries over 160 rows of 64 dims (a step of 4
 // SmolLM2 sequences) took 3.0 us in cache and 4.3 after a 64 MiB read that
 // way, 2.1-2.4 and 3.0 this way (docs/PERFORMANCE.md, stop 53).
-// qr: [NQ][hd] from RoundQueries.
-template <int NQ>
+// qr: [NQ][hd] from RoundQueries. kNear: hd <= kNearRowDims.
+template <int NQ, bool kNear>
 void BlockScoresKeys(const float* qr, const KvSpan* spans, int n_spans, size_t stride, int hd,
                      float scale, float* st) {
   const __m512 vscale = _mm512_set1_ps(scale);
@@ -325,13 +333,23 @@ void BlockScoresKeys(const float* qr, const KvSpan* spans, int n_spans, size_t s
         k[b] = sp.k + static_cast<size_t>(std::min<int64_t>(j + b, sp.n - 1)) * stride;
       }
       // The rows come from memory (the weights' pass evicts the caches
-      // between steps): ask for the next block's keys and this block's
-      // values (the values pass reads them after the softmax).
-      for (int64_t b = j + 16; b < std::min<int64_t>(j + 32, sp.n); ++b) {
-        for (int d = 0; d < hd; d += 32) Prefetch(sp.k + static_cast<size_t>(b) * stride + d);
-      }
-      for (int64_t b = j; b < std::min<int64_t>(j + 16, sp.n); ++b) {
-        for (int d = 0; d < hd; d += 32) Prefetch(sp.v + static_cast<size_t>(b) * stride + d);
+      // between steps). Rows of up to 64 dims: the next block's keys into L1
+      // and this block's values too (the values pass reads them after the
+      // softmax). Wider rows: the keys two blocks ahead into L2, the values
+      // left to the hardware. Measured, one call from memory: 3 x 160 rows x
+      // 64 dims 3.5 -> 2.8 us the first way, 3.3 the second; 2 x 4096 x 128
+      // 171 -> 152 us the second way; 4 x 4096 x 256 650 -> 477.
+      if constexpr (kNear) {
+        for (int64_t b = j + 16; b < std::min<int64_t>(j + 32, sp.n); ++b) {
+          for (int d = 0; d < hd; d += 32) Prefetch(sp.k + static_cast<size_t>(b) * stride + d);
+        }
+        for (int64_t b = j; b < std::min<int64_t>(j + 16, sp.n); ++b) {
+          for (int d = 0; d < hd; d += 32) Prefetch(sp.v + static_cast<size_t>(b) * stride + d);
+        }
+      } else {
+        for (int64_t b = j + 32; b < std::min<int64_t>(j + 48, sp.n); ++b) {
+          for (int d = 0; d < hd; d += 32) PrefetchL2(sp.k + static_cast<size_t>(b) * stride + d);
+        }
       }
       __m512 acc[NQ];
       for (int m = 0; m < NQ; ++m) acc[m] = _mm512_setzero_ps();
@@ -450,7 +468,11 @@ void AttendBlockKeys(const float* const* q, const int64_t* n_first, const int64_
   float* st = scratch;                            // [n_rows][4] scores, then probabilities
   float* qr = st + kAttendBlockQueries * n_rows;  // [NQ][hd] queries, f16-rounded
   RoundQueries(q, NQ, hd, qr);
-  BlockScoresKeys<NQ>(qr, spans, n_spans, stride, hd, scale, st);
+  if (hd <= kNearRowDims) {
+    BlockScoresKeys<NQ, true>(qr, spans, n_spans, stride, hd, scale, st);
+  } else {
+    BlockScoresKeys<NQ, false>(qr, spans, n_spans, stride, hd, scale, st);
+  }
   alignas(64) float inv[4];
   BlockSoftmax<4>(n_first, n_visible, NQ, n_rows, st, inv);
   if (hd % 64 == 0) {
