@@ -1,19 +1,16 @@
-// AttendBlock on AVX-512 (F + DQ + BW + VL): the bits of AttendBlock_ref, with
-// the block's queries in the 16 lanes of a zmm.
+// AttendBlock on AVX-512 (F + DQ + BW + VL): the bits of AttendBlock_ref.
 //
-// Scores: for up to 4 queries (a decode step's GQA group) the keys lie in the
+// Scores: for up to 8 queries (a decode step's GQA group) the keys lie in the
 // lanes: 16 key rows are transposed as f16 per 16 dims and widened, and each
-// query's broadcast dims meet 16 keys per fma (BlockScoresKeys). For 5 to 16
-// queries, with C = 2 or 1 copies per query (8 or 16 queries), lane C * m + c
-// holds query m's dot product with key c of a group of C keys: the queries are
-// transposed into qt[d][16] (each repeated C times), the group's key rows
-// converted to f32 once, their dims interleaved (kf[group][d][C]) and
-// broadcast as one element of C floats. Either way a lane holds one (query,
-// key) fma chain over d in order — the reference's chain. Score rows hold W =
-// 4, 8 or 16 floats (16 / C; 4 for the keys in the lanes).
+// query's broadcast dims meet 16 keys per fma (BlockScoresKeys); score rows
+// hold W = 4 or 8 floats. For 9 to 16 queries (prefill: tokens x heads) the
+// queries lie in the lanes, transposed into qt[d][16]; each key row is
+// converted to f32 once and its dims broadcast (BlockScores); W = 16. Either
+// way a lane holds one (query, key) fma chain over d in order — the
+// reference's chain.
 // Softmax: per query over the rows (masked below n_first and from n_visible
 // on), 16 / W rows per register, sums in double in row order. Values: dims in
-// the lanes, up to 64 per pass, the queries' probabilities broadcast per row:
+// the lanes, 32 or 64 per pass, the queries' probabilities broadcast per row:
 // one fma chain per (query, dim) in row order. Rows a query must not see get
 // p = 0, and fma(0, v, acc) = acc for the finite values of an f16 cache.
 #if defined(__x86_64__)
@@ -31,7 +28,7 @@ namespace ember {
 namespace {
 
 static_assert(kAttendBlockQueries == 16, "one zmm of queries per block");
-static_assert(kAttendBlockKeyRows >= 16, "the 2-copy scores take 16 key rows per pass");
+static_assert(kAttendBlockKeyRows >= 16, "BlockScores converts 16 key rows per pass");
 
 inline __m512 LoadF16(const uint16_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
@@ -85,20 +82,16 @@ inline __mmask16 Prefix(int64_t n) {
   return n >= 16 ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << n) - 1);
 }
 
-// qt[d][16] = the block's queries rounded to f16, transposed, lanes C * m ..
-// C * m + C - 1 holding query m. Lanes past n_q repeat the last query; their
-// results are not stored.
-template <int C>
+// qt[d][16] = the block's queries rounded to f16, transposed (lane m: query
+// m). Lanes past n_q repeat the last query; their results are not stored.
 void TransposeQueries(const float* const* q, int n_q, int hd, float* qt) {
-  for (int m = 0; m < 16 / C; ++m) {
+  for (int m = 0; m < 16; ++m) {
     const float* src = q[std::min(m, n_q - 1)];
     for (int d = 0; d < hd; d += 16) {
       alignas(64) float r[16];
       _mm512_store_ps(
           r, _mm512_cvtph_ps(_mm512_cvtps_ph(_mm512_loadu_ps(src + d), _MM_FROUND_TO_NEAREST_INT)));
-      for (int l = 0; l < 16; ++l) {
-        for (int c = 0; c < C; ++c) qt[(d + l) * 16 + C * m + c] = r[l];
-      }
+      for (int l = 0; l < 16; ++l) qt[(d + l) * 16 + m] = r[l];
     }
   }
 }
@@ -120,81 +113,37 @@ void WithHeadDim(int hd, F&& f) {
   }
 }
 
-// dst[d][C] for d in [0, hd): dims of the C key rows k[0..C), interleaved.
-template <int C>
-void InterleaveKeys(const uint16_t* const* k, int hd, float* dst) {
-  if constexpr (C == 1) {
-    for (int d = 0; d < hd; d += 16) _mm512_storeu_ps(dst + d, LoadF16(k[0] + d));
-  } else {
-    // (a0 b0 a1 b1 ...) from a and b: the low and the high 8 of each.
-    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-    const __m512i hi =
-        _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-    for (int d = 0; d < hd; d += 16) {
-      const __m512 a = LoadF16(k[0] + d), b = LoadF16(k[1] + d);
-      const __m512 ab_lo = _mm512_permutex2var_ps(a, lo, b),
-                   ab_hi = _mm512_permutex2var_ps(a, hi, b);
-      _mm512_storeu_ps(dst + 2 * d, ab_lo);
-      _mm512_storeu_ps(dst + 2 * d + 16, ab_hi);
-    }
-  }
-}
-
-// The C floats at p, repeated over the 16 lanes.
-template <int C>
-inline __m512 BroadcastKeys(const float* p) {
-  if constexpr (C == 1) {
-    return _mm512_set1_ps(*p);  // an embedded-broadcast fma operand
-  } else {
-    static_assert(C == 2);
-    double pair;
-    __builtin_memcpy(&pair, p, sizeof(pair));
-    return _mm512_castpd_ps(_mm512_set1_pd(pair));
-  }
-}
-
-// st[row][W] = scale * (q_m · k_row) for every row of the spans, W = 16 / C.
-// qt: [hd][16] from TransposeQueries<C>; kf: scratch of kAttendBlockKeyRows
-// key rows. HD > 0 fixes hd at compile time.
-template <int C, int HD>
+// st[row][16] = scale * (q_m · k_row) for every row of the spans, the queries
+// in the lanes. qt: [hd][16] from TransposeQueries; kf: scratch of
+// kAttendBlockKeyRows key rows, each converted to f32 once and its dims
+// broadcast. HD > 0 fixes hd at compile time.
+template <int HD>
 void BlockScores(const float* qt, const KvSpan* spans, int n_spans, size_t stride, int hd_runtime,
                  float scale, float* kf, float* st) {
-  constexpr int W = 16 / C;
-  constexpr int G = C == 1 ? 16 : 8;  // key groups (accumulators) per pass
-  constexpr int kKeys = G * C;        // key rows per pass
+  constexpr int kKeys = 16;  // key rows (accumulators) per pass
   const int hd = HD > 0 ? HD : hd_runtime;
   const __m512 vscale = _mm512_set1_ps(scale);
-  // Lane C * m + c (query m, key c) -> float c * W + m (row c of the group).
-  alignas(64) int32_t rows_of[16];
-  for (int l = 0; l < 16; ++l) rows_of[l] = l % W * C + l / W;  // float l = row l / W, query l % W
-  const __m512i to_rows = _mm512_load_si512(rows_of);
   int64_t row = 0;
   for (int i = 0; i < n_spans; ++i) {
     const KvSpan& sp = spans[i];
     for (int64_t j = 0; j < sp.n; j += kKeys) {
       // A short last pass repeats its last key; the extra scores are dropped.
-      for (int g = 0; g < G; ++g) {
-        const uint16_t* k[C];
-        for (int c = 0; c < C; ++c) {
-          k[c] = sp.k + static_cast<size_t>(std::min<int64_t>(j + g * C + c, sp.n - 1)) * stride;
-        }
-        InterleaveKeys<C>(k, hd, kf + g * C * hd);
+      for (int g = 0; g < kKeys; ++g) {
+        const uint16_t* k = sp.k + static_cast<size_t>(std::min<int64_t>(j + g, sp.n - 1)) * stride;
+        for (int d = 0; d < hd; d += 16) _mm512_storeu_ps(kf + g * hd + d, LoadF16(k + d));
       }
-      __m512 acc[G];
-      for (int g = 0; g < G; ++g) acc[g] = _mm512_setzero_ps();
+      __m512 acc[kKeys];
+      for (int g = 0; g < kKeys; ++g) acc[g] = _mm512_setzero_ps();
       for (int d = 0; d < hd; ++d) {
         const __m512 qv = _mm512_loadu_ps(qt + d * 16);
-        for (int g = 0; g < G; ++g) {
-          acc[g] = _mm512_fmadd_ps(qv, BroadcastKeys<C>(kf + g * C * hd + C * d), acc[g]);
+        for (int g = 0; g < kKeys; ++g) {  // kf[g * hd + d]: an embedded-broadcast operand
+          acc[g] = _mm512_fmadd_ps(qv, _mm512_set1_ps(kf[g * hd + d]), acc[g]);
         }
       }
       const int64_t take = std::min<int64_t>(kKeys, sp.n - j);
-      for (int g = 0; g < G; ++g) {  // constant indices: a loop to `take` keeps acc in memory
-        if (g * C >= take) break;
-        __m512 rows = _mm512_mul_ps(acc[g], vscale);
-        if constexpr (C > 1) rows = _mm512_permutexvar_ps(to_rows, rows);
-        const int64_t n_in = std::min<int64_t>(C, take - g * C);  // rows of this group to keep
-        _mm512_mask_storeu_ps(st + (row + g * C) * W, Prefix(n_in * W), rows);
+      for (int g = 0; g < kKeys; ++g) {  // constant indices: a loop to `take` keeps acc in memory
+        if (g >= take) break;
+        _mm512_storeu_ps(st + (row + g) * 16, _mm512_mul_ps(acc[g], vscale));
       }
       row += take;
     }
@@ -304,19 +253,25 @@ void RoundQueries(const float* const* q, int n_q, int hd, float* qr) {
   }
 }
 
-// Scores of NQ <= 4 queries with the keys in the lanes: st[row][4] (lanes
-// from NQ on repeat query NQ - 1). 16 rows' dims d0 .. d0 + 15 are transposed
-// as f16 and widened, so that one fma per query and dim serves 16 keys, each
-// lane one (query, key) chain over d in order: the reference's. A decode
-// step's GQA group (SmolLM2 3, Gemma 3 and Llama 3 4, Qwen 3 2) used 4 of
-// every fma's 16 lanes per query with 4 copies per query (C = 4), and as
-// many for 1. One call of 3 queries over 160 rows of 64 dims (a step of 4
-// SmolLM2 sequences) took 3.0 us in cache and 4.3 after a 64 MiB read that
-// way, 2.1-2.4 and 3.0 this way (docs/PERFORMANCE.md, stop 53).
+// Floats per score row of NQ <= 8 queries with the keys in the lanes.
+constexpr int KeysRowWidth(int nq) { return nq <= 4 ? 4 : 8; }
+
+// Scores of NQ <= 8 queries with the keys in the lanes: st[row][W], W =
+// KeysRowWidth(NQ) (lanes from NQ on repeat query NQ - 1). 16 rows' dims d0 ..
+// d0 + 15 are transposed as f16 and widened, so that one fma per query and
+// dim serves 16 keys, each lane one (query, key) chain over d in order: the
+// reference's. Before, with the queries in the lanes, each repeated 16 / 4 or
+// 16 / 8 times (4 keys per fma), a decode step's GQA group (SmolLM2 3, Gemma 3
+// and Llama 3 4, Qwen 3 2, Qwen 2.5 7, TinyLlama 8) left lanes idle, and its
+// keys' interleaving cost about as much as the fmas. One call of 3 queries
+// over 160 rows of 64 dims (a step of 4 SmolLM2 sequences) took 3.0 us in
+// cache and 4.3 after a 64 MiB read that way, 2.1-2.4 and 3.0 this way; 7
+// queries 4.9 / 5.8 -> 4.4 / 4.7 (docs/PERFORMANCE.md, stop 53).
 // qr: [NQ][hd] from RoundQueries. kNear: hd <= kNearRowDims.
 template <int NQ, bool kNear>
 void BlockScoresKeys(const float* qr, const KvSpan* spans, int n_spans, size_t stride, int hd,
                      float scale, float* st) {
+  constexpr int W = KeysRowWidth(NQ);
   const __m512 vscale = _mm512_set1_ps(scale);
   // (row i dims 0-7, row i + 8 dims 0-7, row i dims 8-15, row i + 8 dims
   // 8-15) from the two rows' 16 dims (the low 256 bits of each operand; the
@@ -397,29 +352,49 @@ void BlockScoresKeys(const float* qr, const KvSpan* spans, int n_spans, size_t s
           }
         }
       }
-      // 4 queries x 16 rows -> 16 rows x 4 queries: in-lane 4 x 4 transposes
-      // (r[x] holds rows x, x + 4, x + 8, x + 12), then the lanes in order.
-      __m512 a[4];
-      for (int m = 0; m < 4; ++m) a[m] = _mm512_mul_ps(acc[std::min(m, NQ - 1)], vscale);
-      const __m512 t0 = _mm512_unpacklo_ps(a[0], a[1]), t1 = _mm512_unpackhi_ps(a[0], a[1]);
-      const __m512 t2 = _mm512_unpacklo_ps(a[2], a[3]), t3 = _mm512_unpackhi_ps(a[2], a[3]);
-      const auto pd = [](__m512 x) { return _mm512_castps_pd(x); };
-      const __m512 r0 = _mm512_castpd_ps(_mm512_unpacklo_pd(pd(t0), pd(t2)));
-      const __m512 r1 = _mm512_castpd_ps(_mm512_unpackhi_pd(pd(t0), pd(t2)));
-      const __m512 r2 = _mm512_castpd_ps(_mm512_unpacklo_pd(pd(t1), pd(t3)));
-      const __m512 r3 = _mm512_castpd_ps(_mm512_unpackhi_pd(pd(t1), pd(t3)));
-      const __m512 x0 = _mm512_shuffle_f32x4(r0, r1, _MM_SHUFFLE(1, 0, 1, 0));  // rows 0 4 1 5
-      const __m512 x1 = _mm512_shuffle_f32x4(r2, r3, _MM_SHUFFLE(1, 0, 1, 0));  // rows 2 6 3 7
-      const __m512 y0 = _mm512_shuffle_f32x4(r0, r1, _MM_SHUFFLE(3, 2, 3, 2));  // 8 12 9 13
-      const __m512 y1 = _mm512_shuffle_f32x4(r2, r3, _MM_SHUFFLE(3, 2, 3, 2));  // 10 14 11 15
-      const __m512 rows[4] = {_mm512_shuffle_f32x4(x0, x1, _MM_SHUFFLE(2, 0, 2, 0)),
-                              _mm512_shuffle_f32x4(x0, x1, _MM_SHUFFLE(3, 1, 3, 1)),
-                              _mm512_shuffle_f32x4(y0, y1, _MM_SHUFFLE(2, 0, 2, 0)),
-                              _mm512_shuffle_f32x4(y0, y1, _MM_SHUFFLE(3, 1, 3, 1))};
+      // NQ queries x 16 rows -> 16 rows x W queries: in-lane 4 x 4
+      // transposes (r[x] holds rows x, x + 4, x + 8, x + 12 of queries 0-3,
+      // r[4 + x] of queries 4-7), then the lanes in row order.
+      __m512 a[W];
+      for (int m = 0; m < W; ++m) a[m] = _mm512_mul_ps(acc[std::min(m, NQ - 1)], vscale);
+      __m512 r[W];
+      for (int g = 0; g < W; g += 4) {
+        const __m512 t0 = _mm512_unpacklo_ps(a[g], a[g + 1]),
+                     t1 = _mm512_unpackhi_ps(a[g], a[g + 1]);
+        const __m512 t2 = _mm512_unpacklo_ps(a[g + 2], a[g + 3]),
+                     t3 = _mm512_unpackhi_ps(a[g + 2], a[g + 3]);
+        const auto pd = [](__m512 x) { return _mm512_castps_pd(x); };
+        r[g + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(pd(t0), pd(t2)));
+        r[g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(pd(t0), pd(t2)));
+        r[g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(pd(t1), pd(t3)));
+        r[g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(pd(t1), pd(t3)));
+      }
       const int64_t take = std::min<int64_t>(16, sp.n - j);
-      for (int x = 0; x < 4; ++x) {
-        if (4 * x >= take) break;
-        _mm512_mask_storeu_ps(st + (row + 4 * x) * 4, Prefix((take - 4 * x) * 4), rows[x]);
+      if constexpr (W == 4) {  // a register holds 4 rows
+        const __m512 x0 = _mm512_shuffle_f32x4(r[0], r[1], _MM_SHUFFLE(1, 0, 1, 0));  // 0 4 1 5
+        const __m512 x1 = _mm512_shuffle_f32x4(r[2], r[3], _MM_SHUFFLE(1, 0, 1, 0));  // 2 6 3 7
+        const __m512 y0 = _mm512_shuffle_f32x4(r[0], r[1], _MM_SHUFFLE(3, 2, 3, 2));  // 8 12 9 13
+        const __m512 y1 = _mm512_shuffle_f32x4(r[2], r[3], _MM_SHUFFLE(3, 2, 3, 2));  // 10 14 11 15
+        const __m512 rows[4] = {_mm512_shuffle_f32x4(x0, x1, _MM_SHUFFLE(2, 0, 2, 0)),
+                                _mm512_shuffle_f32x4(x0, x1, _MM_SHUFFLE(3, 1, 3, 1)),
+                                _mm512_shuffle_f32x4(y0, y1, _MM_SHUFFLE(2, 0, 2, 0)),
+                                _mm512_shuffle_f32x4(y0, y1, _MM_SHUFFLE(3, 1, 3, 1))};
+        for (int x = 0; x < 4; ++x) {
+          if (4 * x >= take) break;
+          _mm512_mask_storeu_ps(st + (row + 4 * x) * 4, Prefix((take - 4 * x) * 4), rows[x]);
+        }
+      } else {  // 2 rows: rows 4l + x and 4l + x + 1 (x = 0, 2) from lane l of
+                // r[x], r[4 + x], r[x + 1], r[5 + x], in that order
+        for (int l = 0; l < 4; ++l) {
+          for (int x = 0; x < 4; x += 2) {
+            const int at = 4 * l + x;  // the first of the two rows
+            if (at >= take) continue;
+            const __m512 p1 = _mm512_shuffle_f32x4(r[x], r[4 + x], l * 0x55);
+            const __m512 p2 = _mm512_shuffle_f32x4(r[x + 1], r[5 + x], l * 0x55);
+            _mm512_mask_storeu_ps(st + (row + at) * 8, Prefix((take - at) * 8),
+                                  _mm512_shuffle_f32x4(p1, p2, _MM_SHUFFLE(2, 0, 2, 0)));
+          }
+        }
       }
       row += take;
     }
@@ -457,15 +432,18 @@ void BlockValuesAll(const float* st, const float* inv, const KvSpan* spans, int 
   }
 }
 
-// A block of NQ <= 4 queries (a decode step's GQA group): keys in the lanes,
-// the softmax of BlockSoftmax<4>, values for exactly NQ queries.
+// A block of NQ <= 8 queries (a decode step's GQA group): keys in the lanes,
+// the softmax of BlockSoftmax over W = KeysRowWidth(NQ) floats a row, values
+// for exactly NQ queries (64 dims a pass for up to 4, 32 for more: the
+// accumulators stay in registers).
 template <int NQ>
 void AttendBlockKeys(const float* const* q, const int64_t* n_first, const int64_t* n_visible,
                      const KvSpan* spans, int n_spans, size_t stride, int hd, float scale,
                      float* scratch, float* const* out) {
+  constexpr int W = KeysRowWidth(NQ);
   int64_t n_rows = 0;
   for (int i = 0; i < n_spans; ++i) n_rows += spans[i].n;
-  float* st = scratch;                            // [n_rows][4] scores, then probabilities
+  float* st = scratch;                            // [n_rows][W] scores, then probabilities
   float* qr = st + kAttendBlockQueries * n_rows;  // [NQ][hd] queries, f16-rounded
   RoundQueries(q, NQ, hd, qr);
   if (hd <= kNearRowDims) {
@@ -473,36 +451,35 @@ void AttendBlockKeys(const float* const* q, const int64_t* n_first, const int64_
   } else {
     BlockScoresKeys<NQ, false>(qr, spans, n_spans, stride, hd, scale, st);
   }
-  alignas(64) float inv[4];
-  BlockSoftmax<4>(n_first, n_visible, NQ, n_rows, st, inv);
-  if (hd % 64 == 0) {
-    BlockValuesAll<4, NQ, 4>(st, inv, spans, n_spans, stride, hd, out);
+  alignas(64) float inv[W];
+  BlockSoftmax<16 / W>(n_first, n_visible, NQ, n_rows, st, inv);
+  if (NQ <= 4 && hd % 64 == 0) {
+    BlockValuesAll<W, NQ, 4>(st, inv, spans, n_spans, stride, hd, out);
   } else {
-    BlockValuesAll<4, NQ, 2>(st, inv, spans, n_spans, stride, hd, out);
+    BlockValuesAll<W, NQ, 2>(st, inv, spans, n_spans, stride, hd, out);
   }
 }
 
-// The block with C copies per query (4 < n_q <= 16 / C).
-template <int C>
-void AttendBlockC(const float* const* q, const int64_t* n_first, const int64_t* n_visible, int n_q,
-                  const KvSpan* spans, int n_spans, size_t stride, int hd, float scale,
-                  float* scratch, float* const* out) {
-  constexpr int W = 16 / C;
+// A block of 9 to 16 queries (prefill: tokens x heads of a GQA group), the
+// queries in the lanes.
+void AttendBlockQueries(const float* const* q, const int64_t* n_first, const int64_t* n_visible,
+                        int n_q, const KvSpan* spans, int n_spans, size_t stride, int hd,
+                        float scale, float* scratch, float* const* out) {
   constexpr int NQ = 8;  // queries per values pass
   int64_t n_rows = 0;
   for (int i = 0; i < n_spans; ++i) n_rows += spans[i].n;
-  float* st = scratch;                            // [n_rows][W] scores, then probabilities
+  float* st = scratch;                            // [n_rows][16] scores, then probabilities
   float* qt = st + kAttendBlockQueries * n_rows;  // [hd][16] queries, f16-rounded
   float* kf = qt + kAttendBlockQueries * hd;      // converted key rows
-  TransposeQueries<C>(q, n_q, hd, qt);
+  TransposeQueries(q, n_q, hd, qt);
   WithHeadDim(hd, [&](auto HD) {
-    BlockScores<C, decltype(HD)::value>(qt, spans, n_spans, stride, hd, scale, kf, st);
+    BlockScores<decltype(HD)::value>(qt, spans, n_spans, stride, hd, scale, kf, st);
   });
-  alignas(64) float inv[W];
-  BlockSoftmax<C>(n_first, n_visible, n_q, n_rows, st, inv);
+  alignas(64) float inv[16];
+  BlockSoftmax<1>(n_first, n_visible, n_q, n_rows, st, inv);
   for (int m0 = 0; m0 < n_q; m0 += NQ) {
     for (int d0 = 0; d0 < hd; d0 += 32) {
-      BlockValues<W, NQ>(st, inv, spans, n_spans, stride, m0, std::min(NQ, n_q - m0), d0, out);
+      BlockValues<16, NQ>(st, inv, spans, n_spans, stride, m0, std::min(NQ, n_q - m0), d0, out);
     }
   }
 }
@@ -515,18 +492,22 @@ void AttendBlock_avx512(const float* const* q, const int64_t* n_first, const int
   if (head_dim % 32 != 0 || n_q < 1 || n_q > kAttendBlockQueries) {
     AttendBlock_avx2(q, n_first, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch,
                      out);
-  } else if (n_q <= 4) {
+  } else if (n_q <= 8) {
     using Fn = void (*)(const float* const*, const int64_t*, const int64_t*, const KvSpan*, int,
                         size_t, int, float, float*, float* const*);
-    constexpr Fn kKeys[5] = {nullptr, AttendBlockKeys<1>, AttendBlockKeys<2>, AttendBlockKeys<3>,
-                             AttendBlockKeys<4>};
+    constexpr Fn kKeys[9] = {nullptr,
+                             AttendBlockKeys<1>,
+                             AttendBlockKeys<2>,
+                             AttendBlockKeys<3>,
+                             AttendBlockKeys<4>,
+                             AttendBlockKeys<5>,
+                             AttendBlockKeys<6>,
+                             AttendBlockKeys<7>,
+                             AttendBlockKeys<8>};
     kKeys[n_q](q, n_first, n_visible, spans, n_spans, stride, head_dim, scale, scratch, out);
-  } else if (n_q <= 8) {
-    AttendBlockC<2>(q, n_first, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch,
-                    out);
   } else {
-    AttendBlockC<1>(q, n_first, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch,
-                    out);
+    AttendBlockQueries(q, n_first, n_visible, n_q, spans, n_spans, stride, head_dim, scale, scratch,
+                       out);
   }
 }
 
