@@ -384,17 +384,24 @@ void BlockScoresKeys(const float* qr, const KvSpan* spans, int n_spans, size_t s
           _mm512_mask_storeu_ps(st + (row + 4 * x) * 4, Prefix((take - 4 * x) * 4), rows[x]);
         }
       } else {  // 2 rows: rows 4l + x and 4l + x + 1 (x = 0, 2) from lane l of
-                // r[x], r[4 + x], r[x + 1], r[5 + x], in that order
-        for (int l = 0; l < 4; ++l) {
+                // r[x], r[4 + x], r[x + 1], r[5 + x], in that order. The lane
+                // is an immediate: l a template argument, not a loop variable
+                // (at -O1 the loop is not unrolled).
+        const auto lane = [&](auto l) {
+          constexpr int kSel = decltype(l)::value * 0x55;  // lane l in all four
           for (int x = 0; x < 4; x += 2) {
-            const int at = 4 * l + x;  // the first of the two rows
+            const int at = 4 * decltype(l)::value + x;  // the first of the two rows
             if (at >= take) continue;
-            const __m512 p1 = _mm512_shuffle_f32x4(r[x], r[4 + x], l * 0x55);
-            const __m512 p2 = _mm512_shuffle_f32x4(r[x + 1], r[5 + x], l * 0x55);
+            const __m512 p1 = _mm512_shuffle_f32x4(r[x], r[4 + x], kSel);
+            const __m512 p2 = _mm512_shuffle_f32x4(r[x + 1], r[5 + x], kSel);
             _mm512_mask_storeu_ps(st + (row + at) * 8, Prefix((take - at) * 8),
                                   _mm512_shuffle_f32x4(p1, p2, _MM_SHUFFLE(2, 0, 2, 0)));
           }
-        }
+        };
+        lane(std::integral_constant<int, 0>{});
+        lane(std::integral_constant<int, 1>{});
+        lane(std::integral_constant<int, 2>{});
+        lane(std::integral_constant<int, 3>{});
       }
       row += take;
     }
