@@ -293,8 +293,8 @@ void BlockScoresKeys(const float* qr, const KvSpan* spans, int n_spans, size_t s
       // softmax). Wider rows: the keys two blocks ahead into L2 and the
       // block's own into L1, the values left to the hardware. Measured, one
       // call from memory: 3 x 160 rows x 64 dims 3.5 -> 2.8 us the first
-      // way, 3.3 the second; 2 x 4096 x 128 171 -> 126-137 us the second way
-      // (148 without the block's own), 4 x 4096 x 256 650 -> 500-525.
+      // way, 3.3 the second; 4 x 4096 x 256 650 the first way, 407-447 the
+      // second (docs/PERFORMANCE.md, stop 53).
       if constexpr (kNear) {
         for (int64_t b = j + 16; b < std::min<int64_t>(j + 32, sp.n); ++b) {
           for (int d = 0; d < hd; d += 32) Prefetch(sp.k + static_cast<size_t>(b) * stride + d);
