@@ -216,33 +216,6 @@ void BlockSoftmax(const int64_t* n_first, const int64_t* n_visible, int n_q, int
   }
 }
 
-// out[m0 + i][d0, d0 + 32) for up to NQ queries: the probabilities of a row
-// (st rows of W floats) are broadcast, its 32 dims converted once for all.
-template <int W, int NQ>
-void BlockValues(const float* st, const float* inv, const KvSpan* spans, int n_spans, size_t stride,
-                 int m0, int n_out, int d0, float* const* out) {
-  __m512 acc[NQ][2];
-  for (int i = 0; i < NQ; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
-  const float* p = st + m0;
-  for (int s = 0; s < n_spans; ++s) {
-    const uint16_t* v = spans[s].v + d0;
-    for (int64_t r = 0; r < spans[s].n; ++r, v += stride, p += W) {
-      const __m512 v0 = LoadF16(v), v1 = LoadF16(v + 16);
-      for (int i = 0; i < NQ; ++i) {
-        const __m512 pi = _mm512_set1_ps(p[i]);
-        acc[i][0] = _mm512_fmadd_ps(pi, v0, acc[i][0]);
-        acc[i][1] = _mm512_fmadd_ps(pi, v1, acc[i][1]);
-      }
-    }
-  }
-  for (int i = 0; i < NQ; ++i) {  // constant indices, as in BlockScores
-    if (i >= n_out) break;
-    const __m512 s = _mm512_set1_ps(inv[m0 + i]);
-    _mm512_storeu_ps(out[m0 + i] + d0, _mm512_mul_ps(acc[i][0], s));
-    _mm512_storeu_ps(out[m0 + i] + d0 + 16, _mm512_mul_ps(acc[i][1], s));
-  }
-}
-
 // Queries m < n_q rounded to f16: qr[m][hd].
 void RoundQueries(const float* const* q, int n_q, int hd, float* qr) {
   for (int m = 0; m < n_q; ++m) {
@@ -414,17 +387,18 @@ void BlockScoresKeys(const float* qr, const KvSpan* spans, int n_spans, size_t s
   }
 }
 
-// out[m][0, hd) for the NQ queries, DV x 16 dims per pass: a row's dims
-// converted once for all, its probabilities (st rows of W floats) broadcast.
+// out[m0 + i][0, hd) for the n_out <= NQ queries from m0 on, DV x 16 dims per
+// pass: a row's dims converted once for all, the NQ probabilities of its st
+// row (W floats, from m0) broadcast.
 template <int W, int NQ, int DV>
-void BlockValuesAll(const float* st, const float* inv, const KvSpan* spans, int n_spans,
-                    size_t stride, int hd, float* const* out) {
+void BlockValues(const float* st, const float* inv, const KvSpan* spans, int n_spans, size_t stride,
+                 int hd, int m0, int n_out, float* const* out) {
   for (int d0 = 0; d0 < hd; d0 += 16 * DV) {
     __m512 acc[NQ][DV];
     for (int i = 0; i < NQ; ++i) {
       for (int x = 0; x < DV; ++x) acc[i][x] = _mm512_setzero_ps();
     }
-    const float* p = st;
+    const float* p = st + m0;
     for (int s = 0; s < n_spans; ++s) {
       const uint16_t* v = spans[s].v + d0;
       for (int64_t r = 0; r < spans[s].n; ++r, v += stride, p += W) {
@@ -436,10 +410,11 @@ void BlockValuesAll(const float* st, const float* inv, const KvSpan* spans, int 
         }
       }
     }
-    for (int i = 0; i < NQ; ++i) {
-      const __m512 sc = _mm512_set1_ps(inv[i]);
+    for (int i = 0; i < NQ; ++i) {  // constant indices: a loop to n_out keeps acc in memory
+      if (i >= n_out) break;
+      const __m512 sc = _mm512_set1_ps(inv[m0 + i]);
       for (int x = 0; x < DV; ++x) {
-        _mm512_storeu_ps(out[i] + d0 + 16 * x, _mm512_mul_ps(acc[i][x], sc));
+        _mm512_storeu_ps(out[m0 + i] + d0 + 16 * x, _mm512_mul_ps(acc[i][x], sc));
       }
     }
   }
@@ -467,9 +442,9 @@ void AttendBlockKeys(const float* const* q, const int64_t* n_first, const int64_
   alignas(64) float inv[W];
   BlockSoftmax<16 / W>(n_first, n_visible, NQ, n_rows, st, inv);
   if (NQ <= 4 && hd % 64 == 0) {
-    BlockValuesAll<W, NQ, 4>(st, inv, spans, n_spans, stride, hd, out);
+    BlockValues<W, NQ, 4>(st, inv, spans, n_spans, stride, hd, 0, NQ, out);
   } else {
-    BlockValuesAll<W, NQ, 2>(st, inv, spans, n_spans, stride, hd, out);
+    BlockValues<W, NQ, 2>(st, inv, spans, n_spans, stride, hd, 0, NQ, out);
   }
 }
 
@@ -491,9 +466,7 @@ void AttendBlockQueries(const float* const* q, const int64_t* n_first, const int
   alignas(64) float inv[16];
   BlockSoftmax<1>(n_first, n_visible, n_q, n_rows, st, inv);
   for (int m0 = 0; m0 < n_q; m0 += NQ) {
-    for (int d0 = 0; d0 < hd; d0 += 32) {
-      BlockValues<16, NQ>(st, inv, spans, n_spans, stride, m0, std::min(NQ, n_q - m0), d0, out);
-    }
+    BlockValues<16, NQ, 2>(st, inv, spans, n_spans, stride, hd, m0, std::min(NQ, n_q - m0), out);
   }
 }
 
