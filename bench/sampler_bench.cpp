@@ -6,7 +6,8 @@
 // Chains (SpecsFromParams, llama.cpp's default values otherwise):
 //   default   penalties (1.1) -> temperature 0.8 -> top-k 40 -> top-p 0.95 -> min-p 0.05 -> dist
 //   top-p     the same without top-k (top-p must find its prefix in the whole vocabulary)
-//   greedy    temperature 0
+//   greedy    temperature 0 (with the penalties)
+//   greedy alone  temperature 0, no penalty: the argmax of the raw logits
 // over random normal logits (a fresh vector per token from a pool of 16) with
 // standard deviation 1 (flat: top-p needs much of the vocabulary) and 4
 // (peaked, more like a trained model's). A token is Sample + Accept.
@@ -97,10 +98,15 @@ int main(int argc, char** argv) {
   top_p.top_k = 0;
   SamplingParams greedy = def;
   greedy.temperature = 0.0f;
+  SamplingParams argmax = greedy;  // the chain of greedy alone: the argmax of the logits
+  argmax.repeat_penalty = 1.0f;
   const struct {
     const char* name;
     const SamplingParams* params;
-  } chains[] = {{"default (top-k 40)", &def}, {"top-p, no top-k", &top_p}, {"greedy", &greedy}};
+  } chains[] = {{"default (top-k 40)", &def},
+                {"top-p, no top-k", &top_p},
+                {"greedy", &greedy},
+                {"greedy alone", &argmax}};
 
   std::printf("%-20s %8s %7s %12s\n", "chain", "n_vocab", "sigma", "us/token");
   for (int n_vocab : {49152, 151936}) {
