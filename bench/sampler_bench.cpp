@@ -5,6 +5,8 @@
 //
 // Chains (SpecsFromParams, llama.cpp's default values otherwise):
 //   default   penalties (1.1) -> temperature 0.8 -> top-k 40 -> top-p 0.95 -> min-p 0.05 -> dist
+//   top-k 40, no penalty  the same without penalties (ember's and llama.cpp's
+//             defaults: temperature and top-k run fused, Candidates::ResetTopK)
 //   top-p     the same without top-k (top-p must find its prefix in the whole vocabulary)
 //   greedy    temperature 0 (with the penalties)
 //   greedy alone  temperature 0, no penalty: the argmax of the raw logits
@@ -98,23 +100,26 @@ int main(int argc, char** argv) {
   top_p.top_k = 0;
   SamplingParams greedy = def;
   greedy.temperature = 0.0f;
+  SamplingParams plain = def;  // llama.cpp's and ember's defaults: no penalty
+  plain.repeat_penalty = 1.0f;
   SamplingParams argmax = greedy;  // the chain of greedy alone: the argmax of the logits
   argmax.repeat_penalty = 1.0f;
   const struct {
     const char* name;
     const SamplingParams* params;
   } chains[] = {{"default (top-k 40)", &def},
+                {"top-k 40, no penalty", &plain},
                 {"top-p, no top-k", &top_p},
                 {"greedy", &greedy},
                 {"greedy alone", &argmax}};
 
-  std::printf("%-20s %8s %7s %12s\n", "chain", "n_vocab", "sigma", "us/token");
+  std::printf("%-22s %8s %7s %12s\n", "chain", "n_vocab", "sigma", "us/token");
   for (int n_vocab : {49152, 151936}) {
     for (double sigma : {1.0, 4.0}) {
       const auto pool = NormalLogits(n_vocab, sigma, seed);
       for (const auto& c : chains) {
         const double us = TimeChain(*c.params, n_vocab, pool, tokens);
-        std::printf("%-20s %8d %7.1f %12.1f\n", c.name, n_vocab, sigma, us);
+        std::printf("%-22s %8d %7.1f %12.1f\n", c.name, n_vocab, sigma, us);
       }
     }
   }

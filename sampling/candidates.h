@@ -43,6 +43,13 @@ class Candidates {
   // NaN would break the ordering every sort relies on).
   void Reset(const float* logits, int64_t n_vocab);
 
+  // What Reset, then logit / temperature (temperature > 0) for every item,
+  // then KeepTop(k) if k < n_vocab leave (the temperature and top-k
+  // samplers), with the same items, bits and order, without
+  // building the whole vocabulary's array (a chain that starts with
+  // temperature and top-k, llama.cpp's default: candidates.cpp says how).
+  void ResetTopK(const float* logits, int64_t n_vocab, float temperature, size_t k);
+
   std::vector<Candidate>& items() { return items_; }
   const std::vector<Candidate>& items() const { return items_; }
   size_t size() const { return items_.size(); }
@@ -84,6 +91,7 @@ class Candidates {
 
  private:
   std::vector<Candidate> items_;
+  std::vector<float> block_max_;  // ResetTopK's scratch
   bool sorted_ = false;
   bool has_probs_ = false;
 };

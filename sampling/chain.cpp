@@ -219,11 +219,27 @@ Status SamplerChain::Create(const std::vector<SamplerSpec>& specs, const Sampler
   }
   std::unique_ptr<SamplerChain> chain(new SamplerChain(specs, seed));
   chain->n_vocab_ = ctx.n_vocab;
-  chain->greedy_only_ = specs.size() == 1 && specs[0].kind == SamplerKind::kGreedy;
   for (const SamplerSpec& s : specs) {
     std::unique_ptr<Sampler> sampler;
     EMBER_RETURN_IF_ERROR(MakeSampler(s, ctx, &sampler));
     chain->samplers_.push_back(std::move(sampler));
+  }
+  // The fast paths (chain.h): leading sparse edits, then greedy, or then
+  // temperature and top-k (llama.cpp's default chain), or top-k alone. The
+  // chain ends with a terminal sampler, which edits nothing sparsely.
+  size_t i = 0;
+  while (chain->samplers_[i]->EditsLogitsSparsely()) ++i;
+  chain->sparse_prefix_ = i;
+  chain->greedy_path_ = specs[i].kind == SamplerKind::kGreedy;
+  float t = 1.0f;
+  if (specs[i].kind == SamplerKind::kTemperature && specs[i].temperature > 0.0f) {
+    t = specs[i].temperature;
+    ++i;
+  }
+  if (specs[i].kind == SamplerKind::kTopK && specs[i].top_k > 0) {
+    chain->fused_next_ = i + 1;
+    chain->fused_temperature_ = t;
+    chain->fused_k_ = std::max(static_cast<size_t>(specs[i].top_k), specs[i].min_keep);
   }
   *out = std::move(chain);
   return Status::Ok();
@@ -234,22 +250,36 @@ int32_t SamplerChain::Sample(const float* logits) { return SampleWithTrace(logit
 const Candidates& SamplerChain::last_candidates() const {
   if (candidates_pending_) {
     candidates_pending_ = false;
-    candidates_.Reset(greedy_logits_.data(), n_vocab_);
-    candidates_.selected = SelectGreedy(greedy_logits_.data(), n_vocab_);
+    candidates_.Reset(logits_copy_.data(), n_vocab_);
+    candidates_.selected = SelectGreedy(logits_copy_.data(), n_vocab_);
   }
   return candidates_;
 }
 
 int32_t SamplerChain::SampleWithTrace(const float* logits, std::vector<TraceStage>* trace) {
-  if (greedy_only_ && trace == nullptr) {  // what the greedy sampler would pick, see greedy.h
-    greedy_logits_.assign(logits, logits + n_vocab_);
-    candidates_pending_ = true;
-    return SelectGreedy(logits, n_vocab_);
-  }
   candidates_pending_ = false;
-  candidates_.Reset(logits, n_vocab_);
+  size_t first = 0;  // the first sampler to Apply
+  if (trace == nullptr && (greedy_path_ || fused_next_ > 0)) {
+    const float* in = logits;
+    if (greedy_path_ || sparse_prefix_ > 0) {
+      logits_copy_.assign(logits, logits + n_vocab_);
+      for (size_t i = 0; i < sparse_prefix_; ++i) {
+        samplers_[i]->ApplyToLogits(logits_copy_.data(), n_vocab_);
+      }
+      in = logits_copy_.data();
+    }
+    if (greedy_path_) {  // what the greedy sampler would pick, see greedy.h
+      candidates_pending_ = true;
+      return SelectGreedy(in, n_vocab_);
+    }
+    candidates_.ResetTopK(in, n_vocab_, fused_temperature_, fused_k_);
+    first = fused_next_;
+  } else {
+    candidates_.Reset(logits, n_vocab_);
+  }
   if (trace) trace->clear();
-  for (const std::unique_ptr<Sampler>& s : samplers_) {
+  for (size_t i = first; i < samplers_.size(); ++i) {
+    const std::unique_ptr<Sampler>& s = samplers_[i];
     s->Apply(candidates_, rng_);
     if (candidates_.size() == 0) {  // the grammar admits no token
       candidates_.selected = -1;
@@ -299,7 +329,11 @@ void SamplerChain::Reset() {
 std::unique_ptr<SamplerChain> SamplerChain::Clone() const {
   std::unique_ptr<SamplerChain> c(new SamplerChain(specs_, seed_));
   c->n_vocab_ = n_vocab_;
-  c->greedy_only_ = greedy_only_;
+  c->sparse_prefix_ = sparse_prefix_;
+  c->greedy_path_ = greedy_path_;
+  c->fused_next_ = fused_next_;
+  c->fused_temperature_ = fused_temperature_;
+  c->fused_k_ = fused_k_;
   c->rng_ = rng_;
   for (const std::unique_ptr<Sampler>& s : samplers_) c->samplers_.push_back(s->Clone());
   return c;

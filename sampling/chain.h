@@ -60,12 +60,24 @@ class SamplerChain {
   uint64_t seed_;
   int32_t n_vocab_ = 0;  // logits per Sample call (SamplerContext::n_vocab)
   Rng rng_;
-  // A chain of greedy alone takes the argmax of the logits and keeps a copy of
-  // them (4 bytes a token), from which last_candidates() builds the candidate
-  // array (12 bytes a token) only when asked.
-  bool greedy_only_ = false;
-  std::vector<float> greedy_logits_;
-  mutable bool candidates_pending_ = false;  // greedy_logits_ not yet in candidates_
+  // Two paths that skip building the whole vocabulary's candidate array
+  // (12 bytes a token) where the chain allows; the general path (every
+  // Apply in turn) runs otherwise and under a trace, and draws the same.
+  // Both start with the chain's leading samplers that edit logits sparsely
+  // (logit bias, penalties: Sampler::EditsLogitsSparsely), applied to a copy
+  // of the logits.
+  //  - greedy: those samplers, then greedy. The argmax of the copy (kept, 4
+  //    bytes a token); last_candidates() builds the array from it when asked.
+  //  - fused top-k: those samplers, temperature (> 0) or none, then top-k.
+  //    Candidates::ResetTopK makes the k candidates at once, and the
+  //    samplers from fused_next_ on run as usual.
+  size_t sparse_prefix_ = 0;  // samplers_[0, sparse_prefix_) edit sparsely
+  bool greedy_path_ = false;
+  size_t fused_next_ = 0;  // 0: no fused top-k
+  float fused_temperature_ = 1.0f;
+  size_t fused_k_ = 0;
+  std::vector<float> logits_copy_;           // the logits after the sparse samplers
+  mutable bool candidates_pending_ = false;  // greedy: logits_copy_ not yet in candidates_
   mutable Candidates candidates_;
 };
 

@@ -7,51 +7,28 @@
 #include "sampling/greedy.h"
 
 #include <algorithm>
-#include <cstring>
 #include <limits>
 #include <memory>
 
+#include "sampling/float_max.h"
 #include "sampling/sampler.h"
 
 namespace ember {
 
-// Four floats in one vector register (SSE, NEON), through the compilers'
-// vector extension: GCC and Clang turn `v > m ? v : m` on it into maxps on
-// x86 and a compare and a select on ARM, where on plain floats they keep
-// the scalar compare chain (a float max is not reassociable: NaN, -0).
-typedef float Float4 __attribute__((vector_size(16)));
-
 // The first maximum in two passes over blocks of kBlock logits: the first
-// finds each block's maximum with 16 independent running maxima (`v > m ?
-// v : m` never takes a NaN, as the scalar scan never does) and keeps the
-// first block holding the largest; the second finds the first logit equal
-// to it in that block. The same id as a scalar scan with a strict `>`: the
-// first block whose maximum equals the overall one holds its first
-// occurrence (+0 and -0 compare equal in both). At 49152 logits the scalar
-// scan took ~56 µs a token (each compare waits on the previous maximum).
+// takes each block's maximum in vector lanes (MaxOf; NaN never, as the
+// scalar scan never takes one) and keeps the first block holding the
+// largest; the second finds the first logit equal to it in that block. The
+// same id as a scalar scan with a strict `>`: the first block whose maximum
+// equals the overall one holds its first occurrence (+0 and -0 compare equal
+// in both). At 49152 logits the scalar scan took ~56 µs a token (each
+// compare waits on the previous maximum).
 int32_t SelectGreedy(const float* logits, int64_t n) {
-  constexpr int64_t kVecs = 4, kLanes = 4 * kVecs, kBlock = 1024;
-  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-  float best = kNegInf;  // NaN counts as -inf, as in Candidates::Reset
+  constexpr int64_t kBlock = 1024;
+  float best = -std::numeric_limits<float>::infinity();  // NaN counts as -inf
   int64_t best_block = -1;
   for (int64_t b0 = 0; b0 < n; b0 += kBlock) {
-    const int64_t len = std::min(kBlock, n - b0);
-    const float* x = logits + b0;
-    Float4 m[kVecs];
-    for (Float4& v : m) v = Float4{kNegInf, kNegInf, kNegInf, kNegInf};
-    int64_t i = 0;
-    for (; i + kLanes <= len; i += kLanes) {
-      for (int64_t j = 0; j < kVecs; ++j) {
-        Float4 v;
-        std::memcpy(&v, x + i + 4 * j, sizeof v);  // unaligned load
-        m[j] = v > m[j] ? v : m[j];
-      }
-    }
-    float block_max = kNegInf;
-    for (; i < len; ++i) block_max = x[i] > block_max ? x[i] : block_max;
-    for (const Float4& v : m) {
-      for (int k = 0; k < 4; ++k) block_max = v[k] > block_max ? v[k] : block_max;
-    }
+    const float block_max = MaxOf(logits + b0, std::min(kBlock, n - b0));
     if (block_max > best) {  // strict: the first block holding the maximum
       best = block_max;
       best_block = b0;

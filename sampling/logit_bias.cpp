@@ -5,6 +5,7 @@
 //
 // O(number of entries) while the candidates are in id order (the bias runs
 // first in the default chain), else a search per entry (Candidates::IndexOf).
+#include <cmath>
 #include <memory>
 
 #include "sampling/sampler.h"
@@ -31,6 +32,15 @@ class LogitBiasSampler final : public Sampler {
     if (changed) {
       c.set_sorted(false);
       c.InvalidateProbs();
+    }
+  }
+
+  bool EditsLogitsSparsely() const override { return true; }
+  void ApplyToLogits(float* logits, int64_t n_vocab) override {
+    for (const auto& [id, bias] : bias_) {
+      if (bias == 0.0f || id < 0 || id >= n_vocab) continue;
+      const float logit = logits[id];
+      logits[id] = ShiftLogit(std::isnan(logit) ? -INFINITY : logit, bias);
     }
   }
 

@@ -11,6 +11,7 @@
 // in that order. Example: penalty 1.3 takes 2.0 to 1.5385 and -2.0 to -2.6.
 // The window is a FIFO of token ids with a count per distinct id, so a token
 // costs O(distinct ids in the window) while the candidates are in id order.
+#include <cmath>
 #include <deque>
 #include <memory>
 #include <unordered_map>
@@ -31,17 +32,25 @@ class PenaltiesSampler final : public Sampler {
   SamplerKind kind() const override { return SamplerKind::kPenalties; }
 
   void Apply(Candidates& c, Rng& /*rng*/) override {
-    if (counts_.empty()) return;
-    if (repeat_ == 1.0f && presence_ == 0.0f && frequency_ == 0.0f) return;
+    if (!Active()) return;
     for (const auto& [id, n] : counts_) {
       const int64_t i = c.IndexOf(id);
       if (i < 0) continue;
       float& logit = c.items()[static_cast<size_t>(i)].logit;
-      logit = logit > 0.0f ? logit / repeat_ : logit * repeat_;
-      logit = ShiftLogit(logit, -(presence_ + frequency_ * static_cast<float>(n)));
+      logit = Penalized(logit, n);
     }
     c.set_sorted(false);
     c.InvalidateProbs();
+  }
+
+  bool EditsLogitsSparsely() const override { return true; }
+  void ApplyToLogits(float* logits, int64_t n_vocab) override {
+    if (!Active()) return;
+    for (const auto& [id, n] : counts_) {
+      if (id < 0 || id >= n_vocab) continue;
+      const float logit = logits[id];
+      logits[id] = Penalized(std::isnan(logit) ? -INFINITY : logit, n);
+    }
   }
 
   bool Accept(int32_t token) override {
@@ -66,6 +75,15 @@ class PenaltiesSampler final : public Sampler {
   }
 
  private:
+  bool Active() const {
+    return !counts_.empty() && (repeat_ != 1.0f || presence_ != 0.0f || frequency_ != 0.0f);
+  }
+  // The logit of a token seen n times in the window.
+  float Penalized(float logit, int32_t n) const {
+    logit = logit > 0.0f ? logit / repeat_ : logit * repeat_;
+    return ShiftLogit(logit, -(presence_ + frequency_ * static_cast<float>(n)));
+  }
+
   int32_t last_n_;
   float repeat_, presence_, frequency_;
   std::deque<int32_t> window_;                   // the last last_n_ accepted tokens

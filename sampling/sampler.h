@@ -110,6 +110,14 @@ class Sampler {
   // Transforms the candidates; a terminal sampler sets c.selected. rng is the
   // chain's generator (only random samplers draw from it).
   virtual void Apply(Candidates& c, Rng& rng) = 0;
+  // Whether the sampler only changes a few ids' logits, each as a function of
+  // its own logit and the sampler's state (logit bias, penalties): then
+  // ApplyToLogits makes the same change on a plain array logits[n_vocab] in id
+  // order (reading NaN as -inf, as Candidates::Reset does) that Apply makes
+  // on candidates still in id order, so a chain can run it before it builds
+  // candidates (SamplerChain's greedy and fused top-k paths).
+  virtual bool EditsLogitsSparsely() const { return false; }
+  virtual void ApplyToLogits(float* /*logits*/, int64_t /*n_vocab*/) {}
   // The token that was finally chosen (history for penalties and DRY, the
   // grammar's parse). False when the sampler cannot take it: only the grammar
   // stage refuses, a token its mask excluded (its state is then unchanged).

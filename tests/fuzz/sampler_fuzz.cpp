@@ -14,7 +14,8 @@
 // that builds samples 8 steps, accepting each choice. Checks, besides no
 // crash, sanitizer report, leak or hang: the chosen id is in the vocabulary
 // and among the final candidates; their probabilities, when computed, are in
-// [0, 1] and sum to 1.
+// [0, 1] and sum to 1; with specs, the chain's fast paths (Sample) choose and
+// leave what every sampler in turn does (SampleWithTrace on a clone).
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -187,11 +188,23 @@ void FromSpecs(Bytes& b, int32_t n_vocab) {
   for (int32_t t = 0; t < 6; ++t) prompt.push_back((t * 7) % n_vocab);
   chain->AcceptPrompt(prompt);
   for (int step = 0; step < 8; ++step) {
+    // Sample takes the chain's fast paths where it has them (greedy over a
+    // copy of the logits, temperature and top-k fused); a clone under a trace
+    // runs every sampler in turn. Same draw, same candidates, bit for bit.
+    const std::unique_ptr<ember::SamplerChain> twin = chain->Clone();
     std::vector<ember::TraceStage> trace;
-    const int32_t token =
-        step == 2 ? chain->SampleWithTrace(logits.data(), &trace) : chain->Sample(logits.data());
+    const int32_t token = chain->Sample(logits.data());
     const ember::Candidates& c = chain->last_candidates();
     CheckChoice(token, n_vocab, c.items(), c.has_probs());
+    if (twin->SampleWithTrace(logits.data(), &trace) != token) {
+      Fail("Sample and SampleWithTrace chose different tokens");
+    }
+    const ember::Candidates& t = twin->last_candidates();
+    if (t.size() != c.size() || t.has_probs() != c.has_probs() ||
+        (c.size() > 0 && std::memcmp(t.items().data(), c.items().data(),
+                                     c.size() * sizeof(ember::Candidate)) != 0)) {
+      Fail("Sample and SampleWithTrace left different candidates");
+    }
     if (!chain->Accept(token).ok()) Fail("accepting the chosen token failed");
     if (step == 4) chain = chain->Clone();
   }

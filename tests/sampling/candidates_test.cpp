@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "sampling/rng.h"
@@ -139,4 +140,64 @@ TEST_CASE("candidates: dropping items renormalizes valid probabilities", "[sampl
   c.InvalidateProbs();
   c.KeepTop(1);
   CHECK_FALSE(c.has_probs());  // nothing to renormalize
+}
+
+namespace {
+
+// Reset, the temperature sampler's division and the top-k sampler, one by
+// one: what ResetTopK must leave.
+Candidates ResetDivideTop(const std::vector<float>& l, float t, size_t k) {
+  Candidates c;
+  c.Reset(l.data(), static_cast<int64_t>(l.size()));
+  for (Candidate& x : c.items()) x.logit /= t;
+  if (k < c.size()) c.KeepTop(k);
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("candidates: ResetTopK leaves what Reset, the division and KeepTop leave, bit for bit",
+          "[sampling]") {
+  Rng rng(11);
+  const float specials[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1e-30f, 3e38f};
+  int fused_cases = 0;
+  for (int64_t n : {5, 64, 65, 640, 4096, 49152}) {
+    for (float t : {0.25f, 0.8f, 1.0f, 1.5f, 7.0f, 1e4f}) {
+      for (size_t k : {size_t{1}, size_t{2}, size_t{40}, size_t{100}, size_t{5000}}) {
+        for (int mode = 0; mode < 5; ++mode) {
+          std::vector<float> l(static_cast<size_t>(n));
+          for (float& x : l) {
+            const uint64_t r = rng.Next();
+            if (mode == 0) {  // few values: ties across blocks
+              x = static_cast<float>(static_cast<int>(r % 9) - 4);
+            } else if (mode == 1) {  // close floats: divisions that round together
+              x = 1.0f + static_cast<float>(r % 64) * 1.1920929e-7f;
+            } else if (mode == 2) {  // specials sprinkled in normal logits
+              x = r % 5 == 0 ? specials[r % 7] : static_cast<float>(r % 1000) * 0.01f;
+            } else if (mode == 3) {  // mostly -inf or NaN: the plain path
+              x = r % 50 == 0 ? static_cast<float>(r % 3) : (r % 2 ? -INFINITY : NAN);
+            } else {  // wide normal-ish logits
+              x = static_cast<float>(static_cast<int64_t>(r % 20001) - 10000) * 1e-3f;
+            }
+          }
+          const Candidates want = ResetDivideTop(l, t, k);
+          Candidates got;
+          got.ResetTopK(l.data(), n, t, k);
+          INFO("n " << n << " t " << t << " k " << k << " mode " << mode);
+          REQUIRE(got.size() == want.size());
+          CHECK(got.sorted() == want.sorted());
+          CHECK(got.has_probs() == want.has_probs());
+          CHECK(got.selected == -1);
+          bool same = true;
+          for (size_t i = 0; i < want.size(); ++i) {
+            const Candidate &a = got.items()[i], &b = want.items()[i];
+            same = same && a.id == b.id && std::memcmp(&a.logit, &b.logit, sizeof(float)) == 0;
+          }
+          CHECK(same);
+          fused_cases += static_cast<int64_t>(k) < n / 64 && mode != 3;
+        }
+      }
+    }
+  }
+  CHECK(fused_cases > 100);  // most cases went through the fused path's conditions
 }

@@ -218,6 +218,61 @@ TEST_CASE("chain: at 151936 tokens, top-k 40 + top-p + min-p + dist draws from t
   }
 }
 
+TEST_CASE("chain: the fast paths draw what the samplers one by one draw", "[sampling]") {
+  // Sample runs a chain that starts with sparse edits (logit bias,
+  // penalties) and then greedy, or temperature and top-k, through its fast
+  // paths (SamplerChain, Candidates::ResetTopK); SampleWithTrace runs every
+  // sampler in turn. Two chains with one seed must draw the same tokens from
+  // the same candidates.
+  const int n = 49152;
+  Rng rng(99);
+  std::vector<std::vector<float>> pool(8, std::vector<float>(n));
+  for (auto& l : pool) {
+    for (float& x : l) x = static_cast<float>(static_cast<int>(rng.Next() % 4001) - 2000) * 4e-3f;
+    l[static_cast<size_t>(rng.Next() % n)] = NAN;
+  }
+  struct Case {
+    float temperature;
+    int32_t top_k;
+    float repeat, presence;
+    bool bias;
+  };
+  const Case cases[] = {
+      {0.7f, 40, 1.0f, 0.0f, false},   {1.0f, 40, 1.0f, 0.0f, false}, {1.3f, 1, 1.0f, 0.0f, false},
+      {0.8f, 3000, 1.0f, 0.0f, false}, {0.8f, 40, 1.1f, 0.0f, false}, {0.8f, 40, 1.3f, 0.5f, true},
+      {0.0f, 40, 1.0f, 0.0f, false},   {0.0f, 40, 1.5f, 0.0f, false}, {0.0f, 40, 1.2f, 0.3f, true}};
+  for (const Case& c : cases) {
+    SamplingParams p;  // then top-p 0.95, min-p 0.05, dist (temperature 0: greedy)
+    p.seed = 3;
+    p.temperature = c.temperature;
+    p.top_k = c.top_k;
+    p.repeat_penalty = c.repeat;
+    p.presence_penalty = c.presence;
+    if (c.bias) p.logit_bias = {{7, 30.0f}, {11, -INFINITY}, {12, 0.5f}, {7, -2.0f}};
+    auto fast = ChainOf(p, n), stepwise = ChainOf(p, n);
+    const std::vector<int32_t> prompt = {7, 9, 9, 400};
+    fast->AcceptPrompt(prompt);
+    stepwise->AcceptPrompt(prompt);
+    std::vector<TraceStage> trace;
+    for (int i = 0; i < 24; ++i) {
+      const float* l = pool[static_cast<size_t>(i) % pool.size()].data();
+      const int32_t a = fast->Sample(l), b = stepwise->SampleWithTrace(l, &trace);
+      INFO("temperature " << c.temperature << " top-k " << c.top_k << " repeat " << c.repeat
+                          << " token " << i);
+      REQUIRE(a == b);
+      const Candidates &ca = fast->last_candidates(), &cb = stepwise->last_candidates();
+      bool same = ca.size() == cb.size() && ca.selected == cb.selected;
+      for (size_t j = 0; same && j < ca.size(); ++j) {
+        same = ca.items()[j].id == cb.items()[j].id && ca.items()[j].p == cb.items()[j].p &&
+               ca.items()[j].logit == cb.items()[j].logit;
+      }
+      REQUIRE(same);
+      REQUIRE(fast->Accept(a).ok());
+      REQUIRE(stepwise->Accept(b).ok());
+    }
+  }
+}
+
 TEST_CASE("chain: greedy alone picks the argmax without the candidate array, as the sampler would",
           "[sampling]") {
   // NaN counts as -inf, ties go to the lowest id: the same pick as the chain's
