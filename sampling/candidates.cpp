@@ -57,10 +57,10 @@ void Candidates::ResetTopK(const float* logits, int64_t n_vocab, float temperatu
     block_max_[static_cast<size_t>(b)] =
         MaxOf(logits + b * kBlock, std::min(kBlock, n_vocab - b * kBlock));
   }
-  std::vector<float> kth(block_max_);  // (small: one float per block)
-  std::nth_element(kth.begin(), kth.begin() + static_cast<std::ptrdiff_t>(k - 1), kth.end(),
+  kth_ = block_max_;
+  std::nth_element(kth_.begin(), kth_.begin() + static_cast<std::ptrdiff_t>(k - 1), kth_.end(),
                    std::greater<float>());
-  const float T = kth[k - 1];
+  const float T = kth_[k - 1];
   if (!(T > -INFINITY)) return plain();
   const float yT = T / t;
   float x_min = T;

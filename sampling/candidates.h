@@ -91,7 +91,7 @@ class Candidates {
 
  private:
   std::vector<Candidate> items_;
-  std::vector<float> block_max_;  // ResetTopK's scratch
+  std::vector<float> block_max_, kth_;  // ResetTopK's scratch: one float per 64 logits
   bool sorted_ = false;
   bool has_probs_ = false;
 };

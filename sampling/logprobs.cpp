@@ -7,6 +7,8 @@
 #include <cstring>
 #include <queue>
 
+#include "sampling/float_max.h"
+
 namespace ember {
 
 namespace {
@@ -41,8 +43,7 @@ inline float ExpNonPositive(float x) {
 }  // namespace
 
 double LogSumExp(const float* logits, int64_t n) {
-  float max = logits[0];
-  for (int64_t i = 1; i < n; ++i) max = logits[i] > max ? logits[i] : max;
+  const float max = MaxOf(logits, n);  // in vector lanes (float_max.h)
   // Summed in 8 float lanes, then in double: one vectorized pass (~0.05 ms at
   // a 49k vocabulary instead of ~0.6 ms with libm's exp in double); every term
   // is in [0, 1], so the relative error of the sum stays near 1e-6.
