@@ -18,7 +18,8 @@ struct TokenLogprob {
 
 // The k most likely tokens (k clamped to n), most likely first; equal logits
 // in ascending id order (so the first is the greedy choice). Never sorts the
-// whole vocabulary: O(n log k).
+// whole vocabulary: the blocks of 64 logits that can hold one of the k best
+// (logprobs.cpp), or a heap of k over all when there are few blocks.
 std::vector<TokenLogprob> TopLogprobs(const float* logits, int64_t n, int64_t k, double lse);
 
 }  // namespace ember
