@@ -496,9 +496,10 @@ using RowConverter = std::function<Status(int64_t r)>;
 // waves of kChunksPerThread chunks per thread, a chunk being whole tiles of
 // about a MiB of source rows, so that chunks never share a tile and
 // `consumed` hears of the rows read once a wave is done, in order (the peak
-// of loading grows by a few MiB of source per thread). Each chunk first zeroes its own tiles
-// (padding rows: d = m = 0, q = 0): the first touch of fresh pages, where the kernel clears them,
-// is spread over the threads as well. The first failing row's error, in row order, comes back.
+// of loading grows by a few MiB of source per thread). Each chunk first
+// zeroes its own tiles (padding rows: d = m = 0, q = 0): the first touch of
+// fresh pages, where the kernel clears them, is spread over the threads as
+// well. The first failing row's error, in row order, comes back.
 constexpr int64_t kChunksPerThread = 4;  // per wave: fewer joins, and the chunks balance
 Status RepackRows(uint8_t* data, size_t tile_bytes, int64_t n_rows, size_t row_bytes, int n_threads,
                   const RepackConsumedFn& consumed, const std::function<RowConverter()>& make) {

@@ -6,11 +6,11 @@
 // top-k of 40 over a 150k vocabulary never sorts the vocabulary.
 #include "sampling/candidates.h"
 
-#include "sampling/float_max.h"
-
 #include <algorithm>
 #include <cmath>
 #include <functional>
+
+#include "sampling/float_max.h"
 
 namespace ember {
 
