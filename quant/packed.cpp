@@ -4,8 +4,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
-#include <memory>
 #include <new>
 #include <string>
 #include <vector>
@@ -487,62 +485,8 @@ uint64_t RepackedBytes(GgmlType type, int64_t n_rows, int64_t n_cols) {
   return bytes;
 }
 
-namespace {
-
-// Converts GGUF row r into its lane of its tile (each converter has its own scratch).
-using RowConverter = std::function<Status(int64_t r)>;
-
-// Rows [0, n_rows) through converters from `make`, on n_threads threads: in
-// waves of kChunksPerThread chunks per thread, a chunk being whole tiles of
-// about a MiB of source rows, so that chunks never share a tile and
-// `consumed` hears of the rows read once a wave is done, in order (the peak
-// of loading grows by a few MiB of source per thread). Each chunk first
-// zeroes its own tiles (padding rows: d = m = 0, q = 0): the first touch of
-// fresh pages, where the kernel clears them, is spread over the threads as
-// well. The first failing row's error, in row order, comes back.
-constexpr int64_t kChunksPerThread = 4;  // per wave: fewer joins, and the chunks balance
-Status RepackRows(uint8_t* data, size_t tile_bytes, int64_t n_rows, size_t row_bytes, int n_threads,
-                  const RepackConsumedFn& consumed, const std::function<RowConverter()>& make) {
-  n_threads = std::max(1, n_threads);
-  // A chunk: a MiB of source rows, or an even share of a smaller matrix
-  // (most of a model's are a few MiB: each thread then gets one chunk).
-  auto whole_tiles = [](int64_t rows) {
-    return (std::max<int64_t>(rows, kTileRows) + kTileRows - 1) / kTileRows * kTileRows;
-  };
-  const int64_t mib_rows = static_cast<int64_t>((size_t{1} << 20) / std::max<size_t>(1, row_bytes));
-  const int64_t chunk =
-      std::min(whole_tiles(mib_rows), whole_tiles((n_rows + n_threads - 1) / n_threads));
-  const int64_t wave = chunk * n_threads * kChunksPerThread;
-  for (int64_t w0 = 0; w0 < n_rows; w0 += wave) {
-    const int64_t w1 = std::min(n_rows, w0 + wave);
-    const int64_t n_chunks = (w1 - w0 + chunk - 1) / chunk;
-    std::vector<Status> status(static_cast<size_t>(n_chunks));
-#pragma omp parallel for num_threads(n_threads) schedule(dynamic, 1) if (n_chunks > 1)
-    for (int64_t c = 0; c < n_chunks; ++c) {
-      const int64_t r0 = w0 + c * chunk, r1 = std::min(w1, r0 + chunk);
-      const int64_t tile0 = r0 / kTileRows, tile1 = (r1 + kTileRows - 1) / kTileRows;
-      std::memset(data + static_cast<size_t>(tile0) * tile_bytes, 0,
-                  static_cast<size_t>(tile1 - tile0) * tile_bytes);
-      const RowConverter convert = make();
-      for (int64_t r = r0; r < r1; ++r) {
-        if (Status st = convert(r); !st.ok()) {
-          status[static_cast<size_t>(c)] = std::move(st);
-          break;
-        }
-      }
-    }
-    for (Status& st : status) {
-      if (!st.ok()) return std::move(st);
-    }
-    if (consumed) consumed(w1);
-  }
-  return Status::Ok();
-}
-
-}  // namespace
-
 Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols, PackedMatrix* out,
-              const RepackConsumedFn& consumed, uint8_t* storage, int n_threads) {
+              const RepackConsumedFn& consumed, uint8_t* storage) {
   if (!CanRepack(type)) {
     return Unsupported(std::string("tensor type ") + GgmlTypeName(type) +
                        " has no native layout yet");
@@ -566,60 +510,59 @@ Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols,
   } else {
     w.data = {AllocAligned(w.bytes()), FreeAligned};
   }
+  std::memset(w.data.get(), 0, w.bytes());  // padding rows: d = m = 0, q = 0
   const size_t row_bytes = GgmlRowBytes(type, static_cast<uint64_t>(n_cols));
-  uint8_t* const data = w.data.get();
-  // One converter per chunk of rows, with its own scratch: row r of `src`
-  // into lane r % 16 of its tile.
-  std::function<RowConverter()> make;
-  // K layouts: a row's super-blocks, then each into the tile.
-  auto supers = [&](auto row_to, auto store, auto super_tag) {
-    using Super = decltype(super_tag);
-    return [&, row_to, store]() -> RowConverter {
-      auto k = std::make_shared<std::vector<Super>>(static_cast<size_t>(n_cols / kSuperCols));
-      return [&, row_to, store, k](int64_t r) {
-        EMBER_RETURN_IF_ERROR(row_to(type, src + static_cast<size_t>(r) * row_bytes,
-                                     static_cast<int64_t>(k->size()), k->data()));
-        uint8_t* tile = data + static_cast<size_t>(r / kTileRows) * w.tile_bytes;
-        for (size_t i = 0; i < k->size(); ++i) {
-          store(w, tile, r % kTileRows, static_cast<int64_t>(i), (*k)[i]);
-        }
-        return Status::Ok();
-      };
-    };
+  // Tells `consumed` about every MiB of source rows read, and about the last.
+  const int64_t report_rows =
+      std::max<int64_t>(1, static_cast<int64_t>((size_t{1} << 20) / row_bytes));
+  auto read = [&](int64_t r) {
+    if (consumed && ((r + 1) % report_rows == 0 || r + 1 == n_rows)) consumed(r + 1);
   };
+
   if (IsK16Layout(w.layout)) {
-    make = supers(RowToK16, StoreK16, K16Super{});
-  } else if (IsKLayout(w.layout)) {
-    make = supers(RowToK, StoreK, KSuper{});
-  } else if (w.layout == PackedLayout::kQ8x16) {
-    make = [&]() -> RowConverter {
-      const size_t n_groups = static_cast<size_t>(w.n_groups);
-      auto q8 = std::make_shared<std::vector<Q8Group>>(n_groups);
-      auto scratch = std::make_shared<std::vector<float>>(n_groups * kGroupCols);
-      return [&, q8, scratch](int64_t r) {
-        EMBER_RETURN_IF_ERROR(RowToQ8(type, src + static_cast<size_t>(r) * row_bytes, w.n_groups,
-                                      scratch->data(), q8->data()));
-        for (int64_t g = 0; g < w.n_groups; ++g) {
-          Store(View(w, data, r / kTileRows, g), r % kTileRows, (*q8)[static_cast<size_t>(g)]);
-        }
-        return Status::Ok();
-      };
-    };
-  } else {
-    make = [&]() -> RowConverter {
-      auto q4 = std::make_shared<std::vector<Q4Group>>(static_cast<size_t>(w.n_groups));
-      return [&, q4](int64_t r) {
-        EMBER_RETURN_IF_ERROR(
-            RowToQ4(type, src + static_cast<size_t>(r) * row_bytes, w.n_groups, q4->data()));
-        for (int64_t g = 0; g < w.n_groups; ++g) {
-          Store(View(w, data, r / kTileRows, g), r % kTileRows, (*q4)[static_cast<size_t>(g)]);
-        }
-        return Status::Ok();
-      };
-    };
+    const int64_t n_supers = n_cols / kSuperCols;
+    std::vector<K16Super> k(static_cast<size_t>(n_supers));
+    for (int64_t r = 0; r < n_rows; ++r) {
+      EMBER_RETURN_IF_ERROR(
+          RowToK16(type, src + static_cast<size_t>(r) * row_bytes, n_supers, k.data()));
+      uint8_t* tile = w.data.get() + static_cast<size_t>(r / kTileRows) * w.tile_bytes;
+      for (int64_t s = 0; s < n_supers; ++s) StoreK16(w, tile, r % kTileRows, s, k[s]);
+      read(r);
+    }
+    *out = std::move(w);
+    return Status::Ok();
   }
-  EMBER_RETURN_IF_ERROR(
-      RepackRows(data, w.tile_bytes, n_rows, row_bytes, n_threads, consumed, make));
+  if (IsKLayout(w.layout)) {
+    const int64_t n_supers = n_cols / kSuperCols;
+    std::vector<KSuper> k(static_cast<size_t>(n_supers));
+    for (int64_t r = 0; r < n_rows; ++r) {
+      EMBER_RETURN_IF_ERROR(
+          RowToK(type, src + static_cast<size_t>(r) * row_bytes, n_supers, k.data()));
+      uint8_t* tile = w.data.get() + static_cast<size_t>(r / kTileRows) * w.tile_bytes;
+      for (int64_t s = 0; s < n_supers; ++s) StoreK(w, tile, r % kTileRows, s, k[s]);
+      read(r);
+    }
+    *out = std::move(w);
+    return Status::Ok();
+  }
+
+  const size_t n_groups = static_cast<size_t>(w.n_groups);
+  const bool int8 = w.layout == PackedLayout::kQ8x16;
+  std::vector<Q4Group> q4(int8 ? 0 : n_groups);
+  std::vector<Q8Group> q8(int8 ? n_groups : 0);
+  std::vector<float> scratch(int8 ? n_groups * kGroupCols : 0);
+  for (int64_t r = 0; r < n_rows; ++r) {
+    const uint8_t* row = src + static_cast<size_t>(r) * row_bytes;
+    const int64_t tile = r / kTileRows, lane = r % kTileRows;
+    if (!int8) {
+      EMBER_RETURN_IF_ERROR(RowToQ4(type, row, w.n_groups, q4.data()));
+      for (int64_t g = 0; g < w.n_groups; ++g) Store(View(w, w.data.get(), tile, g), lane, q4[g]);
+    } else {
+      EMBER_RETURN_IF_ERROR(RowToQ8(type, row, w.n_groups, scratch.data(), q8.data()));
+      for (int64_t g = 0; g < w.n_groups; ++g) Store(View(w, w.data.get(), tile, g), lane, q8[g]);
+    }
+    read(r);
+  }
   *out = std::move(w);
   return Status::Ok();
 }

@@ -259,14 +259,9 @@ uint64_t RepackedBytes(GgmlType type, int64_t n_rows, int64_t n_cols);
 // n_rows, n_cols) bytes, 64-byte aligned, owned by the caller and outliving
 // *out (a model's one allocation for all its matrices, platform/
 // streamed_memory.h). Without it, *out owns memory of its own.
-//
-// `n_threads` threads convert chunks of whole tiles at once (model loading
-// passes the machine's CPUs: a Qwen2.5-0.5B took ~0.7 s of repacking on one);
-// the result is the same bytes whatever the count, and `consumed` then hears
-// of the rows once per wave of one MiB-chunk per thread.
 using RepackConsumedFn = std::function<void(int64_t rows_read)>;
 Status Repack(GgmlType type, const uint8_t* src, int64_t n_rows, int64_t n_cols, PackedMatrix* out,
-              const RepackConsumedFn& consumed = {}, uint8_t* storage = nullptr, int n_threads = 1);
+              const RepackConsumedFn& consumed = {}, uint8_t* storage = nullptr);
 
 // The GGUF type that stores the layout `type` repacks to (Q4_0 -> kEmberQ4x16,
 // Q4_1 -> kEmberQ4x16Min, Q5_0 -> kEmberQ5x16, Q5_1 -> kEmberQ5x16Min, Q4_K ->

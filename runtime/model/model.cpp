@@ -2,7 +2,6 @@
 
 #if defined(__GLIBC__)
 #include <malloc.h>
-#include <omp.h>
 #endif
 
 #include <algorithm>
@@ -401,10 +400,6 @@ Status Model::RepackWeights(const LoadProgressFn& progress, uint64_t address_lim
                        std::to_string(address_limit) + " bytes)");
   }
   if (arena_bytes > 0) packed_storage_ = AllocStreamed(static_cast<size_t>(arena_bytes));
-  // Repacking runs on every CPU this process may use (a one-time cost that a
-  // user waits for, before any thread count applies); at most 16, past which
-  // the page clearing and the file's reads bound it.
-  const int load_threads = std::clamp(omp_get_num_procs(), 1, 16);
   uint64_t arena_used = 0;
   // A copied file's released pages are gone (a mapping's page back in): keep
   // those of an embedding that lookups read as stored after its tied output
@@ -430,8 +425,7 @@ Status Model::RepackWeights(const LoadProgressFn& progress, uint64_t address_lim
       auto p = std::make_unique<PackedMatrix>();
       uint8_t* slot = packed_storage_.get() + arena_used;
       arena_used += (RepackedBytes(v->type, v->n_rows, v->n_cols) + 63) / 64 * 64;
-      if (Status s =
-              Repack(v->type, v->data, v->n_rows, v->n_cols, p.get(), consumed, slot, load_threads);
+      if (Status s = Repack(v->type, v->data, v->n_rows, v->n_cols, p.get(), consumed, slot);
           !s.ok()) {
         return Status(s.code(), "tensor '" + (t != tensor_at.end() ? t->second->name : "?") +
                                     "': " + s.message());

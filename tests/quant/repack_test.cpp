@@ -197,13 +197,12 @@ TEST_CASE("repack: which types repack, which exactly, and what is refused", "[qu
   CHECK(PackedWeight(w, 0, 40) == f[40]);
 }
 
-TEST_CASE("repack: rows reported read are never read again, on one thread or several", "[quant]") {
+TEST_CASE("repack: rows reported read are never read again", "[quant]") {
   // The loader drops a file's pages of the rows Repack reports read (the peak
-  // of loading: packed weights plus about a MiB of source per thread). Here
-  // those rows are overwritten with 0xFF bytes (NaN scales, NaN floats) as
-  // soon as they are reported: the packed bytes must still equal a plain
-  // repack's, whatever the threads. One type per repacking path (int8 from
-  // quants, int8 from floats, K, K16).
+  // of loading: packed weights plus about a MiB of source). Here those rows
+  // are overwritten with 0xFF bytes (NaN scales, NaN floats) as soon as they
+  // are reported: the packed bytes must still equal a plain repack's. One
+  // type per repacking path (int8 from quants, int8 from floats, K, K16).
   std::mt19937 rng(7);
   const int64_t k = 512;
   for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kF16, GgmlType::kQ4_K, GgmlType::kQ6_K}) {
@@ -218,53 +217,21 @@ TEST_CASE("repack: rows reported read are never read again, on one thread or sev
       std::memcpy(&src[rb * static_cast<size_t>(r)], &distinct[rb * static_cast<size_t>(r % 32)],
                   rb);
     }
-    PackedMatrix plain;
+    PackedMatrix plain, released;
     REQUIRE(Repack(type, src.data(), n, k, &plain).ok());
-    const std::vector<uint8_t> pristine = src;
-    for (int threads : {1, 3}) {
-      INFO(threads << " threads");
-      src = pristine;
-      std::vector<int64_t> reports;
-      const RepackConsumedFn poison = [&](int64_t rows) {
-        const int64_t from = reports.empty() ? 0 : reports.back();
-        reports.push_back(rows);
-        REQUIRE(rows > from);
-        REQUIRE(rows <= n);
-        REQUIRE(rows - from <= 4 * threads * (per_report + 16));  // a few MiB a thread
-        std::memset(&src[rb * static_cast<size_t>(from)], 0xFF,
-                    rb * static_cast<size_t>(rows - from));
-      };
-      PackedMatrix released;
-      REQUIRE(Repack(type, src.data(), n, k, &released, poison, nullptr, threads).ok());
-      REQUIRE(!reports.empty());
-      CHECK(reports.back() == n);
-      CHECK(reports.size() >= 1);
-      REQUIRE(released.bytes() == plain.bytes());
-      CHECK(std::memcmp(released.data.get(), plain.data.get(), plain.bytes()) == 0);
-    }
-  }
-}
-
-TEST_CASE("repack: several threads give one thread's bytes, padding included", "[quant]") {
-  std::mt19937 rng(9);
-  for (GgmlType type : kAllTypes) {
-    const int64_t block = FindGgmlType(static_cast<uint32_t>(type))->block_elems;
-    const int64_t k = block == 256 ? 512 : 96;
-    for (int64_t n : {int64_t{1}, int64_t{37}, int64_t{1000}}) {
-      const auto src = ToGguf(type, ModelLikeWeights(n, k, rng), n, k);
-      PackedMatrix one;
-      REQUIRE(Repack(type, src.data(), n, k, &one).ok());
-      for (int threads : {2, 3, 8}) {
-        INFO(GgmlTypeName(type) << " n " << n << " threads " << threads);
-        const size_t bytes = static_cast<size_t>(RepackedBytes(type, n, k));
-        std::vector<uint8_t> storage(bytes + 64, 0xCD);  // garbage where padding goes
-        uint8_t* at = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
-        PackedMatrix many;
-        REQUIRE(Repack(type, src.data(), n, k, &many, {}, at, threads).ok());
-        REQUIRE(many.bytes() == one.bytes());
-        CHECK(std::memcmp(many.data.get(), one.data.get(), one.bytes()) == 0);
-      }
-    }
+    std::vector<int64_t> reports;
+    const RepackConsumedFn poison = [&](int64_t rows) {
+      const int64_t from = reports.empty() ? 0 : reports.back();
+      reports.push_back(rows);
+      REQUIRE(rows > from);
+      REQUIRE(rows <= n);
+      std::memset(&src[rb * static_cast<size_t>(from)], 0xFF,
+                  rb * static_cast<size_t>(rows - from));
+    };
+    REQUIRE(Repack(type, src.data(), n, k, &released, poison).ok());
+    CHECK(reports == std::vector<int64_t>{per_report, 2 * per_report, 3 * per_report, n});
+    REQUIRE(released.bytes() == plain.bytes());
+    CHECK(std::memcmp(released.data.get(), plain.data.get(), plain.bytes()) == 0);
   }
 }
 
