@@ -8,9 +8,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
-
-#include "sampling/float_max.h"
 
 namespace ember {
 
@@ -40,7 +37,7 @@ void Candidates::Reset(const float* logits, int64_t n_vocab) {
 // With fewer blocks than k, logits that are mostly -inf or NaN (T = -inf), or
 // a temperature so large that x_min is many floats below T, the plain path.
 void Candidates::ResetTopK(const float* logits, int64_t n_vocab, float temperature, size_t k) {
-  constexpr int64_t kBlock = 64;
+  constexpr int64_t kBlock = BlockMaxima::kBlock;
   constexpr int kMaxSteps = 64;  // floats below T that may share its quotient
   const float t = temperature;
   auto plain = [&] {
@@ -50,17 +47,9 @@ void Candidates::ResetTopK(const float* logits, int64_t n_vocab, float temperatu
     }
     if (k < items_.size()) KeepTop(k);  // as the top-k sampler: all kept, nothing sorted
   };
-  const int64_t n_blocks = (n_vocab + kBlock - 1) / kBlock;
+  const int64_t n_blocks = BlockMaxima::Blocks(n_vocab);
   if (k < 1 || !(t > 0.0f) || static_cast<int64_t>(k) >= n_blocks) return plain();
-  block_max_.resize(static_cast<size_t>(n_blocks));
-  for (int64_t b = 0; b < n_blocks; ++b) {
-    block_max_[static_cast<size_t>(b)] =
-        MaxOf(logits + b * kBlock, std::min(kBlock, n_vocab - b * kBlock));
-  }
-  kth_ = block_max_;
-  std::nth_element(kth_.begin(), kth_.begin() + static_cast<std::ptrdiff_t>(k - 1), kth_.end(),
-                   std::greater<float>());
-  const float T = kth_[k - 1];
+  const float T = blocks_.KthLargest(logits, n_vocab, k);
   if (!(T > -INFINITY)) return plain();
   const float yT = T / t;
   float x_min = T;
@@ -72,7 +61,7 @@ void Candidates::ResetTopK(const float* logits, int64_t n_vocab, float temperatu
   }
   items_.clear();
   for (int64_t b = 0; b < n_blocks; ++b) {
-    if (!(block_max_[static_cast<size_t>(b)] >= x_min)) continue;
+    if (!(blocks_.max(b) >= x_min)) continue;
     const int64_t end = std::min(n_vocab, (b + 1) * kBlock);
     for (int64_t i = b * kBlock; i < end; ++i) {
       if (logits[i] >= x_min) {  // (false for NaN)

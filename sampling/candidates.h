@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "sampling/float_max.h"
+
 namespace ember {
 
 struct Candidate {
@@ -91,7 +93,7 @@ class Candidates {
 
  private:
   std::vector<Candidate> items_;
-  std::vector<float> block_max_, kth_;  // ResetTopK's scratch: one float per 64 logits
+  BlockMaxima blocks_;  // ResetTopK's
   bool sorted_ = false;
   bool has_probs_ = false;
 };

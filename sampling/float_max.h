@@ -1,10 +1,14 @@
-// The largest of a run of logits, in vector lanes: greedy's argmax and the
-// fused top-k (candidates.cpp) scan the vocabulary with it.
+// The largest of a run of logits, in vector lanes, and the maxima of a
+// vocabulary's blocks: greedy's argmax, the fused top-k (candidates.cpp) and
+// the log-probabilities (logprobs.cpp) scan the vocabulary with them.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
+#include <vector>
 
 namespace ember {
 
@@ -36,5 +40,35 @@ inline float MaxOf(const float* x, int64_t n) {
   }
   return r;
 }
+
+// The maxima of a vocabulary's blocks of kBlock logits, to find the k largest
+// without touching most of them (the fused top-k, Candidates::ResetTopK, and
+// TopLogprobs): the k-th largest block maximum T has at least k logits >= T
+// (one in each of those blocks), so the k largest logits are all >= T, in
+// the blocks whose maximum reaches T (about k of them).
+class BlockMaxima {
+ public:
+  static constexpr int64_t kBlock = 64;
+  static int64_t Blocks(int64_t n) { return (n + kBlock - 1) / kBlock; }
+
+  // Takes the maxima of x[0..n) (MaxOf: NaN never) and returns the k-th
+  // largest; 1 <= k <= Blocks(n).
+  float KthLargest(const float* x, int64_t n, size_t k) {
+    const int64_t blocks = Blocks(n);
+    max_.resize(static_cast<size_t>(blocks));
+    for (int64_t b = 0; b < blocks; ++b) {
+      max_[static_cast<size_t>(b)] = MaxOf(x + b * kBlock, std::min(kBlock, n - b * kBlock));
+    }
+    kth_ = max_;
+    std::nth_element(kth_.begin(), kth_.begin() + static_cast<std::ptrdiff_t>(k - 1), kth_.end(),
+                     std::greater<float>());
+    return kth_[k - 1];
+  }
+  // Block b's maximum, after KthLargest.
+  float max(int64_t b) const { return max_[static_cast<size_t>(b)]; }
+
+ private:
+  std::vector<float> max_, kth_;
+};
 
 }  // namespace ember

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <functional>
 #include <queue>
 
 #include "sampling/float_max.h"
@@ -85,26 +84,18 @@ std::vector<TokenLogprob> TopLogprobs(const float* logits, int64_t n, int64_t k,
   auto better = [logits](int32_t a, int32_t b) {
     return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
   };
-  // As in Candidates::ResetTopK: with more blocks of kBlock logits than k,
-  // the k-th largest block maximum T has at least k logits >= T (one in each
-  // of those blocks), so the k best are among the logits >= T, in the blocks
-  // whose maximum reaches T: ~k blocks, not the vocabulary. Otherwise, or
-  // when T is -inf, the heap over every id as before.
-  constexpr int64_t kBlock = 64;
-  const int64_t n_blocks = (n + kBlock - 1) / kBlock;
+  // With more blocks than k, the k best are among the logits >= the k-th
+  // largest block maximum (BlockMaxima, float_max.h). Otherwise, or when that
+  // is -inf, the heap over every id.
+  constexpr int64_t kBlock = BlockMaxima::kBlock;
+  const int64_t n_blocks = BlockMaxima::Blocks(n);
   std::vector<int32_t> ids;
   if (k > 0 && k < n_blocks) {
-    std::vector<float> block_max(static_cast<size_t>(n_blocks));
-    for (int64_t b = 0; b < n_blocks; ++b) {
-      block_max[static_cast<size_t>(b)] =
-          MaxOf(logits + b * kBlock, std::min(kBlock, n - b * kBlock));
-    }
-    std::vector<float> kth = block_max;
-    std::nth_element(kth.begin(), kth.begin() + (k - 1), kth.end(), std::greater<float>());
-    const float T = kth[static_cast<size_t>(k - 1)];
+    BlockMaxima blocks;
+    const float T = blocks.KthLargest(logits, n, static_cast<size_t>(k));
     if (T > -INFINITY) {
       for (int64_t b = 0; b < n_blocks; ++b) {
-        if (!(block_max[static_cast<size_t>(b)] >= T)) continue;
+        if (!(blocks.max(b) >= T)) continue;
         for (int64_t i = b * kBlock; i < std::min(n, (b + 1) * kBlock); ++i) {
           if (logits[i] >= T) ids.push_back(static_cast<int32_t>(i));
         }
