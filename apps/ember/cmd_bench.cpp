@@ -107,6 +107,10 @@ int BenchCommand(int argc, char** argv) {
        "tokens already in the context when each test starts (default 0), as llama-bench's -d"},
       {"--repetitions", "-r", "R", "timed runs per test, after one warm-up (default 5)"},
       {"--json", "", "", "one JSON object per test and line, with llama-bench's field names"},
+      {"--probe-each", "", "",
+       "decode tests: measure the read bandwidth again before each repetition and after the "
+       "last, and rate each repetition against the larger probe beside it (a shared host's "
+       "bandwidth moves within seconds); % peak is then the median of those ratios"},
       kNumericsOption,
       kRepackOption,
       kKvTypeOption,
@@ -129,6 +133,7 @@ int BenchCommand(int argc, char** argv) {
   const int32_t threads_batch = GetThreads(args, "--threads-batch");
   const int64_t reps = args.GetInt("--repetitions", 5, 1, 1000);
   const bool json = args.Has("--json");
+  const bool probe_each = args.Has("--probe-each");
   const ember_numerics numerics = GetNumerics(args);
   const ember_kv_type kv_type = GetKvType(args);
   GetMaxMemory(args);  // flag errors before any measurement
@@ -220,11 +225,17 @@ int BenchCommand(int argc, char** argv) {
       depth.resize(static_cast<size_t>(test.n_depth));
       RunOnce(session.get(), depth, prompt, gen);  // warm-up
       std::vector<double> ts, ns;
+      // --probe-each: probes[r] runs just before repetition r, probes[reps]
+      // after the last (decode tests only).
+      std::vector<double> probes;
+      const bool paired = probe_each && tg;
       for (int64_t r = 0; r < reps; ++r) {
+        if (paired) probes.push_back(ember_measure_read_bandwidth(n_threads));
         const double s = RunOnce(session.get(), depth, prompt, gen);
         ns.push_back(s * 1e9);
         ts.push_back(static_cast<double>(n_tok) / s);
       }
+      if (paired) probes.push_back(ember_measure_read_bandwidth(n_threads));
       double avg = 0, avg_ns = 0;
       for (size_t i = 0; i < ts.size(); ++i) {
         avg += ts[i];
@@ -247,7 +258,22 @@ int BenchCommand(int argc, char** argv) {
       // Bandwidth only for decode alone (a -pg test's time is mostly its prompt's arithmetic).
       const double gbps =
           !tg ? 0.0 : avg * (static_cast<double>(info.loaded_bytes) + kv_read) / 1e9;
-      const double pct = !tg || peak <= 0 ? 0.0 : 100.0 * gbps / peak;
+      double pct = !tg || peak <= 0 ? 0.0 : 100.0 * gbps / peak;
+      // Each repetition against the larger of the probes on either side of
+      // it: the stricter of the two, so a dip in the host's bandwidth during
+      // one probe does not flatter the decode next to it.
+      std::vector<double> paired_pct;
+      if (paired) {
+        const double bytes_per_token = static_cast<double>(info.loaded_bytes) + kv_read;
+        for (size_t r = 0; r < ts.size(); ++r) {
+          const double roof = std::max(probes[r], probes[r + 1]);
+          paired_pct.push_back(roof > 0 ? 100.0 * ts[r] * bytes_per_token / 1e9 / roof : 0.0);
+        }
+        std::vector<double> sorted = paired_pct;
+        std::sort(sorted.begin(), sorted.end());
+        const size_t n = sorted.size();
+        pct = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+      }
       std::string name = pp   ? "pp" + std::to_string(test.n_prompt)
                          : tg ? "tg" + std::to_string(test.n_gen)
                               : "pp" + std::to_string(test.n_prompt) + "+tg" +
@@ -263,6 +289,18 @@ int BenchCommand(int argc, char** argv) {
           samples_ts += (i ? ", " : "") + std::to_string(ts[i]);
           samples_ns += (i ? ", " : "") + std::to_string(static_cast<int64_t>(ns[i]));
         }
+        std::string paired_json;
+        if (paired) {
+          paired_json = ", \"probe_each\": true, \"probes_gbps\": [";
+          for (size_t i = 0; i < probes.size(); ++i) {
+            paired_json += (i ? ", " : "") + std::to_string(probes[i]);
+          }
+          paired_json += "], \"pct_peak_bw_samples\": [";
+          for (size_t i = 0; i < paired_pct.size(); ++i) {
+            paired_json += (i ? ", " : "") + std::to_string(paired_pct[i]);
+          }
+          paired_json += "]";
+        }
         std::printf(
             "{\"model_filename\": \"%s\", \"model_type\": \"%s\", \"model_size\": %llu, "
             "\"n_params\": %llu, \"backends\": \"CPU\", \"cpu_info\": \"ember %s\", "
@@ -270,7 +308,7 @@ int BenchCommand(int argc, char** argv) {
             "\"n_prompt\": %lld, \"n_gen\": %lld, \"n_depth\": %lld, "
             "\"test\": \"%s\", \"avg_ns\": %lld, \"stddev_ns\": %lld, \"avg_ts\": %.6f, "
             "\"stddev_ts\": %.6f, \"samples_ns\": [%s], \"samples_ts\": [%s], \"gbps\": %.3f, "
-            "\"peak_read_gbps\": %.3f, \"pct_peak_bw\": %.2f}\n",
+            "\"peak_read_gbps\": %.3f, \"pct_peak_bw\": %.2f%s}\n",
             JsonEscape(path).c_str(), info.architecture,
             static_cast<unsigned long long>(info.loaded_bytes),
             static_cast<unsigned long long>(info.n_params), info.isa, used,
@@ -278,7 +316,7 @@ int BenchCommand(int argc, char** argv) {
             KvJsonName(kv_type), static_cast<long long>(test.n_prompt),
             static_cast<long long>(test.n_gen), static_cast<long long>(test.n_depth), name.c_str(),
             static_cast<long long>(avg_ns), static_cast<long long>(sd_ns), avg, sd,
-            samples_ns.c_str(), samples_ts.c_str(), gbps, peak, pct);
+            samples_ns.c_str(), samples_ts.c_str(), gbps, peak, pct, paired_json.c_str());
       } else {
         char bw[32] = "-", pc[32] = "-";
         if (tg) {
@@ -288,6 +326,14 @@ int BenchCommand(int argc, char** argv) {
         const std::string th = (used_auto ? "auto " : "") + std::to_string(used);
         std::printf("| %-14s | %9s | %12.2f | %9.2f | %7s | %7s |\n", name.c_str(), th.c_str(), avg,
                     sd, bw, pc);
+        if (paired) {
+          const auto [lo, hi] = std::minmax_element(paired_pct.begin(), paired_pct.end());
+          const auto [plo, phi] = std::minmax_element(probes.begin(), probes.end());
+          std::printf(
+              "  (%% peak: median of %zu repetitions, each against the larger probe beside it: "
+              "%.0f-%.0f%%; probes %.1f-%.1f GB/s)\n",
+              paired_pct.size(), *lo, *hi, *plo, *phi);
+        }
       }
       std::fflush(stdout);
     }

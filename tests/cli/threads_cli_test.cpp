@@ -2,8 +2,13 @@
 // chosen threads are shown, and bad values give one clear error line.
 #include <sys/wait.h>
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
 #include <cstdlib>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "support/cli_runner.h"
 #include "support/model_builder.h"
@@ -117,6 +122,47 @@ TEST_CASE("cli: ember bench -d runs each test after that many tokens, as llama-b
                                     "\"test\": \"tg2 @ d5\""));
   RequireCleanError(Ember("bench " + m + " -p 4 -n 0 -r 1 -d x"), "--n-depth");
   RequireCleanError(Ember("bench " + m + " -p 4 -n 0 -r 1 -d -3"), "--n-depth");
+}
+
+TEST_CASE("cli: ember bench --probe-each rates each decode repetition against the probes beside it",
+          "[cli]") {
+  const std::string m = "-m " + ember::test::DefaultTinyModel();
+  const Result j = Ember("bench " + m + " -p 4 -n 3 -r 2 -t 1 --json --probe-each");
+  INFO(j.out << j.err);
+  REQUIRE(j.exit_code == 0);
+  std::istringstream lines(j.out);
+  std::string line;
+  int tests = 0;
+  while (std::getline(lines, line)) {
+    const nlohmann::json t = nlohmann::json::parse(line);
+    ++tests;
+    if (t["test"] == "pp4") {  // prefill: no probes
+      CHECK_FALSE(t.contains("probes_gbps"));
+      continue;
+    }
+    REQUIRE(t["test"] == "tg3");
+    // A probe before each of the 2 repetitions and one after the last; each
+    // repetition's rate against the larger probe on either side of it, and
+    // pct_peak_bw their median (the mean of two).
+    const std::vector<double> probes = t["probes_gbps"], pct = t["pct_peak_bw_samples"],
+                              tok_s = t["samples_ts"];
+    REQUIRE(probes.size() == 3);
+    REQUIRE(pct.size() == 2);
+    REQUIRE(tok_s.size() == 2);
+    const double bytes_per_tok = t["gbps"].get<double>() / t["avg_ts"].get<double>();
+    for (size_t r = 0; r < 2; ++r) {
+      CHECK(probes[r] > 0);
+      const double want = 100.0 * tok_s[r] * bytes_per_tok / std::max(probes[r], probes[r + 1]);
+      CHECK(pct[r] == Approx(want).epsilon(1e-3));
+    }
+    CHECK(t["pct_peak_bw"].get<double>() == Approx((pct[0] + pct[1]) / 2).epsilon(1e-3));
+  }
+  CHECK(tests == 2);
+  const Result r = Ember("bench " + m + " -p 0 -n 3 -r 3 -t 1 --probe-each");
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("% peak: median of 3 repetitions, each against the larger "
+                                    "probe beside it"));
 }
 
 TEST_CASE("cli: ember bench -pg times a prompt and its decodes together, as llama-bench",
