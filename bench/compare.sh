@@ -448,6 +448,15 @@ for key in models:
                 steady_kib(os.path.join(d, "ember-run.rss")), steady_kib(os.path.join(d, "peer-run.rss")))
 
 
+def probe_desc(e):
+    # --probe-each: a probe before each repetition and after the last, each
+    # repetition rated against the larger one beside it, pct_peak_bw their
+    # median; older results: one probe before the model loaded.
+    if e.get("probes_gbps"):
+        return "probes %.1f-%.1f" % (min(e["probes_gbps"]), max(e["probes_gbps"]))
+    return "%.1f" % e["peak_read_gbps"]
+
+
 def ratio(key, test, t):
     x = data.get((key, test, t))
     if not x or not x["e"] or not x["p"] or not x["p"]["avg_ts"]:
@@ -598,15 +607,6 @@ def target(desc, values, ok, border=False):
     w("| %s | %s | %s |" % (desc, values, verdict))
 
 
-def probe_desc(e):
-    # --probe-each: a probe before each repetition and after the last, each
-    # repetition rated against the larger one beside it, pct_peak_bw their
-    # median; older results: one probe before the model loaded.
-    if e.get("probes_gbps"):
-        return "probes %.1f-%.1f" % (min(e["probes_gbps"]), max(e["probes_gbps"]))
-    return "%.1f" % e["peak_read_gbps"]
-
-
 def plural(t):
     return "%d thread%s" % (t, "s" if t > 1 else "")
 
@@ -711,6 +711,11 @@ for key in models:
         "`ember run`" if rss_from_run else "`ember bench`", NAMES.get(key, key))
     if not e_any or kv is None or not peak:
         target(desc, "—", None)
+        continue
+    if not rss_from_run and e_any.get("probes_gbps"):
+        # --probe-each reads a 256 MiB buffer beside the loaded model.
+        target(desc, "— (`ember bench --probe-each` holds the probe's 256 MiB beside the model;"
+               " BENCH_RSS_RUNS=1 measures `ember run`)", None)
         continue
     budget = e_any["model_size"] + kv
     x = peak * 1024 / budget

@@ -110,7 +110,8 @@ int BenchCommand(int argc, char** argv) {
       {"--probe-each", "", "",
        "decode tests: measure the read bandwidth again before each repetition and after the "
        "last, and rate each repetition against the larger probe beside it (a shared host's "
-       "bandwidth moves within seconds); % peak is then the median of those ratios"},
+       "bandwidth moves within seconds); % peak is then the median of those ratios. Each probe "
+       "reads 256 MiB of its own beside the loaded model"},
       kNumericsOption,
       kRepackOption,
       kKvTypeOption,
