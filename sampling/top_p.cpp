@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 
 #include "sampling/sampler.h"
@@ -67,11 +68,7 @@ class TopPSampler final : public Sampler {
   bool ApplyBuckets(Candidates& c) {
     std::vector<Candidate>& v = c.items();
     const size_t n = v.size();
-    float max = -INFINITY, min = INFINITY;
-    for (const Candidate& x : v) {  // (not std::fmax: a libm call per item)
-      max = x.logit > max ? x.logit : max;
-      if (x.logit > -INFINITY) min = x.logit < min ? x.logit : min;
-    }
+    const auto [max, min] = MaxAndFiniteMin(v);
     if (max == INFINITY || !(max > min)) return false;  // +inf, all equal, or all -inf
     // Bucket of a logit: floor((max - logit) * scale), clamped to the last
     // bucket (-inf gives +inf there). Monotone in the logit, in float too.
@@ -97,9 +94,7 @@ class TopPSampler final : public Sampler {
     for (; b < kBuckets; ++b) {
       if (count_[b] == 0) continue;
       in_bucket_.clear();
-      for (size_t i = 0; i < n; ++i) {
-        if (bucket_[i] == b) in_bucket_.push_back(v[i]);
-      }
+      ForEachInBuckets(b, b, [&](size_t i) { in_bucket_.push_back(v[i]); });
       std::sort(in_bucket_.begin(), in_bucket_.end(), RanksBefore);
       for (const Candidate& cut : in_bucket_) {
         cum += cut.p;
@@ -113,18 +108,72 @@ class TopPSampler final : public Sampler {
         // kept mass (the softmax over the survivors, without new exps).
         const double inv = 1.0 / cum;
         size_t m = 0;
-        for (size_t i = 0; i < n; ++i) {
-          if (bucket_[i] < b || (bucket_[i] == b && !RanksBefore(cut, v[i]))) {
+        ForEachInBuckets(0, b, [&](size_t i) {
+          if (bucket_[i] < b || !RanksBefore(cut, v[i])) {
             v[m] = v[i];
             v[m].p = static_cast<float>(v[m].p * inv);
             ++m;
           }
-        }
+        });
         v.erase(v.begin() + static_cast<std::ptrdiff_t>(m), v.end());
         return true;
       }
     }
     return true;  // the mass never reached p (rounding): all kept
+  }
+
+  // The largest logit, and the smallest above -inf (+inf if none), four items
+  // at a time in vector lanes.
+  struct Extremes {
+    float max, min;
+  };
+  static Extremes MaxAndFiniteMin(const std::vector<Candidate>& v) {
+    const size_t n = v.size();
+    Float4 hi = Float4{} - INFINITY, lo = Float4{} + INFINITY;
+    const Float4 neg_inf = hi;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+      const Float4 l = {v[i].logit, v[i + 1].logit, v[i + 2].logit, v[i + 3].logit};
+      hi = l > hi ? l : hi;
+      lo = l < lo && l > neg_inf ? l : lo;
+    }
+    float max = -INFINITY, min = INFINITY;
+    for (; i < n; ++i) {
+      max = v[i].logit > max ? v[i].logit : max;
+      if (v[i].logit > -INFINITY) min = v[i].logit < min ? v[i].logit : min;
+    }
+    for (int j = 0; j < 4; ++j) {
+      max = hi[j] > max ? hi[j] : max;
+      min = lo[j] < min ? lo[j] : min;
+    }
+    return {max, min};
+  }
+
+  // f(i) for each candidate i, in order, whose bucket is in [first, last]:
+  // eight buckets at a time, skipping the eights with none there (most of
+  // the vocabulary, below the cut).
+  template <class F>
+  void ForEachInBuckets(int first, int last, F f) const {
+    typedef uint16_t U16x8 __attribute__((vector_size(16)));
+    const size_t n = bucket_.size();
+    const U16x8 lo = U16x8{} + static_cast<uint16_t>(first);
+    const U16x8 span = U16x8{} + static_cast<uint16_t>(last - first);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      U16x8 x;
+      std::memcpy(&x, &bucket_[i], sizeof x);
+      // In [first, last] as one unsigned compare: x - first <= last - first.
+      const U16x8 in = (x - lo) <= span;
+      uint64_t any[2];
+      std::memcpy(any, &in, sizeof any);
+      if ((any[0] | any[1]) == 0) continue;
+      for (size_t j = i; j < i + 8; ++j) {
+        if (bucket_[j] >= first && bucket_[j] <= last) f(j);
+      }
+    }
+    for (; i < n; ++i) {
+      if (bucket_[i] >= first && bucket_[i] <= last) f(i);
+    }
   }
 
   float p_;

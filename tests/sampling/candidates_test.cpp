@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
+#include <random>
 #include <vector>
 
 #include "sampling/rng.h"
@@ -95,6 +96,48 @@ TEST_CASE("candidates: ComputeProbs is the softmax, also with infinities", "[sam
   c.ComputeProbs();
   CHECK(c.items()[1].p == 1.0f);
   CHECK(c.items()[0].p == 0.0f);
+}
+
+TEST_CASE("candidates: ComputeProbs in vector lanes is the softmax at every position",
+          "[sampling]") {
+  // 1027 items: 256 groups of four in the lanes and a tail of three, with
+  // banned (-inf) and far-out logits in both, and ties at the maximum.
+  std::mt19937 rng(7);
+  std::normal_distribution<float> d(0.0f, 3.0f);
+  std::vector<float> l(1027);
+  for (float& x : l) x = d(rng);
+  const float max = 12.0f;
+  for (size_t i : {5u, 600u, 1025u}) l[i] = max;  // ties at the maximum
+  for (size_t i : {1u, 513u, 1026u}) l[i] = -INFINITY;
+  for (size_t i : {2u, 1024u}) l[i] = max - 90.0f;  // exp(-90): below the cut-off
+  l[3] = max - 86.0f;                               // exp(-86): kept
+  Candidates c;
+  c.Reset(l.data(), static_cast<int64_t>(l.size()));
+  c.ComputeProbs();
+  double z = 0.0;
+  for (float x : l) z += x < max - 87.0f ? 0.0 : std::exp(static_cast<double>(x) - max);
+  double total = 0.0;
+  for (size_t i = 0; i < l.size(); ++i) {
+    INFO("item " << i << " logit " << l[i]);
+    const double want = l[i] < max - 87.0f ? 0.0 : std::exp(static_cast<double>(l[i]) - max) / z;
+    const float p = c.items()[i].p;
+    // Within 3e-6: logit - max rounds to a float (half an ulp is ~1e-6 of
+    // the exp at 16 below the maximum), exp within 3e-7, p rounded.
+    CHECK(std::abs(p - want) <= 3e-6 * want);
+    total += p;
+  }
+  CHECK(total == Approx(1.0).epsilon(1e-6));
+  for (size_t i : {1u, 2u, 513u, 1024u, 1026u}) CHECK(c.items()[i].p == 0.0f);
+  CHECK(c.items()[3].p > 0.0f);
+  CHECK(c.items()[5].p == c.items()[600].p);  // the maximum's exp is exactly 1 in lanes and tail
+  CHECK(c.items()[5].p == c.items()[1025].p);
+
+  // +inf logits in the lanes and in the tail share all the mass.
+  std::vector<float> inf(7, 1.0f);
+  inf[2] = inf[6] = INFINITY;
+  c.Reset(inf.data(), 7);
+  c.ComputeProbs();
+  for (int i = 0; i < 7; ++i) CHECK(c.items()[i].p == (i == 2 || i == 6 ? 0.5f : 0.0f));
 }
 
 TEST_CASE("candidates: IndexOf in id order and after reordering", "[sampling]") {
