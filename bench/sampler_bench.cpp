@@ -1,7 +1,7 @@
 // ember_sampler_bench: the per-token cost of sampling chains, in microseconds,
 // at real vocabulary sizes (SmolLM2: 49152, Qwen2: 151936).
 //
-//   ember_sampler_bench [--tokens N] [--seed S]
+//   ember_sampler_bench [--tokens N] [--seed S] [--logits FILE --vocab N]
 //
 // Chains (SpecsFromParams, llama.cpp's default values otherwise):
 //   default   penalties (1.1) -> temperature 0.8 -> top-k 40 -> top-p 0.95 -> min-p 0.05 -> dist
@@ -13,6 +13,9 @@
 // over random normal logits (a fresh vector per token from a pool of 16) with
 // standard deviation 1 (flat: top-p needs much of the vocabulary) and 4
 // (peaked, more like a trained model's). A token is Sample + Accept.
+// --logits: instead, a real model's rows of N logits (little-endian float32,
+// as `ember eval --all-logits --logits-out FILE` writes them), up to 64 rows
+// used in turn.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -76,22 +79,54 @@ double TimeChain(const SamplingParams& p, int n_vocab, const std::vector<std::ve
   return best;
 }
 
+// Up to 64 rows of n_vocab float32 logits from `path` (ember eval --all-logits).
+std::vector<std::vector<float>> FileLogits(const char* path, int n_vocab) {
+  std::vector<std::vector<float>> pool;
+  FILE* f = std::fopen(path, "rb");
+  if (f == nullptr) {
+    std::fprintf(stderr, "ember_sampler_bench: cannot open %s\n", path);
+    std::exit(1);
+  }
+  std::vector<float> row(static_cast<size_t>(n_vocab));
+  while (pool.size() < 64 && std::fread(row.data(), sizeof(float), row.size(), f) == row.size()) {
+    pool.push_back(row);
+  }
+  std::fclose(f);
+  if (pool.empty()) {
+    std::fprintf(stderr, "ember_sampler_bench: %s holds no row of %d logits\n", path, n_vocab);
+    std::exit(1);
+  }
+  return pool;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int tokens = 300;
   uint64_t seed = 1;
+  const char* logits_file = nullptr;
+  int file_vocab = 0;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--tokens") && i + 1 < argc) {
       tokens = std::atoi(argv[++i]);
     } else if (!std::strcmp(argv[i], "--seed") && i + 1 < argc) {
       seed = std::strtoull(argv[++i], nullptr, 10);
+    } else if (!std::strcmp(argv[i], "--logits") && i + 1 < argc) {
+      logits_file = argv[++i];
+    } else if (!std::strcmp(argv[i], "--vocab") && i + 1 < argc) {
+      file_vocab = std::atoi(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: ember_sampler_bench [--tokens N] [--seed S]\n");
+      std::fprintf(stderr,
+                   "usage: ember_sampler_bench [--tokens N] [--seed S] [--logits FILE --vocab "
+                   "N]\n");
       return 2;
     }
   }
   if (tokens < 1) tokens = 1;
+  if ((logits_file != nullptr) != (file_vocab > 0)) {
+    std::fprintf(stderr, "ember_sampler_bench: --logits and --vocab N (> 0) go together\n");
+    return 2;
+  }
 
   SamplingParams def;
   def.repeat_penalty = 1.1f;
@@ -114,6 +149,14 @@ int main(int argc, char** argv) {
                 {"greedy alone", &argmax}};
 
   std::printf("%-22s %8s %7s %12s\n", "chain", "n_vocab", "sigma", "us/token");
+  if (logits_file != nullptr) {
+    const auto pool = FileLogits(logits_file, file_vocab);
+    for (const auto& c : chains) {
+      const double us = TimeChain(*c.params, file_vocab, pool, tokens);
+      std::printf("%-22s %8d %7s %12.1f\n", c.name, file_vocab, "file", us);
+    }
+    return 0;
+  }
   for (int n_vocab : {49152, 151936}) {
     for (double sigma : {1.0, 4.0}) {
       const auto pool = NormalLogits(n_vocab, sigma, seed);

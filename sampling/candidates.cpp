@@ -6,7 +6,7 @@
 // top-k of 40 over a 150k vocabulary never sorts the vocabulary.
 #include "sampling/candidates.h"
 
-#include "sampling/vec_exp.h"
+#include "sampling/softmax.h"
 
 #include <algorithm>
 #include <cmath>
@@ -118,42 +118,7 @@ int64_t Candidates::IndexOf(int32_t id) const {
 }
 
 void Candidates::ComputeProbs() {
-  typedef float Float2 __attribute__((vector_size(8)));
-  typedef double Double2 __attribute__((vector_size(16)));
-  const size_t n = items_.size();
-  const float max = MaxLogit(items_);
-  // p = exp(logit - max) four items at a time (vec_exp.h: within 3e-7 of
-  // exp; libm's expf, a call per item, took ~1 ms at 151936 candidates), 0
-  // more than 87 below the maximum (exp(-87) = 1.6e-38: as good as nothing,
-  // and an -inf logit, a banned token, must stay at 0), and exactly 1 where
-  // logit == max, also when max is +-inf (inf - inf would be NaN): all -inf
-  // is a uniform distribution, and +inf logits share all the mass. Summed in
-  // double, items i and i + 1 of each four in one pair of lanes, i + 2 and
-  // i + 3 in another, the lanes added in order at the end (the rest one by
-  // one after them).
-  const Float4 max4 = Float4{} + max, one = Float4{} + 1.0f, zero = {}, lo = Float4{} - 87.0f;
-  Double2 sum01 = {}, sum23 = {};
-  size_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    Candidate* c = &items_[i];
-    const Float4 l = {c[0].logit, c[1].logit, c[2].logit, c[3].logit};
-    const Float4 d = l - max4;
-    Float4 e = ExpNonPositive<Float4, Uint4>(d);
-    e = d < lo ? zero : e;
-    e = l == max4 ? one : e;
-    for (int j = 0; j < 4; ++j) c[j].p = e[j];
-    sum01 += __builtin_convertvector((Float2{e[0], e[1]}), Double2);
-    sum23 += __builtin_convertvector((Float2{e[2], e[3]}), Double2);
-  }
-  double sum = ((sum01[0] + sum01[1]) + sum23[0]) + sum23[1];
-  for (; i < n; ++i) {
-    Candidate& c = items_[i];
-    const float d = c.logit - max;
-    c.p = c.logit == max ? 1.0f : d < -87.0f ? 0.0f : ExpNonPositive<float, uint32_t>(d);
-    sum += c.p;
-  }
-  const double inv = 1.0 / sum;  // sum >= 1: the maximum contributes 1
-  for (Candidate& c : items_) c.p = static_cast<float>(c.p * inv);
+  SoftmaxOf(ItemsView{items_.data()}, items_.size());  // softmax.h
   has_probs_ = true;
 }
 

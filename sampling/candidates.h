@@ -38,22 +38,6 @@ inline float ShiftLogit(float logit, float delta) {
   return std::isnan(r) ? -INFINITY : r;
 }
 
-// The largest logit of the items (-inf if none), four at a time in vector
-// lanes (a plain loop is one chain of dependent maxss). Logits are never NaN.
-inline float MaxLogit(const std::vector<Candidate>& v) {
-  const size_t n = v.size();
-  Float4 m = Float4{} - INFINITY;
-  size_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const Float4 l = {v[i].logit, v[i + 1].logit, v[i + 2].logit, v[i + 3].logit};
-    m = l > m ? l : m;
-  }
-  float r = -INFINITY;
-  for (; i < n; ++i) r = v[i].logit > r ? v[i].logit : r;
-  for (int j = 0; j < 4; ++j) r = m[j] > r ? m[j] : r;
-  return r;
-}
-
 class Candidates {
  public:
   // All n_vocab tokens, in id order, with the given logits. Allocation-free
@@ -99,6 +83,9 @@ class Candidates {
   bool has_probs() const { return has_probs_; }
   // Any change of logits or of the set invalidates p: samplers call this.
   void InvalidateProbs() { has_probs_ = false; }
+  // For who fills items() with their probabilities already computed, as
+  // ComputeProbs would have (the top-p fast path, top_p.h).
+  void MarkProbsValid() { has_probs_ = true; }
   // After items were dropped (not changed): if p was valid, divides it by the
   // kept mass, which is the softmax over the rest up to rounding, without
   // recomputing exps. KeepTop and KeepIf call it.

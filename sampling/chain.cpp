@@ -225,7 +225,8 @@ Status SamplerChain::Create(const std::vector<SamplerSpec>& specs, const Sampler
     chain->samplers_.push_back(std::move(sampler));
   }
   // The fast paths (chain.h): leading sparse edits, then greedy, or then
-  // temperature and top-k (llama.cpp's default chain), or top-k alone. The
+  // temperature and top-k (llama.cpp's default chain), or top-k alone, or
+  // temperature and top-p, or top-p alone (top-p without top-k). The
   // chain ends with a terminal sampler, which edits nothing sparsely.
   size_t i = 0;
   while (chain->samplers_[i]->EditsLogitsSparsely()) ++i;
@@ -237,9 +238,16 @@ Status SamplerChain::Create(const std::vector<SamplerSpec>& specs, const Sampler
     ++i;
   }
   if (specs[i].kind == SamplerKind::kTopK && specs[i].top_k > 0) {
+    chain->fused_ = Fused::kTopK;
     chain->fused_next_ = i + 1;
     chain->fused_temperature_ = t;
     chain->fused_k_ = std::max(static_cast<size_t>(specs[i].top_k), specs[i].min_keep);
+  } else if (specs[i].kind == SamplerKind::kTopP && specs[i].top_p < 1.0f) {
+    chain->fused_ = Fused::kTopP;
+    chain->fused_next_ = i + 1;
+    chain->fused_temperature_ = t;
+    chain->fused_p_ = specs[i].top_p;
+    chain->fused_min_keep_ = specs[i].min_keep;
   }
   *out = std::move(chain);
   return Status::Ok();
@@ -259,7 +267,7 @@ const Candidates& SamplerChain::last_candidates() const {
 int32_t SamplerChain::SampleWithTrace(const float* logits, std::vector<TraceStage>* trace) {
   candidates_pending_ = false;
   size_t first = 0;  // the first sampler to Apply
-  if (trace == nullptr && (greedy_path_ || fused_next_ > 0)) {
+  if (trace == nullptr && (greedy_path_ || fused_ != Fused::kNone)) {
     const float* in = logits;
     if (greedy_path_ || sparse_prefix_ > 0) {
       logits_copy_.assign(logits, logits + n_vocab_);
@@ -272,8 +280,16 @@ int32_t SamplerChain::SampleWithTrace(const float* logits, std::vector<TraceStag
       candidates_pending_ = true;
       return SelectGreedy(in, n_vocab_);
     }
-    candidates_.ResetTopK(in, n_vocab_, fused_temperature_, fused_k_);
-    first = fused_next_;
+    if (fused_ == Fused::kTopK) {
+      candidates_.ResetTopK(in, n_vocab_, fused_temperature_, fused_k_);
+      first = fused_next_;
+    } else if (ResetTopP(in, n_vocab_, fused_temperature_, fused_p_, fused_min_keep_,
+                         &top_p_scratch_, &candidates_)) {
+      first = fused_next_;
+    } else {  // declined: every sampler after the sparse ones, on the edited logits
+      candidates_.Reset(in, n_vocab_);
+      first = sparse_prefix_;
+    }
   } else {
     candidates_.Reset(logits, n_vocab_);
   }
@@ -331,9 +347,12 @@ std::unique_ptr<SamplerChain> SamplerChain::Clone() const {
   c->n_vocab_ = n_vocab_;
   c->sparse_prefix_ = sparse_prefix_;
   c->greedy_path_ = greedy_path_;
+  c->fused_ = fused_;
   c->fused_next_ = fused_next_;
   c->fused_temperature_ = fused_temperature_;
   c->fused_k_ = fused_k_;
+  c->fused_p_ = fused_p_;
+  c->fused_min_keep_ = fused_min_keep_;
   c->rng_ = rng_;
   for (const std::unique_ptr<Sampler>& s : samplers_) c->samplers_.push_back(s->Clone());
   return c;

@@ -11,6 +11,7 @@
 #include "sampling/candidates.h"
 #include "sampling/rng.h"
 #include "sampling/sampler.h"
+#include "sampling/top_p.h"
 
 namespace ember {
 
@@ -71,11 +72,20 @@ class SamplerChain {
   //  - fused top-k: those samplers, temperature (> 0) or none, then top-k.
   //    Candidates::ResetTopK makes the k candidates at once, and the
   //    samplers from fused_next_ on run as usual.
+  //  - fused top-p: those samplers, temperature (> 0) or none, then top-p
+  //    (top-p without top-k). ResetTopP (top_p.h) takes the softmax and the
+  //    histogram on plain arrays and makes only the survivors; where it
+  //    declines (the sampler's rarer branches), the general path.
   size_t sparse_prefix_ = 0;  // samplers_[0, sparse_prefix_) edit sparsely
   bool greedy_path_ = false;
-  size_t fused_next_ = 0;  // 0: no fused top-k
+  enum class Fused { kNone, kTopK, kTopP };
+  Fused fused_ = Fused::kNone;
+  size_t fused_next_ = 0;  // the first sampler after the fused ones
   float fused_temperature_ = 1.0f;
   size_t fused_k_ = 0;
+  float fused_p_ = 1.0f;
+  size_t fused_min_keep_ = 1;
+  TopPScratch top_p_scratch_;
   std::vector<float> logits_copy_;           // the logits after the sparse samplers
   mutable bool candidates_pending_ = false;  // greedy: logits_copy_ not yet in candidates_
   mutable Candidates candidates_;

@@ -220,10 +220,10 @@ TEST_CASE("chain: at 151936 tokens, top-k 40 + top-p + min-p + dist draws from t
 
 TEST_CASE("chain: the fast paths draw what the samplers one by one draw", "[sampling]") {
   // Sample runs a chain that starts with sparse edits (logit bias,
-  // penalties) and then greedy, or temperature and top-k, through its fast
-  // paths (SamplerChain, Candidates::ResetTopK); SampleWithTrace runs every
-  // sampler in turn. Two chains with one seed must draw the same tokens from
-  // the same candidates.
+  // penalties) and then greedy, or temperature and top-k, or temperature and
+  // top-p, through its fast paths (SamplerChain, Candidates::ResetTopK,
+  // ResetTopP); SampleWithTrace runs every sampler in turn. Two chains with
+  // one seed must draw the same tokens from the same candidates.
   const int n = 49152;
   Rng rng(99);
   std::vector<std::vector<float>> pool(8, std::vector<float>(n));
@@ -231,21 +231,45 @@ TEST_CASE("chain: the fast paths draw what the samplers one by one draw", "[samp
     for (float& x : l) x = static_cast<float>(static_cast<int>(rng.Next() % 4001) - 2000) * 4e-3f;
     l[static_cast<size_t>(rng.Next() % n)] = NAN;
   }
+  // Where top-p's histogram declines (ResetTopP too): an infinite logit, and
+  // all logits equal.
+  pool[3][17] = INFINITY;
+  std::fill(pool[5].begin(), pool[5].end(), 0.25f);
+  // Peaked, as a trained model's: top-p's histogram starts with the tokens
+  // near the maximum (ResetTopP), and finds p's mass there. And one token
+  // far above a flat rest: not there, so the whole histogram.
+  for (int i = 0; i < 10; ++i) pool[6][static_cast<size_t>(rng.Next() % n)] = 20.0f - i * 0.3f;
+  std::fill(pool[7].begin(), pool[7].end(), 0.0f);
+  pool[7][4321] = 9.5f;
   struct Case {
     float temperature;
     int32_t top_k;
     float repeat, presence;
     bool bias;
+    float top_p = 0.95f, min_p = 0.05f;
   };
-  const Case cases[] = {
-      {0.7f, 40, 1.0f, 0.0f, false},   {1.0f, 40, 1.0f, 0.0f, false}, {1.3f, 1, 1.0f, 0.0f, false},
-      {0.8f, 3000, 1.0f, 0.0f, false}, {0.8f, 40, 1.1f, 0.0f, false}, {0.8f, 40, 1.3f, 0.5f, true},
-      {0.0f, 40, 1.0f, 0.0f, false},   {0.0f, 40, 1.5f, 0.0f, false}, {0.0f, 40, 1.2f, 0.3f, true}};
+  const Case cases[] = {{0.7f, 40, 1.0f, 0.0f, false},
+                        {1.0f, 40, 1.0f, 0.0f, false},
+                        {1.3f, 1, 1.0f, 0.0f, false},
+                        {0.8f, 3000, 1.0f, 0.0f, false},
+                        {0.8f, 40, 1.1f, 0.0f, false},
+                        {0.8f, 40, 1.3f, 0.5f, true},
+                        {0.0f, 40, 1.0f, 0.0f, false},
+                        {0.0f, 40, 1.5f, 0.0f, false},
+                        {0.0f, 40, 1.2f, 0.3f, true},
+                        // top-p without top-k: with and without min-p after it, bias and penalties
+                        {0.8f, 0, 1.0f, 0.0f, false},
+                        {1.0f, 0, 1.0f, 0.0f, false, 0.5f, 0.0f},
+                        {1.3f, 0, 1.1f, 0.0f, false, 0.9f, 0.0f},
+                        {0.7f, 0, 1.3f, 0.5f, true, 0.999f, 0.05f},
+                        {2.5f, 0, 1.0f, 0.0f, false, 0.2f, 0.0f}};
   for (const Case& c : cases) {
-    SamplingParams p;  // then top-p 0.95, min-p 0.05, dist (temperature 0: greedy)
+    SamplingParams p;  // then top-p, min-p, dist (temperature 0: greedy)
     p.seed = 3;
     p.temperature = c.temperature;
     p.top_k = c.top_k;
+    p.top_p = c.top_p;
+    p.min_p = c.min_p;
     p.repeat_penalty = c.repeat;
     p.presence_penalty = c.presence;
     if (c.bias) p.logit_bias = {{7, 30.0f}, {11, -INFINITY}, {12, 0.5f}, {7, -2.0f}};
@@ -257,8 +281,8 @@ TEST_CASE("chain: the fast paths draw what the samplers one by one draw", "[samp
     for (int i = 0; i < 24; ++i) {
       const float* l = pool[static_cast<size_t>(i) % pool.size()].data();
       const int32_t a = fast->Sample(l), b = stepwise->SampleWithTrace(l, &trace);
-      INFO("temperature " << c.temperature << " top-k " << c.top_k << " repeat " << c.repeat
-                          << " token " << i);
+      INFO("temperature " << c.temperature << " top-k " << c.top_k << " top-p " << c.top_p
+                          << " repeat " << c.repeat << " token " << i);
       REQUIRE(a == b);
       const Candidates &ca = fast->last_candidates(), &cb = stepwise->last_candidates();
       bool same = ca.size() == cb.size() && ca.selected == cb.selected;
