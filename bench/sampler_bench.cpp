@@ -8,6 +8,7 @@
 //   top-k 40, no penalty  the same without penalties (ember's and llama.cpp's
 //             defaults: temperature and top-k run fused, Candidates::ResetTopK)
 //   top-p     the same without top-k (top-p must find its prefix in the whole vocabulary)
+//   min-p     the same without top-k and top-p (min-p alone cuts the whole vocabulary)
 //   greedy    temperature 0 (with the penalties)
 //   greedy alone  temperature 0, no penalty: the argmax of the raw logits
 // over random normal logits (a fresh vector per token from a pool of 16) with
@@ -133,6 +134,8 @@ int main(int argc, char** argv) {
   def.seed = seed;
   SamplingParams top_p = def;
   top_p.top_k = 0;
+  SamplingParams min_p = top_p;
+  min_p.top_p = 1.0f;
   SamplingParams greedy = def;
   greedy.temperature = 0.0f;
   SamplingParams plain = def;  // llama.cpp's and ember's defaults: no penalty
@@ -142,11 +145,9 @@ int main(int argc, char** argv) {
   const struct {
     const char* name;
     const SamplingParams* params;
-  } chains[] = {{"default (top-k 40)", &def},
-                {"top-k 40, no penalty", &plain},
-                {"top-p, no top-k", &top_p},
-                {"greedy", &greedy},
-                {"greedy alone", &argmax}};
+  } chains[] = {{"default (top-k 40)", &def}, {"top-k 40, no penalty", &plain},
+                {"top-p, no top-k", &top_p},  {"min-p alone", &min_p},
+                {"greedy", &greedy},          {"greedy alone", &argmax}};
 
   std::printf("%-22s %8s %7s %12s\n", "chain", "n_vocab", "sigma", "us/token");
   if (logits_file != nullptr) {

@@ -226,7 +226,8 @@ Status SamplerChain::Create(const std::vector<SamplerSpec>& specs, const Sampler
   }
   // The fast paths (chain.h): leading sparse edits, then greedy, or then
   // temperature and top-k (llama.cpp's default chain), or top-k alone, or
-  // temperature and top-p, or top-p alone (top-p without top-k). The
+  // temperature and top-p, or top-p alone (top-p without top-k), or the same
+  // with min-p (min-p without top-k or top-p). The
   // chain ends with a terminal sampler, which edits nothing sparsely.
   size_t i = 0;
   while (chain->samplers_[i]->EditsLogitsSparsely()) ++i;
@@ -247,6 +248,12 @@ Status SamplerChain::Create(const std::vector<SamplerSpec>& specs, const Sampler
     chain->fused_next_ = i + 1;
     chain->fused_temperature_ = t;
     chain->fused_p_ = specs[i].top_p;
+    chain->fused_min_keep_ = specs[i].min_keep;
+  } else if (specs[i].kind == SamplerKind::kMinP && specs[i].min_p > 0.0f) {
+    chain->fused_ = Fused::kMinP;
+    chain->fused_next_ = i + 1;
+    chain->fused_temperature_ = t;
+    chain->fused_p_ = specs[i].min_p;
     chain->fused_min_keep_ = specs[i].min_keep;
   }
   *out = std::move(chain);
@@ -283,8 +290,11 @@ int32_t SamplerChain::SampleWithTrace(const float* logits, std::vector<TraceStag
     if (fused_ == Fused::kTopK) {
       candidates_.ResetTopK(in, n_vocab_, fused_temperature_, fused_k_);
       first = fused_next_;
-    } else if (ResetTopP(in, n_vocab_, fused_temperature_, fused_p_, fused_min_keep_,
-                         &top_p_scratch_, &candidates_)) {
+    } else if (fused_ == Fused::kTopP
+                   ? ResetTopP(in, n_vocab_, fused_temperature_, fused_p_, fused_min_keep_,
+                               &top_p_scratch_, &candidates_)
+                   : ResetMinP(in, n_vocab_, fused_temperature_, fused_p_, fused_min_keep_,
+                               &top_p_scratch_.logits, &candidates_)) {
       first = fused_next_;
     } else {  // declined: every sampler after the sparse ones, on the edited logits
       candidates_.Reset(in, n_vocab_);

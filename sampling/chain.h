@@ -9,6 +9,7 @@
 
 #include "platform/status.h"
 #include "sampling/candidates.h"
+#include "sampling/min_p.h"
 #include "sampling/rng.h"
 #include "sampling/sampler.h"
 #include "sampling/top_p.h"
@@ -76,16 +77,18 @@ class SamplerChain {
   //    (top-p without top-k). ResetTopP (top_p.h) takes the softmax and the
   //    histogram on plain arrays and makes only the survivors; where it
   //    declines (the sampler's rarer branches), the general path.
+  //  - fused min-p: the same with min-p first (min-p without top-k or top-p):
+  //    ResetMinP (min_p.h).
   size_t sparse_prefix_ = 0;  // samplers_[0, sparse_prefix_) edit sparsely
   bool greedy_path_ = false;
-  enum class Fused { kNone, kTopK, kTopP };
+  enum class Fused { kNone, kTopK, kTopP, kMinP };
   Fused fused_ = Fused::kNone;
   size_t fused_next_ = 0;  // the first sampler after the fused ones
   float fused_temperature_ = 1.0f;
   size_t fused_k_ = 0;
-  float fused_p_ = 1.0f;
+  float fused_p_ = 1.0f;  // top-p's p, or min-p's
   size_t fused_min_keep_ = 1;
-  TopPScratch top_p_scratch_;
+  TopPScratch top_p_scratch_;                // (min-p: its logits)
   std::vector<float> logits_copy_;           // the logits after the sparse samplers
   mutable bool candidates_pending_ = false;  // greedy: logits_copy_ not yet in candidates_
   mutable Candidates candidates_;

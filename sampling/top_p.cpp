@@ -45,35 +45,7 @@ namespace {
 
 constexpr int kBuckets = 1024;
 constexpr double kRange = 32.0;  // logits further below the maximum: the last bucket
-constexpr size_t kBlock = 64;    // ResetTopP's blocks (FindCut)
-
-// The largest logit, and the smallest above -inf (+inf if none), four items
-// at a time in vector lanes.
-struct Extremes {
-  float max, min;
-};
-template <class View>
-Extremes MaxAndFiniteMin(const View& v, size_t n) {
-  Float4 hi = Float4{} - INFINITY, lo = Float4{} + INFINITY;
-  const Float4 neg_inf = hi;
-  size_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const Float4 l = {v.logit(i), v.logit(i + 1), v.logit(i + 2), v.logit(i + 3)};
-    hi = l > hi ? l : hi;
-    lo = l < lo && l > neg_inf ? l : lo;
-  }
-  float max = -INFINITY, min = INFINITY;
-  for (; i < n; ++i) {
-    const float l = v.logit(i);
-    max = l > max ? l : max;
-    if (l > -INFINITY) min = l < min ? l : min;
-  }
-  for (int j = 0; j < 4; ++j) {
-    max = hi[j] > max ? hi[j] : max;
-    min = lo[j] < min ? lo[j] : min;
-  }
-  return {max, min};
-}
+constexpr size_t kBlock = PlainLogits::kBlock;  // ResetTopP's blocks (FindCut)
 
 // f(i) for each candidate i, in order, whose bucket is in [first, last]:
 // eight buckets at a time, skipping the eights with none there (most of the
@@ -300,33 +272,19 @@ bool ResetTopP(const float* logits, int64_t n_vocab, float temperature, float p,
   const size_t n = static_cast<size_t>(n_vocab);
   min_keep = std::max<size_t>(min_keep, 1);  // as the sampler's
   if (p >= 1.0f || n <= min_keep) return false;
-  // Reset's NaN -> -inf, then the temperature sampler's division, a block
-  // of kBlock at a time, with each block's maximum and smallest logit above
-  // -inf (MaxAndFiniteMin's, the same values whatever the order).
-  s->x.resize(n);
+  PlainLogits& pl = s->logits;
+  pl.Set(logits, n, temperature);
+  const Extremes e{pl.max, pl.min};
   s->e.resize(n);
-  s->block_max.resize((n + kBlock - 1) / kBlock);
-  Extremes e{-INFINITY, INFINITY};
-  for (size_t k = 0; k < s->block_max.size(); ++k) {
-    const size_t begin = k * kBlock, end = std::min(n, begin + kBlock);
-    for (size_t i = begin; i < end; ++i) {
-      const float l = std::isnan(logits[i]) ? -INFINITY : logits[i];
-      s->x[i] = temperature == 1.0f ? l : l / temperature;
-    }
-    const Extremes b = MaxAndFiniteMin(ArraysView{&s->x[begin], nullptr}, end - begin);
-    s->block_max[k] = b.max;
-    e.max = b.max > e.max ? b.max : e.max;
-    e.min = b.min < e.min ? b.min : e.min;
-  }
   // The softmax's exps and their sum (softmax.h); each p normalized when read.
-  const double sum = SumExps(ArraysView{s->x.data(), s->e.data()}, n, e.max);
-  const ScaledArraysView view{s->x.data(), s->e.data(), 1.0 / sum};
-  const Cut cut = FindCut(view, n, p, min_keep, s, &s->block_max, e);
+  const double sum = SumExps(ArraysView{pl.x.data(), s->e.data()}, n, e.max);
+  const ScaledArraysView view{pl.x.data(), s->e.data(), 1.0 / sum};
+  const Cut cut = FindCut(view, n, p, min_keep, s, &pl.block_max, e);
   if (cut.kind != Cut::kCut) return false;
   std::vector<Candidate>& items = c->items();
   items.clear();
   ForEachKept(view, cut, *s, [&](size_t i, float q) {
-    items.push_back(Candidate{static_cast<int32_t>(i), s->x[i], q});
+    items.push_back(Candidate{static_cast<int32_t>(i), pl.x[i], q});
   });
   c->set_sorted(false);
   c->MarkProbsValid();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sampling/candidates.h"
+#include "sampling/plain_logits.h"
 
 namespace ember {
 
@@ -18,8 +19,8 @@ struct TopPScratch {
   std::vector<size_t> count;         // [kBuckets] candidates per bucket
   std::vector<uint16_t> bucket;      // [n] each candidate's bucket
   std::vector<Candidate> in_bucket;  // the cut's bucket, sorted
-  std::vector<float> x, e;           // ResetTopP: [n] logits / temperature, exp(x - max)
-  std::vector<float> block_max;      // ResetTopP: the maximum of each 64 of x
+  PlainLogits logits;                // ResetTopP: the logits after the temperature
+  std::vector<float> e;              // ResetTopP: [n] exp(x - max)
 };
 
 // What Reset(logits, n), then logit / temperature for every item

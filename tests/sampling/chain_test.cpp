@@ -221,8 +221,9 @@ TEST_CASE("chain: at 151936 tokens, top-k 40 + top-p + min-p + dist draws from t
 TEST_CASE("chain: the fast paths draw what the samplers one by one draw", "[sampling]") {
   // Sample runs a chain that starts with sparse edits (logit bias,
   // penalties) and then greedy, or temperature and top-k, or temperature and
-  // top-p, through its fast paths (SamplerChain, Candidates::ResetTopK,
-  // ResetTopP); SampleWithTrace runs every sampler in turn. Two chains with
+  // top-p, or temperature and min-p, through its fast paths (SamplerChain,
+  // Candidates::ResetTopK, ResetTopP, ResetMinP); SampleWithTrace runs every
+  // sampler in turn. Two chains with
   // one seed must draw the same tokens from the same candidates.
   const int n = 49152;
   Rng rng(99);
@@ -262,7 +263,11 @@ TEST_CASE("chain: the fast paths draw what the samplers one by one draw", "[samp
                         {1.0f, 0, 1.0f, 0.0f, false, 0.5f, 0.0f},
                         {1.3f, 0, 1.1f, 0.0f, false, 0.9f, 0.0f},
                         {0.7f, 0, 1.3f, 0.5f, true, 0.999f, 0.05f},
-                        {2.5f, 0, 1.0f, 0.0f, false, 0.2f, 0.0f}};
+                        {2.5f, 0, 1.0f, 0.0f, false, 0.2f, 0.0f},
+                        // min-p without top-k or top-p
+                        {0.8f, 0, 1.0f, 0.0f, false, 1.0f, 0.05f},
+                        {1.0f, 0, 1.2f, 0.0f, true, 1.0f, 0.5f},
+                        {1.7f, 0, 1.0f, 0.0f, false, 1.0f, 0.999f}};
   for (const Case& c : cases) {
     SamplingParams p;  // then top-p, min-p, dist (temperature 0: greedy)
     p.seed = 3;
@@ -294,6 +299,33 @@ TEST_CASE("chain: the fast paths draw what the samplers one by one draw", "[samp
       REQUIRE(fast->Accept(a).ok());
       REQUIRE(stepwise->Accept(b).ok());
     }
+  }
+}
+
+TEST_CASE("chain: min-p's fast path keeps the logits exactly at its threshold", "[sampling]") {
+  // Temperature 1 (no temperature sampler), min-p 0.3 alone: the threshold
+  // is max + log(0.3) in float, and three logits sit exactly on it.
+  const int n = 4096;
+  const float thr = 1.0f + std::log(0.3f);
+  std::vector<float> l(n, -5.0f);
+  l[100] = 1.0f;
+  l[7] = l[2000] = l[4095] = thr;
+  l[8] = std::nextafter(thr, -INFINITY);  // just below: dropped
+  SamplingParams p;
+  p.temperature = 1.0f;
+  p.top_k = 0;
+  p.top_p = 1.0f;
+  p.min_p = 0.3f;
+  auto fast = ChainOf(p, n), stepwise = ChainOf(p, n);
+  std::vector<TraceStage> trace;
+  REQUIRE(fast->Sample(l.data()) == stepwise->SampleWithTrace(l.data(), &trace));
+  const Candidates& c = fast->last_candidates();
+  REQUIRE(c.size() == 4);
+  const int32_t want[] = {7, 100, 2000, 4095};
+  for (size_t i = 0; i < 4; ++i) {
+    CHECK(c.items()[i].id == want[i]);
+    CHECK(c.items()[i].id == stepwise->last_candidates().items()[i].id);
+    CHECK(c.items()[i].p == stepwise->last_candidates().items()[i].p);
   }
 }
 
