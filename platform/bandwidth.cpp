@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <memory>
 #include <new>
+#include <thread>
 #include <vector>
 
 #include <unistd.h>
@@ -98,9 +99,8 @@ void KeepAlive(uint64_t sink) {
   if (sink == 0x5eed) std::abort();
 }
 
-}  // namespace
-
-double MeasureReadBandwidth(int n_threads, size_t bytes, int reps) {
+// MeasureReadBandwidth's passes, on the calling thread.
+double MeasureHere(int n_threads, size_t bytes, int reps) {
   n_threads = std::max(1, n_threads);
   const ReadXorFn read = HostReadXor();
   const ReadBuffer buf = TouchedBuffer(bytes, n_threads);
@@ -114,6 +114,20 @@ double MeasureReadBandwidth(int n_threads, size_t bytes, int reps) {
   }
   KeepAlive(sink);
   return best;
+}
+
+}  // namespace
+
+double MeasureReadBandwidth(int n_threads, size_t bytes, int reps) {
+  // On a thread of its own, whose OpenMP pool ends with it (as the scheduler's
+  // profile, platform/scheduler.cpp): a pool left idle on the caller's thread
+  // counts as busy to libgomp, which then makes every other team's threads
+  // sleep between regions when threads outnumber CPUs (a load-time team on the
+  // loading thread cost a batcher's decode ~30%, docs/PERFORMANCE.md "Stop 54").
+  double gbps = 0.0;
+  std::thread worker([&] { gbps = MeasureHere(n_threads, bytes, reps); });
+  worker.join();
+  return gbps;
 }
 
 std::vector<double> MeasureReadBandwidthProfile(int max_threads, size_t bytes, int reps) {

@@ -17,7 +17,8 @@ namespace ember {
 
 // Reads a buffer of `bytes` (much larger than the caches) with n_threads
 // threads, `reps` times and for at least a quarter of a second, and returns
-// the best rate in GB/s (1e9 bytes/s).
+// the best rate in GB/s (1e9 bytes/s). Runs on a thread of its own, so that no
+// OpenMP pool stays behind on the caller's (bandwidth.cpp says why).
 double MeasureReadBandwidth(int n_threads, size_t bytes = size_t{256} << 20, int reps = 5);
 
 // The read bandwidth for 1..max_threads threads over one buffer of `bytes`:
