@@ -324,6 +324,28 @@ Status Model::RepackWeights(const LoadProgressFn& progress, uint64_t address_lim
   // (a tied output and embedding share one tensor).
   std::unordered_map<const uint8_t*, const GgufTensorInfo*> tensor_at;
   for (const GgufTensorInfo& t : gguf_->tensors()) tensor_at.emplace(t.data, &t);
+  // Views of one tensor (a tied output and its embedding) share one packed
+  // matrix, found by the data's address, so tensors that a file places at
+  // one address must agree in type and shape. (A fuzzed file put ffn_down at
+  // ffn_gate's address: ffn_down got the gate's packed matrix, with more rows
+  // than its output holds, and decode wrote past that buffer.)
+  {
+    std::unordered_map<const uint8_t*, const WeightView*> first_view;
+    for (const WeightView* v : views) {
+      if (v->data == nullptr) continue;
+      const auto [it, added] = first_view.emplace(v->data, v);
+      const WeightView* u = it->second;
+      if (!added && (u->type != v->type || u->n_rows != v->n_rows || u->n_cols != v->n_cols)) {
+        const auto t = tensor_at.find(v->data);
+        return BadFormat("two tensors share the data of '" +
+                         (t != tensor_at.end() ? t->second->name : std::string("?")) +
+                         "' in the file with different types or shapes (" + GgmlTypeName(u->type) +
+                         " " + std::to_string(u->n_rows) + " x " + std::to_string(u->n_cols) +
+                         " and " + GgmlTypeName(v->type) + " " + std::to_string(v->n_rows) + " x " +
+                         std::to_string(v->n_cols) + ")");
+      }
+    }
+  }
   std::unordered_map<const uint8_t*, const PackedMatrix*> done;
   // Tensors already in a native layout (`ember quantize --type native`) are
   // used where they are mapped: no copy, and their pages stay.

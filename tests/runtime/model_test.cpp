@@ -220,6 +220,30 @@ TEST_CASE("model: bad models give clear errors", "[model][bad-input]") {
     CHECK(s.code() == Code::kUnsupported);
     CHECK_THAT(s.message(), Catch::Contains("unsupported architecture 'gptneox'"));
   }
+  SECTION("two tensors at one address with different shapes") {
+    // ffn_down's tensor info patched to ffn_gate's offset (the same bytes,
+    // transposed shapes): the packed matrix of one must not serve the other.
+    std::string bytes = test::ReadFile(test::DefaultTinyModel());
+    // The offset field of a tensor info: after its name, n_dims (u32), the
+    // dims (u64 each) and the type (u32).
+    auto offset_at = [&](const std::string& name) {
+      const size_t at = bytes.find(name);
+      REQUIRE(at != std::string::npos);
+      uint32_t n_dims = 0;
+      std::memcpy(&n_dims, &bytes[at + name.size()], 4);
+      return at + name.size() + 4 + 8 * n_dims + 4;
+    };
+    const size_t gate = offset_at("blk.0.ffn_gate.weight"),
+                 down = offset_at("blk.0.ffn_down.weight");
+    bytes.replace(down, 8, bytes.substr(gate, 8));
+    std::string path = test::TempPath("aliased.gguf");
+    std::ofstream(path, std::ios::binary).write(bytes.data(), bytes.size());
+    Status s = Model::Load(path, nullptr, &m);
+    CHECK(s.code() == Code::kBadFormat);
+    CHECK_THAT(s.message(), Catch::Contains("two tensors share the data of "
+                                            "'blk.0.ffn_gate.weight' in the file with different "
+                                            "types or shapes"));
+  }
   SECTION("truncated file") {
     std::string bytes = test::ReadFile(test::DefaultTinyModel());
     std::string path = test::TempPath("truncated.gguf");
