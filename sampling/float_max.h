@@ -1,9 +1,13 @@
-// The largest of a run of logits, in vector lanes, and the maxima of a
-// vocabulary's blocks: greedy's argmax, the fused top-k (candidates.cpp) and
-// the log-probabilities (logprobs.cpp) scan the vocabulary with them.
+// The largest of a run of logits, in vector lanes, the extremes of a run of
+// items, and the maxima of a vocabulary's blocks: greedy's argmax, the fused
+// top-k (candidates.cpp), the softmax (softmax.h), the fast top-p and min-p
+// (plain_logits.h) and the log-probabilities (logprobs.cpp) scan the
+// vocabulary with them.
 #pragma once
 
 #include <algorithm>
+#include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -39,6 +43,35 @@ inline float MaxOf(const float* x, int64_t n) {
     for (int k = 0; k < 4; ++k) r = v[k] > r ? v[k] : r;
   }
   return r;
+}
+
+// The largest logit of n items, and the smallest above -inf (+inf if none),
+// four items at a time in vector lanes; View::logit(i) gives item i's
+// (softmax.h's views, PlainLogits' array).
+struct Extremes {
+  float max, min;
+};
+template <class View>
+Extremes MaxAndFiniteMin(const View& v, size_t n) {
+  Float4 hi = Float4{} - INFINITY, lo = Float4{} + INFINITY;
+  const Float4 neg_inf = hi;
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const Float4 l = {v.logit(i), v.logit(i + 1), v.logit(i + 2), v.logit(i + 3)};
+    hi = l > hi ? l : hi;
+    lo = l < lo && l > neg_inf ? l : lo;
+  }
+  float max = -INFINITY, min = INFINITY;
+  for (; i < n; ++i) {
+    const float l = v.logit(i);
+    max = l > max ? l : max;
+    if (l > -INFINITY) min = l < min ? l : min;
+  }
+  for (int j = 0; j < 4; ++j) {
+    max = hi[j] > max ? hi[j] : max;
+    min = lo[j] < min ? lo[j] : min;
+  }
+  return {max, min};
 }
 
 // The maxima of a vocabulary's blocks of kBlock logits, to find the k largest

@@ -14,37 +14,8 @@
 
 namespace ember {
 
-// The largest logit of n items, and the smallest above -inf (+inf if none),
-// four items at a time in vector lanes; View::logit(i) gives item i's
-// (softmax.h's views, or PlainLogits' array).
-struct Extremes {
-  float max, min;
-};
-template <class View>
-Extremes MaxAndFiniteMin(const View& v, size_t n) {
-  Float4 hi = Float4{} - INFINITY, lo = Float4{} + INFINITY;
-  const Float4 neg_inf = hi;
-  size_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const Float4 l = {v.logit(i), v.logit(i + 1), v.logit(i + 2), v.logit(i + 3)};
-    hi = l > hi ? l : hi;
-    lo = l < lo && l > neg_inf ? l : lo;
-  }
-  float max = -INFINITY, min = INFINITY;
-  for (; i < n; ++i) {
-    const float l = v.logit(i);
-    max = l > max ? l : max;
-    if (l > -INFINITY) min = l < min ? l : min;
-  }
-  for (int j = 0; j < 4; ++j) {
-    max = hi[j] > max ? hi[j] : max;
-    min = lo[j] < min ? lo[j] : min;
-  }
-  return {max, min};
-}
-
 struct PlainLogits {
-  static constexpr size_t kBlock = 64;
+  static constexpr size_t kBlock = BlockMaxima::kBlock;  // the blocks of the fused top-k
   std::vector<float> x;          // [n] NaN -> -inf, then / temperature (1: as is)
   std::vector<float> block_max;  // [ceil(n / kBlock)] the maximum of each block of x
   float max = -INFINITY;         // the largest of x
@@ -57,7 +28,7 @@ struct PlainLogits {
       float logit(size_t i) const { return x[i]; }
     };
     x.resize(n);
-    block_max.resize((n + kBlock - 1) / kBlock);
+    block_max.resize(static_cast<size_t>(BlockMaxima::Blocks(static_cast<int64_t>(n))));
     max = -INFINITY;
     min = INFINITY;
     for (size_t k = 0; k < block_max.size(); ++k) {

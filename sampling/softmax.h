@@ -41,22 +41,6 @@ struct ScaledArraysView {
   Candidate item(size_t i) const { return Candidate{static_cast<int32_t>(i), x[i], p(i)}; }
 };
 
-// The largest logit of the n items (-inf if none), four at a time in vector
-// lanes (a plain loop is one chain of dependent maxss). Logits are never NaN.
-template <class View>
-float MaxLogitOf(const View& v, size_t n) {
-  Float4 m = Float4{} - INFINITY;
-  size_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const Float4 l = {v.logit(i), v.logit(i + 1), v.logit(i + 2), v.logit(i + 3)};
-    m = l > m ? l : m;
-  }
-  float r = -INFINITY;
-  for (; i < n; ++i) r = v.logit(i) > r ? v.logit(i) : r;
-  for (int j = 0; j < 4; ++j) r = m[j] > r ? m[j] : r;
-  return r;
-}
-
 // p(i) = softmax(logit)(i) over the n items, as Candidates::ComputeProbs
 // defines it: exp(logit - max) four items at a time (vec_exp.h: within 3e-7
 // of exp; libm's expf, a call per item, took ~1 ms at 151936 candidates), 0
@@ -72,7 +56,8 @@ double SumExps(const View& v, size_t n, float max);
 
 template <class View>
 void SoftmaxOf(const View& v, size_t n) {
-  const double inv = 1.0 / SumExps(v, n, MaxLogitOf(v, n));  // sum >= 1: the maximum's 1
+  // sum >= 1: the maximum's 1
+  const double inv = 1.0 / SumExps(v, n, MaxAndFiniteMin(v, n).max);
   for (size_t j = 0; j < n; ++j) v.set_p(j, static_cast<float>(v.p(j) * inv));
 }
 
