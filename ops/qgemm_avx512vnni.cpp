@@ -123,12 +123,24 @@ void TilesQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
   }
 }
 
-// Int8 tiles, NT at once as in TilesQ4. vpdpbusd needs one unsigned operand:
-// activations go in as a + 128 (xor 0x80, once per broadcast for all NT
-// tiles), and 128 * sum(w), from a dpbusd of ones with w, is taken off.
+// Int8 tiles, NT at once as in TilesQ4. vpdpbusd needs one unsigned operand,
+// two ways to the same integer sum(w a):
+//  - up to two tokens, the weights go in as w + 128 (xor 0x80, once per vector
+//    for the tokens) and the activations as they are: sum((w + 128) a) - 128
+//    sum(a), the sums starting from -128 qsum as Q4's from its offset;
+//  - from three tokens on, the activations go in as a + 128 (xor 0x80, once per
+//    broadcast for all NT tiles) and 128 sum(w), from a vpdpbusd of ones with
+//    w, is taken off.
+// The first takes 8 vpdpbusd a group for one token where the second takes 16:
+// `ember_gemv_rate 2048 0.3 M Q8_0` on a Zen 4 core, in cache, M = 1 80 -> 102
+// GB/s, M = 2 52 -> 80, and from memory the same (31-33, 29-31). From three
+// tokens the first is still faster in cache (M = 4 39 -> 43) but reads less
+// from memory (M = 3 25 -> 22, M = 4 23-24 -> 15, M = 8 15 -> 11; 21 at M = 4
+// with the weights' loads kept apart from the xor): not understood, measured.
 template <int MR, int NT, Stage S>
 void TilesQ8(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t t0, float* y,
              int64_t ldy) {
+  constexpr bool kUnsignedWeights = MR <= 2;
   const __m512i ones = _mm512_set1_epi8(1);
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
   __m512 acc[NT][MR];
@@ -141,24 +153,34 @@ void TilesQ8(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
   for (int i = 0; i < MR; ++i) aq[i] = a.q_row(t0 + i);
   for (int64_t g = 0; g < w.n_groups; ++g) {
     __m512i isum[NT][MR], wsum[NT];
-    for (int j = 0; j < NT; ++j) {
-      wsum[j] = _mm512_setzero_si512();
-      for (int i = 0; i < MR; ++i) isum[j][i] = _mm512_setzero_si512();
+    for (int i = 0; i < MR; ++i) {
+      const __m512i start = kUnsignedWeights ? _mm512_set1_epi32(-128 * a.qsum_row(t0 + i)[g])
+                                             : _mm512_setzero_si512();
+      for (int j = 0; j < NT; ++j) isum[j][i] = start;
     }
+    for (int j = 0; j < NT; ++j) wsum[j] = _mm512_setzero_si512();
     for (int s = 0; s < 8; ++s) {
       __m512i wq[NT];
       PrefetchAhead<NT, S>(gp[0] + 64 * s);
       for (int j = 0; j < NT; ++j) {
         wq[j] = _mm512_loadu_si512(gp[j] + 64 * s);
-        wsum[j] = _mm512_dpbusd_epi32(wsum[j], ones, wq[j]);
+        if constexpr (kUnsignedWeights) {
+          wq[j] = _mm512_xor_si512(wq[j], flip);
+        } else {
+          wsum[j] = _mm512_dpbusd_epi32(wsum[j], ones, wq[j]);
+        }
       }
       for (int i = 0; i < MR; ++i) {
-        const __m512i b = _mm512_xor_si512(Bcast4(aq[i] + g * 32 + 4 * s), flip);
-        for (int j = 0; j < NT; ++j) isum[j][i] = _mm512_dpbusd_epi32(isum[j][i], b, wq[j]);
+        const __m512i b = Bcast4(aq[i] + g * 32 + 4 * s);
+        for (int j = 0; j < NT; ++j) {
+          isum[j][i] = kUnsignedWeights
+                           ? _mm512_dpbusd_epi32(isum[j][i], wq[j], b)
+                           : _mm512_dpbusd_epi32(isum[j][i], _mm512_xor_si512(b, flip), wq[j]);
+        }
       }
     }
     for (int j = 0; j < NT; ++j) {
-      const __m512i correction = _mm512_slli_epi32(wsum[j], 7);
+      const __m512i correction = _mm512_slli_epi32(wsum[j], 7);  // 0 for unsigned weights
       const __m512 dw =
           _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(gp[j] + 512)));
       for (int i = 0; i < MR; ++i) {
