@@ -87,6 +87,7 @@ Kernels KernelsFor(Isa isa) {
   }
   if (isa == Isa::kAvx512 || isa == Isa::kAvx512Vnni) {
     k.attend_block = AttendBlock_avx512;
+    k.quantize_act_rows = QuantizeActRows_avx512;
     k.fgemm = FGemm_avx512;
     k.float_group = kFloatGroupAvx512;
     k.fgemm_widened_from_threads = 2;

@@ -111,6 +111,7 @@ void AttendHeadF32_avx2(const float* q, const KvSpanF32* spans, int n_spans, siz
 void AttendHeadQ8_avx2(const float* q, const KvSpanQ8* spans, int n_spans, size_t stride,
                        size_t scale_stride, int head_dim, float scale, float* scores, float* out);
 void QuantizeActRows_avx2(const float* x, int64_t t0, int64_t t1, QuantizedActs* acts);
+void QuantizeActRows_avx512(const float* x, int64_t t0, int64_t t1, QuantizedActs* acts);
 void QGemmQ4x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ5x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
 void QGemmQ8x16_avx2(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*, int64_t);
