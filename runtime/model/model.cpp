@@ -324,6 +324,27 @@ Status Model::RepackWeights(const LoadProgressFn& progress, uint64_t address_lim
   // (a tied output and embedding share one tensor).
   std::unordered_map<const uint8_t*, const GgufTensorInfo*> tensor_at;
   for (const GgufTensorInfo& t : gguf_->tensors()) tensor_at.emplace(t.data, &t);
+  // Tensors whose bytes overlap at different addresses would read each
+  // other's bytes, and once one is repacked and its pages released (a copied
+  // file) the other would read zeros: no writer makes such a file.
+  {
+    std::vector<const GgufTensorInfo*> by_start;
+    for (const GgufTensorInfo& t : gguf_->tensors()) {
+      if (t.n_bytes > 0) by_start.push_back(&t);
+    }
+    std::sort(by_start.begin(), by_start.end(),
+              [](const GgufTensorInfo* a, const GgufTensorInfo* b) { return a->data < b->data; });
+    // The tensor reaching furthest among those that start earlier.
+    const GgufTensorInfo* reach = nullptr;
+    for (const GgufTensorInfo* b : by_start) {
+      if (reach != nullptr && reach->data != b->data &&
+          static_cast<uint64_t>(b->data - reach->data) < reach->n_bytes) {
+        return BadFormat("the data of tensors '" + reach->name + "' and '" + b->name +
+                         "' overlap in the file");
+      }
+      if (reach == nullptr || b->data + b->n_bytes > reach->data + reach->n_bytes) reach = b;
+    }
+  }
   // Views of one tensor (a tied output and its embedding) share one packed
   // matrix, found by the data's address, so tensors that a file places at
   // one address must agree in type and shape. (A fuzzed file put ffn_down at

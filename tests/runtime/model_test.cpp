@@ -244,6 +244,30 @@ TEST_CASE("model: bad models give clear errors", "[model][bad-input]") {
                                             "'blk.0.ffn_gate.weight' in the file with different "
                                             "types or shapes"));
   }
+  SECTION("two tensors whose bytes overlap") {
+    // ffn_down's offset patched to 32 bytes (the file's alignment) past
+    // ffn_gate's: each would read part of the other's bytes.
+    std::string bytes = test::ReadFile(test::DefaultTinyModel());
+    auto offset_at = [&](const std::string& name) {
+      const size_t at = bytes.find(name);
+      REQUIRE(at != std::string::npos);
+      uint32_t n_dims = 0;
+      std::memcpy(&n_dims, &bytes[at + name.size()], 4);
+      return at + name.size() + 4 + 8 * n_dims + 4;
+    };
+    const size_t gate = offset_at("blk.0.ffn_gate.weight"),
+                 down = offset_at("blk.0.ffn_down.weight");
+    uint64_t offset = 0;
+    std::memcpy(&offset, &bytes[gate], 8);
+    offset += 32;
+    std::memcpy(&bytes[down], &offset, 8);
+    std::string path = test::TempPath("overlapping.gguf");
+    std::ofstream(path, std::ios::binary).write(bytes.data(), bytes.size());
+    Status s = Model::Load(path, nullptr, &m);
+    CHECK(s.code() == Code::kBadFormat);
+    CHECK_THAT(s.message(), Catch::Contains("the data of tensors 'blk.0.ffn_gate.weight' and "
+                                            "'blk.0.ffn_down.weight' overlap in the file"));
+  }
   SECTION("truncated file") {
     std::string bytes = test::ReadFile(test::DefaultTinyModel());
     std::string path = test::TempPath("truncated.gguf");
