@@ -129,6 +129,20 @@ TEST_CASE("model: every supported weight type loads and runs", "[model]") {
   }
 }
 
+namespace {
+
+// Where the offset field of tensor `name`'s info lies in a GGUF file's bytes:
+// after its name, n_dims (u32), the dims (u64 each) and the type (u32).
+size_t OffsetFieldAt(const std::string& bytes, const std::string& name) {
+  const size_t at = bytes.find(name);
+  REQUIRE(at != std::string::npos);
+  uint32_t n_dims = 0;
+  std::memcpy(&n_dims, &bytes[at + name.size()], 4);
+  return at + name.size() + 4 + 8 * n_dims + 4;
+}
+
+}  // namespace
+
 TEST_CASE("model: bad models give clear errors", "[model][bad-input]") {
   std::unique_ptr<Model> m;
   SECTION("wrong tensor shape") {
@@ -224,17 +238,8 @@ TEST_CASE("model: bad models give clear errors", "[model][bad-input]") {
     // ffn_down's tensor info patched to ffn_gate's offset (the same bytes,
     // transposed shapes): the packed matrix of one must not serve the other.
     std::string bytes = test::ReadFile(test::DefaultTinyModel());
-    // The offset field of a tensor info: after its name, n_dims (u32), the
-    // dims (u64 each) and the type (u32).
-    auto offset_at = [&](const std::string& name) {
-      const size_t at = bytes.find(name);
-      REQUIRE(at != std::string::npos);
-      uint32_t n_dims = 0;
-      std::memcpy(&n_dims, &bytes[at + name.size()], 4);
-      return at + name.size() + 4 + 8 * n_dims + 4;
-    };
-    const size_t gate = offset_at("blk.0.ffn_gate.weight"),
-                 down = offset_at("blk.0.ffn_down.weight");
+    const size_t gate = OffsetFieldAt(bytes, "blk.0.ffn_gate.weight"),
+                 down = OffsetFieldAt(bytes, "blk.0.ffn_down.weight");
     bytes.replace(down, 8, bytes.substr(gate, 8));
     std::string path = test::TempPath("aliased.gguf");
     std::ofstream(path, std::ios::binary).write(bytes.data(), bytes.size());
@@ -248,15 +253,8 @@ TEST_CASE("model: bad models give clear errors", "[model][bad-input]") {
     // ffn_down's offset patched to 32 bytes (the file's alignment) past
     // ffn_gate's: each would read part of the other's bytes.
     std::string bytes = test::ReadFile(test::DefaultTinyModel());
-    auto offset_at = [&](const std::string& name) {
-      const size_t at = bytes.find(name);
-      REQUIRE(at != std::string::npos);
-      uint32_t n_dims = 0;
-      std::memcpy(&n_dims, &bytes[at + name.size()], 4);
-      return at + name.size() + 4 + 8 * n_dims + 4;
-    };
-    const size_t gate = offset_at("blk.0.ffn_gate.weight"),
-                 down = offset_at("blk.0.ffn_down.weight");
+    const size_t gate = OffsetFieldAt(bytes, "blk.0.ffn_gate.weight"),
+                 down = OffsetFieldAt(bytes, "blk.0.ffn_down.weight");
     uint64_t offset = 0;
     std::memcpy(&offset, &bytes[gate], 8);
     offset += 32;
