@@ -145,6 +145,7 @@ Kernels KernelsFor(Isa isa) {
     k.rope_apply = RopeApply_neon;
     k.geglu = GeGlu_neon;
     k.fp32_to_fp16_row = Fp32ToFp16Row_neon;
+    k.quantize_act_rows = QuantizeActRows_neon;
   }
   if (isa == Isa::kNeonDot) {
     k.SetQGemm(QGemmQ4x16_neon_dot, QGemmQ5x16_neon_dot, QGemmQ8x16_neon_dot, QGemmIQ4x16_neon_dot);

@@ -139,6 +139,7 @@ void QGemmQ2Kx16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const Quantiz
                             int64_t);
 void QGemmQ6Kx16_avx512vnni(const PackedMatrix&, int64_t, int64_t, const QuantizedActs&, float*,
                             int64_t);
+void QuantizeActRows_neon(const float* x, int64_t t0, int64_t t1, QuantizedActs* acts);
 void AttendHead_neon(const float* q, const KvSpan* spans, int n_spans, size_t stride, int head_dim,
                      float scale, float* scores, float* out);
 void AttendHeadF32_neon(const float* q, const KvSpanF32* spans, int n_spans, size_t stride,
