@@ -84,10 +84,12 @@ inline __m512 RoundTripFp16(__m512 x) {
   return _mm512_cvtph_ps(_mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 
-// Groups g0 .. g0 + n - 1 (n <= 16) of row t.
-void QuantizeChunk(const float* x, int64_t t, int64_t g0, int n, QuantizedActs* a) {
-  const int64_t k = a->k, groups = k / 32;
-  const float* xg = x + t * k + g0 * 32;
+// Groups g0 .. g0 + n - 1 (n <= 16), counted over the rows laid end to end:
+// group g of row t is group t * (k / 32) + g of x, q and every per-group
+// array, so a pass may span two rows.
+void QuantizeChunk(const float* x, int64_t g0, int n, QuantizedActs* a) {
+  const int64_t groups = a->k / 32;
+  const float* xg = x + g0 * 32;
   const __m512i abs_mask = _mm512_set1_epi32(0x7FFFFFFF);
   // Per group: max |x| in 16 lanes; and x - x over the chunk, NaN where
   // some x is a NaN or an infinity.
@@ -114,7 +116,7 @@ void QuantizeChunk(const float* x, int64_t t, int64_t g0, int n, QuantizedActs* 
   // q = round(x * id) per group, stored as bytes; the int32 vectors kept for
   // the sums of columns 0-15 and 16-31.
   __m512i q0[kChunk], q1[kChunk];
-  int8_t* qrow = a->q.data() + t * k + g0 * 32;
+  int8_t* qrow = a->q.data() + g0 * 32;
   for (int i = 0; i < kChunk; ++i) {
     if (i >= n) {
       q0[i] = q1[i] = _mm512_setzero_si512();
@@ -133,7 +135,7 @@ void QuantizeChunk(const float* x, int64_t t, int64_t g0, int n, QuantizedActs* 
   const __m512 d = RoundTripFp16(d_exact);
   const __m512 total_f = _mm512_cvtepi32_ps(total);
   const __mmask16 lanes = static_cast<__mmask16>((1u << n) - 1);
-  const int64_t at = t * groups + g0;
+  const int64_t at = g0;
   _mm512_mask_storeu_ps(a->d.data() + at, lanes, d);
   StoreInts(a->qsum.data() + at, lanes, total);
   _mm512_mask_storeu_ps(a->dqsum.data() + at, lanes, _mm512_mul_ps(d, total_f));
@@ -155,7 +157,9 @@ void QuantizeChunk(const float* x, int64_t t, int64_t g0, int n, QuantizedActs* 
     for (int i = 0; i < n; ++i) {
       const __m512 v0 = _mm512_loadu_ps(xg + 32 * i), v1 = _mm512_loadu_ps(xg + 32 * i + 16);
       const __m512 z = _mm512_add_ps(_mm512_sub_ps(v0, v0), _mm512_sub_ps(v1, v1));
-      if (_mm512_cmp_ps_mask(z, z, _CMP_UNORD_Q) != 0) a->SetNonFinite(t, g0 + i);
+      if (_mm512_cmp_ps_mask(z, z, _CMP_UNORD_Q) != 0) {
+        a->SetNonFinite((g0 + i) / groups, (g0 + i) % groups);
+      }
     }
   }
 }
@@ -163,11 +167,9 @@ void QuantizeChunk(const float* x, int64_t t, int64_t g0, int n, QuantizedActs* 
 }  // namespace
 
 void QuantizeActRows_avx512(const float* x, int64_t t0, int64_t t1, QuantizedActs* a) {
-  const int64_t groups = a->k / 32;
-  for (int64_t t = t0; t < t1; ++t) {
-    for (int64_t g0 = 0; g0 < groups; g0 += kChunk) {
-      QuantizeChunk(x, t, g0, static_cast<int>(std::min<int64_t>(kChunk, groups - g0)), a);
-    }
+  const int64_t groups = a->k / 32, end = t1 * groups;
+  for (int64_t g0 = t0 * groups; g0 < end; g0 += kChunk) {
+    QuantizeChunk(x, g0, static_cast<int>(std::min<int64_t>(kChunk, end - g0)), a);
   }
 }
 
