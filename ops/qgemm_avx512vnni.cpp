@@ -67,14 +67,14 @@ void TilesQ4(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
           kHasMin ? _mm512_setzero_si512() : _mm512_set1_epi32(kOffset * a.qsum_row(t0 + i)[g]);
       for (int j = 0; j < NT; ++j) isum[j][i] = start;
     }
-    if constexpr (kQ5) PrefetchAhead<NT, S>(gp[0] + 256);
+    if constexpr (kQ5) PrefetchAhead<kLayout, MR, NT, S>(gp[0] + 256);
     __m512i plane[NT];  // Q5: the group's high-bit planes
     for (int j = 0; j < NT; ++j) {
       plane[j] = kQ5 ? _mm512_loadu_si512(gp[j] + 256) : _mm512_setzero_si512();
     }
     for (int s = 0; s < 4; ++s) {
       __m512i lo[NT], hi[NT];
-      PrefetchAhead<NT, S>(gp[0] + 64 * s);
+      PrefetchAhead<kLayout, MR, NT, S>(gp[0] + 64 * s);
       for (int j = 0; j < NT; ++j) {
         staged.Two(g, 2 * s, j, &lo[j], &hi[j], [&](__m512i* l, __m512i* h) {
           const __m512i v = _mm512_loadu_si512(gp[j] + 64 * s);
@@ -161,7 +161,7 @@ void TilesQ8(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
     for (int j = 0; j < NT; ++j) wsum[j] = _mm512_setzero_si512();
     for (int s = 0; s < 8; ++s) {
       __m512i wq[NT];
-      PrefetchAhead<NT, S>(gp[0] + 64 * s);
+      PrefetchAhead<PackedLayout::kQ8x16, MR, NT, S>(gp[0] + 64 * s);
       for (int j = 0; j < NT; ++j) {
         wq[j] = _mm512_loadu_si512(gp[j] + 64 * s);
         if constexpr (kUnsignedWeights) {

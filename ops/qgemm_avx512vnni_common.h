@@ -60,10 +60,46 @@ constexpr int UnprefetchedTokens(PackedLayout layout) {
   return layout == PackedLayout::kQ3Kx16 || layout == PackedLayout::kQ2Kx16 ? 1 : 2;
 }
 
-template <int NT, Stage S>
+// A batch of a few tokens (one tile at a time: draft verification, the
+// server's parallel sequences) spends 2-4x longer per weight line than one
+// token, and with the single prefetch above it read well below its own
+// arithmetic rate: from memory against in cache, one thread, k = 2048, GB/s,
+// Q4_0 M = 4 19-20 against 24.5, Q6_K 15 against 27. Its lines are asked for
+// twice instead: into L2 16 KiB ahead, then into L1 4 KiB ahead.
+// `ember_gemv_rate 2048 0.3 M` on a Zen 4 core, two alternating rounds, 8 KiB
+// (T0) -> 4 KiB (T0) + 16 KiB (T1): M = 4 Q4_0 19.9 / 20.0 -> 22.7 / 22.7,
+// Q5_0 16.9 -> 23.2 / 22.9, Q6_K 15.0 / 15.4 -> 25.7 / 26.0, Q4_K 16.6 / 17.4
+// -> 22.5 / 22.2, Q8_0 22.3 / 22.2 -> 26.4 / 23.7; M = 3 Q6_K 18 -> 29, Q4_K
+// 18 -> 27; M = 8 Q8_0 15.5 -> 20, Q6_K 11 -> 14; in cache the same. 4 KiB
+// alone gained half of it; 1-2 KiB or 16-32 KiB at L1 alone read less than 8.
+// Where a pass nearly keeps up with memory the two levels read less than the
+// 8 KiB: Q8_0 at three tokens (48 GB/s in cache; 26 -> 21-24 from memory), as
+// one token (Q4_0 28.5 -> 22.8 with OneTokenPrefetch() forced on); Q4x16 at
+// three tokens (31 in cache) was even at k = 2048 but SmolLM2's step of three
+// (Q4_1, k = 576, ember_batch_step -t 1) took 4.85 -> 5.45 ms. Those keep the
+// 8 KiB (or none: OneTokenPrefetch). The real models' steps, base -> two
+// levels, ms, ember_batch_step --depth 100, three alternating rounds at 2
+// threads: Qwen2.5-0.5B M = 4 14.1 / 13.9 / 14.2 -> 13.2 / 12.8 / 12.7, M = 8
+// 18.5 / 18.1 / 17.9 -> 16.1 / 16.1 / 19.8; Gemma 3 M = 8 14.4 / 11.2 / 11.4
+// -> 12.6 / 10.0 / 9.9; at 1 thread Qwen2.5 M = 4 22.7 / 22.1 -> 18.3 / 18.2.
+struct PrefetchPlan {
+  int l1_bytes;  // _MM_HINT_T0 this far ahead
+  int l2_bytes;  // _MM_HINT_T1 this far ahead, or 0
+};
+constexpr PrefetchPlan PrefetchFor(PackedLayout layout, int tokens) {
+  const int two_levels_from =
+      layout == PackedLayout::kQ8x16 || layout == PackedLayout::kQ4x16 ? 4 : 3;
+  return tokens >= two_levels_from ? PrefetchPlan{4096, 16384} : PrefetchPlan{kPrefetchBytes, 0};
+}
+
+template <PackedLayout kLayout, int MR, int NT, Stage S>
 inline void PrefetchAhead(const uint8_t* p) {
   if constexpr (NT == 1 && S != Stage::kNoPrefetch) {
-    _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes), _MM_HINT_T0);
+    constexpr PrefetchPlan kPlan = PrefetchFor(kLayout, MR);
+    _mm_prefetch(reinterpret_cast<const char*>(p + kPlan.l1_bytes), _MM_HINT_T0);
+    if constexpr (kPlan.l2_bytes > 0) {
+      _mm_prefetch(reinterpret_cast<const char*>(p + kPlan.l2_bytes), _MM_HINT_T1);
+    }
   }
 }
 
@@ -75,9 +111,9 @@ inline void PrefetchAhead(const uint8_t* p) {
 // read through a volatile pointer, so the load is kept though its value is
 // not used (the epilogues load the scales again, from L1). The header's lines
 // are first prefetched ahead as every load of the stage is (PrefetchAhead).
-template <int NT, Stage S>
+template <PackedLayout kLayout, int MR, int NT, Stage S>
 inline void TouchHeader(const uint8_t* p, size_t bytes) {
-  for (size_t line = 0; line < bytes; line += 64) PrefetchAhead<NT, S>(p + line);
+  for (size_t line = 0; line < bytes; line += 64) PrefetchAhead<kLayout, MR, NT, S>(p + line);
   if constexpr (NT == 1) {
     for (size_t line = 0; line < bytes; line += 64) {
       static_cast<void>(*static_cast<const volatile uint8_t*>(p + line));

@@ -49,7 +49,7 @@ void TilesK(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t
     if constexpr (S == Stage::kNoPrefetch) {
       for (int i = 0; i < MR; ++i) PrefetchActs<ActSums::kDqsum>(a, t0 + i, s + 1);
     }
-    TouchHeader<NT, S>(sg[0], kHeader);
+    TouchHeader<kLayout, MR, NT, S>(sg[0], kHeader);
     __m512 sd[NT][MR], sm[NT][MR];
     for (int j = 0; j < NT; ++j) {
       for (int i = 0; i < MR; ++i) sd[j][i] = sm[j][i] = _mm512_setzero_ps();
@@ -61,14 +61,14 @@ void TilesK(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t
       for (int j = 0; j < NT; ++j) {
         for (int i = 0; i < MR; ++i) isum[j][i] = _mm512_setzero_si512();
       }
-      if constexpr (kQ5) PrefetchAhead<NT, S>(sg[0] + gq + 256);
+      if constexpr (kQ5) PrefetchAhead<kLayout, MR, NT, S>(sg[0] + gq + 256);
       __m512i plane[NT];  // Q5: the group's high-bit planes
       for (int j = 0; j < NT; ++j) {
         plane[j] = kQ5 ? _mm512_loadu_si512(sg[j] + gq + 256) : _mm512_setzero_si512();
       }
       for (int c = 0; c < 4; ++c) {
         __m512i lo[NT], hi[NT];
-        PrefetchAhead<NT, S>(sg[0] + gq + 64 * c);
+        PrefetchAhead<kLayout, MR, NT, S>(sg[0] + gq + 64 * c);
         for (int j = 0; j < NT; ++j) {
           staged.Two(g, 2 * c, j, &lo[j], &hi[j], [&](__m512i* l, __m512i* h) {
             const __m512i v = _mm512_loadu_si512(sg[j] + gq + 64 * c);
@@ -189,7 +189,7 @@ void TilesK16(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64
     if constexpr (S == Stage::kNoPrefetch) {
       for (int i = 0; i < MR; ++i) PrefetchActs<ActSums::kQsum16>(a, t0 + i, s + 1);
     }
-    TouchHeader<NT, S>(sg[0], kHeader);
+    TouchHeader<kLayout, MR, NT, S>(sg[0], kHeader);
     ZeroSums<MR, NT>(sd);
     if constexpr (!kQ3) ZeroSums<MR, NT>(sm);
     for (int jg = 0; jg < kSuperGroups; ++jg) {
@@ -210,14 +210,14 @@ void TilesK16(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64
       for (int j = 0; j < NT; ++j) {
         hb[j] = kQ3 ? _mm512_loadu_si512(sg[j] + gq + kQ3HighOffset) : _mm512_setzero_si512();
       }
-      if constexpr (kQ3) PrefetchAhead<NT, S>(sg[0] + gq + kQ3HighOffset);
-      PrefetchAhead<NT, S>(sg[0] + gq);
+      if constexpr (kQ3) PrefetchAhead<kLayout, MR, NT, S>(sg[0] + gq + kQ3HighOffset);
+      PrefetchAhead<kLayout, MR, NT, S>(sg[0] + gq);
       for (int j = 0; j < NT; ++j) cr[j] = _mm512_loadu_si512(sg[j] + gq);
       vector.template operator()<0>(cr, hb, isum0);
       vector.template operator()<1>(cr, hb, isum0);
       vector.template operator()<2>(cr, hb, isum0);
       vector.template operator()<3>(cr, hb, isum0);
-      PrefetchAhead<NT, S>(sg[0] + gq + 64);
+      PrefetchAhead<kLayout, MR, NT, S>(sg[0] + gq + 64);
       for (int j = 0; j < NT; ++j) cr[j] = _mm512_loadu_si512(sg[j] + gq + 64);
       vector.template operator()<4>(cr, hb, isum1);
       vector.template operator()<5>(cr, hb, isum1);
@@ -310,7 +310,7 @@ void TilesQ6K(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64
   // 216 against 255 GMAC/s, measured on Q6x16, this kernel's predecessor).
   const auto sub_chunk = [&]<int C>(const __m512i(&cr)[NT], __m512i(&isum)[NT][MR]) {
     __m512i lo[NT], hi[NT];
-    PrefetchAhead<NT, S>(sg[0] + gq + 64 * C);
+    PrefetchAhead<kLayout, MR, NT, S>(sg[0] + gq + 64 * C);
     for (int j = 0; j < NT; ++j) {
       staged.Two(g, 2 * C, j, &lo[j], &hi[j], [&](__m512i* l, __m512i* h) {
         UnpackQ6<C>(_mm512_loadu_si512(sg[j] + gq + 64 * C), cr[j], l, h);
@@ -330,7 +330,7 @@ void TilesQ6K(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64
     if constexpr (S == Stage::kNoPrefetch) {
       for (int i = 0; i < MR; ++i) PrefetchActs<ActSums::kQsum16>(a, t0 + i, s + 1);
     }
-    TouchHeader<NT, S>(sg[0], kHeader);
+    TouchHeader<kLayout, MR, NT, S>(sg[0], kHeader);
     ZeroSums<MR, NT>(sd);
     for (int jg = 0; jg < kSuperGroups; ++jg) {
       g = s * kSuperGroups + jg;
@@ -348,11 +348,11 @@ void TilesQ6K(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64
         }
       }
       __m512i cr[NT];
-      PrefetchAhead<NT, S>(sg[0] + gq + kQ6CrumbOffset);
+      PrefetchAhead<kLayout, MR, NT, S>(sg[0] + gq + kQ6CrumbOffset);
       for (int j = 0; j < NT; ++j) cr[j] = _mm512_loadu_si512(sg[j] + gq + kQ6CrumbOffset);
       sub_chunk.template operator()<0>(cr, isum0);
       sub_chunk.template operator()<1>(cr, isum0);
-      PrefetchAhead<NT, S>(sg[0] + gq + kQ6CrumbOffset + 64);
+      PrefetchAhead<kLayout, MR, NT, S>(sg[0] + gq + kQ6CrumbOffset + 64);
       for (int j = 0; j < NT; ++j) cr[j] = _mm512_loadu_si512(sg[j] + gq + kQ6CrumbOffset + 64);
       sub_chunk.template operator()<2>(cr, isum1);
       sub_chunk.template operator()<3>(cr, isum1);
