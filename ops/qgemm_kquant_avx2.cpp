@@ -93,7 +93,7 @@ void TileK(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t 
   const uint8_t* sg = w.tile(tile);
   const int64_t n_supers = w.n_groups / kSuperGroups;
   for (int64_t s = 0; s < n_supers; ++s, sg += w.super_bytes) {
-    for (size_t line = 0; line < kHeader; line += 64) PrefetchAhead<MR>(sg + line);
+    for (size_t line = 0; line < kHeader; line += 64) PrefetchAhead<MR, 2>(sg + line);
     // Per token and half: the scaled sums and the mins' sums of the groups.
     __m256 sd[MR][2], sm[MR][2];
     for (int i = 0; i < MR; ++i) {
@@ -114,7 +114,7 @@ void TileK(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t 
       }
       __m256i hb0 = _mm256_setzero_si256(), hb1 = _mm256_setzero_si256();
       if constexpr (kQ5 && !kPre) {
-        PrefetchAhead<MR>(gp + 256);
+        PrefetchAhead<MR, 2>(gp + 256);
         hb0 = LoadPlane(gp + 256, 0), hb1 = LoadPlane(gp + 256, 1);
       }
 #pragma GCC unroll 4
@@ -125,7 +125,7 @@ void TileK(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_t 
           lo0 = _mm256_load_si256(u), hi0 = _mm256_load_si256(u + 1);
           lo1 = _mm256_load_si256(u + 2), hi1 = _mm256_load_si256(u + 3);
         } else {
-          PrefetchAhead<MR>(gp + 64 * c);
+          PrefetchAhead<MR, 2>(gp + 64 * c);
           UnpackK4<kQ5>(gp, c, hb0, hb1, &lo0, &hi0, &lo1, &hi1);
         }
         for (int i = 0; i < MR; ++i) {
@@ -240,7 +240,7 @@ void TileK16(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
   };
   const int64_t n_supers = w.n_groups / kSuperGroups;
   for (int64_t s = 0; s < n_supers; ++s, sg += w.super_bytes) {
-    for (size_t line = 0; line < kHeader; line += 64) PrefetchAhead<MR>(sg + line);
+    for (size_t line = 0; line < kHeader; line += 64) PrefetchAhead<MR, 2>(sg + line);
     ZeroSums<MR>(sd);
     if constexpr (!kQ3) ZeroSums<MR>(sm);
     for (int jg = 0; jg < kSuperGroups; ++jg) {
@@ -265,14 +265,14 @@ void TileK16(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
       for (int i = 0; i < MR; ++i) isum[i][0] = isum[i][1] = _mm256_setzero_si256();
       __m256i hb0 = _mm256_setzero_si256(), hb1 = _mm256_setzero_si256();
       if constexpr (kQ3 && !kPre) {
-        PrefetchAhead<MR>(gp + kQ3HighOffset);
+        PrefetchAhead<MR, 2>(gp + kQ3HighOffset);
         hb0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + kQ3HighOffset));
         hb1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + kQ3HighOffset + 32));
       }
       for (int c = 0; c < 2; ++c) {  // half c: columns 16c .. 16c + 15, crumb vector c
         __m256i cr0 = _mm256_setzero_si256(), cr1 = _mm256_setzero_si256();
         if constexpr (!kPre) {
-          PrefetchAhead<MR>(gp + 64 * c);
+          PrefetchAhead<MR, 2>(gp + 64 * c);
           cr0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * c));
           cr1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * c + 32));
         }
@@ -409,7 +409,7 @@ void TileQ6K(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
       lo0 = _mm256_load_si256(u), hi0 = _mm256_load_si256(u + 1);
       lo1 = _mm256_load_si256(u + 2), hi1 = _mm256_load_si256(u + 3);
     } else {
-      PrefetchAhead<MR>(gp + 64 * S);
+      PrefetchAhead<MR, 2>(gp + 64 * S);
       UnpackQ6<S>(_mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * S)), cr0, &lo0,
                   &hi0);
       UnpackQ6<S>(_mm256_load_si256(reinterpret_cast<const __m256i*>(gp + 64 * S + 32)), cr1, &lo1,
@@ -430,7 +430,7 @@ void TileQ6K(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
   };
   const int64_t n_supers = w.n_groups / kSuperGroups;
   for (int64_t s = 0; s < n_supers; ++s, sg += w.super_bytes) {
-    for (size_t line = 0; line < kHeader; line += 64) PrefetchAhead<MR>(sg + line);
+    for (size_t line = 0; line < kHeader; line += 64) PrefetchAhead<MR, 2>(sg + line);
     ZeroSums<MR>(sd);
     for (int jg = 0; jg < kSuperGroups; ++jg) {
       g = s * kSuperGroups + jg;
@@ -444,7 +444,7 @@ void TileQ6K(const PackedMatrix& w, int64_t tile, const QuantizedActs& a, int64_
         __m256i cr0 = _mm256_setzero_si256(), cr1 = _mm256_setzero_si256();
         if constexpr (!kPre) {
           const uint8_t* crp = gp + kQ6CrumbOffset + 64 * c;
-          PrefetchAhead<MR>(crp);
+          PrefetchAhead<MR, 2>(crp);
           cr0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(crp));
           cr1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(crp + 32));
         }
