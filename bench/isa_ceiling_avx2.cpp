@@ -13,14 +13,13 @@
 #include <cstdio>
 #include <cstring>
 
+#include "cpu_clock.h"
+
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using ember::bench::Clock;
+using ember::bench::Seconds;
 constexpr long kIters = 50'000'000;
-
-double Seconds(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 // Eight named registers (an array would live on the stack and turn each line
 // into a store-reload chain), kept opaque so each line is its own chain.
@@ -39,18 +38,13 @@ __m256i Bcast4(const int8_t* p) {
 }  // namespace
 
 int main() {
-  long x = 0;
-  auto t0 = Clock::now();
-  for (long i = 0; i < 4 * kIters; ++i) {
-    asm volatile("add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0" : "+r"(x));
-  }
-  const double ghz = 16.0 * kIters / Seconds(t0) / 1e9;
+  const double ghz = ember::bench::MeasureClockGhz(kIters);
   std::printf("clock              ~%.2f GHz\n", ghz);
   auto per_cycle = [&](double ops, double s) { return ops / s / 1e9 / ghz; };
 
   __m256i a0 = _mm256_set1_epi8(1), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
   const __m256i w = _mm256_set1_epi8(3);
-  t0 = Clock::now();
+  auto t0 = Clock::now();
   for (long i = 0; i < kIters; ++i) {
 #define MADDUBS(r, j) r = _mm256_maddubs_epi16(r, w);
     EACH8(MADDUBS)

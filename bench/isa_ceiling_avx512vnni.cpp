@@ -16,14 +16,13 @@
 #include <cstdio>
 #include <cstring>
 
+#include "cpu_clock.h"
+
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using ember::bench::Clock;
+using ember::bench::Seconds;
 constexpr long kIters = 20'000'000;
-
-double Seconds(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 // The loops are written in assembly: with intrinsics GCC kept the chains on
 // the stack or copied them between registers every round, which measures
@@ -95,12 +94,7 @@ int main() {
     std::printf("this CPU has no AVX-512 VNNI: nothing to measure\n");
     return 0;
   }
-  long x = 0;
-  auto t0 = Clock::now();
-  for (long i = 0; i < 4 * kIters; ++i) {
-    asm volatile("add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0" : "+r"(x));
-  }
-  const double ghz = 16.0 * kIters / Seconds(t0) / 1e9;
+  const double ghz = ember::bench::MeasureClockGhz(kIters);
   std::printf("clock              ~%.2f GHz\n", ghz);
   const double alone = Cycles<Mix::kNone>(ghz);
   std::printf(
